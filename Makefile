@@ -1,0 +1,71 @@
+# rxe-cc: congestion-control testbed for RDMA over lossless Ethernet.
+#
+#   make demo          boot the testbed and run the 4->1 incast
+#   make test          cargo tests + guest integration tests
+#   make bench         stock rdma_rxe vs patched rdma_rxe + rxe_cc, one run
+#   make guest CMD=..  run a command inside the testbed guest
+#   make modules       build rdma_rxe (patched) and rxe_cc.ko
+#   make KDIR=<tree>   build against your own Rust-enabled kernel build tree
+#
+# Everything installs what it needs itself (testbed/setup-host.sh); the
+# kernel build is cached in ~/.cache/rxe-cc (override with RXECC_CACHE).
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+TOP := $(CURDIR)
+BUILD := $(TOP)/build
+RESULTS ?= $(BUILD)/results
+CARGO ?= cargo
+export RESULTS
+
+# An explicit KDIR skips the project's own kernel build.
+KDIR ?=
+ifeq ($(KDIR),)
+KDIR_CMD = $$(bash $(TOP)/testbed/kernel.sh)
+else
+KDIR_CMD = $(KDIR)
+endif
+
+.PHONY: all setup kernel modules userspace guest test cargo-test guest-test bench demo clean
+
+all: modules userspace
+
+setup:
+	@bash testbed/setup-host.sh
+
+# Resolve (and if needed build) the kernel once; later steps read build/kdir.
+kernel: setup
+	@mkdir -p $(BUILD) && kdir=$(KDIR_CMD) && [ -n "$$kdir" ] && echo "$$kdir" > $(BUILD)/kdir
+
+modules: kernel
+	@kdir=$$(cat $(BUILD)/kdir); \
+	echo "==> modules: patched rdma_rxe and rxe_cc.ko against $$kdir" >&2; \
+	bash rxe_glue/build.sh "$$kdir" $(BUILD)/rxe && \
+	$(MAKE) -s -C "$$kdir" M=$(TOP) LLVM=-19 RUSTC=/usr/bin/rustc \
+		RXE_GLUE_DIR=$(BUILD)/rxe KBUILD_EXTRA_SYMBOLS=$(BUILD)/rxe/Module.symvers modules
+
+userspace: setup
+	@echo "==> userspace: cargo build (rxecc)" >&2
+	@cd userspace && $(CARGO) build -q --release
+
+guest: all
+	@bash testbed/guest.sh "$(CMD)"
+
+cargo-test: setup
+	@cd userspace && $(CARGO) test -q --release
+
+guest-test: all
+	@bash tests/run.sh
+
+test: cargo-test guest-test
+
+bench: all
+	@bash testbed/guest.sh tests/bench.sh
+
+demo: all
+	@bash testbed/guest.sh tests/demo.sh
+
+clean:
+	rm -rf $(BUILD)
+	-[ -f $(BUILD)/kdir ] && $(MAKE) -s -C "$$(cat $(BUILD)/kdir)" M=$(TOP) clean
+	cd userspace && $(CARGO) clean

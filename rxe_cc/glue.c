@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rxe_cc C glue: module parameters and the rdma_rxe hook trampolines.
+ *
+ * Rust module parameters are read-only in 7.2, so the knobs live here as
+ * module_param_cb() parameters whose setters validate: a bad value fails
+ * insmod, and a bad sysfs write returns -EINVAL and keeps the old value.
+ */
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/string.h>
+#include <rdma/ib_verbs.h>
+
+#include <rxe_cc_hooks.h>
+#include "glue.h"
+
+/* ---- parameters ---------------------------------------------------------- */
+
+static const char *const rxe_cc_alg_names[RXE_CC_NR_ALGS] = {
+	[RXE_CC_ALG_NONE] = "none",
+};
+
+static int rxe_cc_alg = RXE_CC_ALG_NONE;
+
+static int cc_set(const char *val, const struct kernel_param *kp)
+{
+	char names[64] = "";
+	int i = sysfs_match_string(rxe_cc_alg_names, val);
+
+	if (i >= 0) {
+		WRITE_ONCE(rxe_cc_alg, i);
+		return 0;
+	}
+	for (i = 0; i < RXE_CC_NR_ALGS; i++) {
+		if (i)
+			strlcat(names, ", ", sizeof(names));
+		strlcat(names, rxe_cc_alg_names[i], sizeof(names));
+	}
+	pr_err("rxe_cc: unknown cc '%.*s'; valid names: %s\n",
+	       (int)strcspn(val, "\n"), val, names);
+	return -EINVAL;
+}
+
+static int cc_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%s\n",
+			 rxe_cc_alg_names[READ_ONCE(rxe_cc_alg)]);
+}
+
+static const struct kernel_param_ops cc_ops = {
+	.set = cc_set,
+	.get = cc_get,
+};
+module_param_cb(cc, &cc_ops, NULL, 0644);
+MODULE_PARM_DESC(cc, "congestion control for new QPs: none");
+
+/* An unsigned knob with an inclusive valid range. */
+struct rxe_cc_knob {
+	u32 val;
+	u32 min;
+	u32 max;
+};
+
+static int knob_set(const char *val, const struct kernel_param *kp)
+{
+	struct rxe_cc_knob *k = kp->arg;
+	u32 v;
+
+	if (kstrtou32(val, 0, &v) || v < k->min || v > k->max) {
+		pr_err("rxe_cc: %s: '%.*s' is not an integer in [%u, %u]\n",
+		       kp->name, (int)strcspn(val, "\n"), val, k->min, k->max);
+		return -EINVAL;
+	}
+	WRITE_ONCE(k->val, v);
+	return 0;
+}
+
+static int knob_get(char *buf, const struct kernel_param *kp)
+{
+	const struct rxe_cc_knob *k = kp->arg;
+
+	return scnprintf(buf, PAGE_SIZE, "%u\n", READ_ONCE(k->val));
+}
+
+static const struct kernel_param_ops knob_ops = {
+	.set = knob_set,
+	.get = knob_get,
+};
+
+#define RXE_CC_KNOB(name, def, lo, hi, desc)				\
+	static struct rxe_cc_knob knob_##name = { def, lo, hi };	\
+	module_param_cb(name, &knob_ops, &knob_##name, 0644);		\
+	MODULE_PARM_DESC(name, desc " [" #lo ".." #hi "], default " #def)
+
+RXE_CC_KNOB(line_rate_mbps, 100, 1, 400000,
+	    "link rate the algorithms assume, Mb/s");
+
+u32 rxe_cc_param_alg(void)
+{
+	return READ_ONCE(rxe_cc_alg);
+}
+
+u32 rxe_cc_param_line_rate_mbps(void)
+{
+	return READ_ONCE(knob_line_rate_mbps.val);
+}
+
+/* ---- hook trampolines: unpack the ABI structs into plain values ---------- */
+
+static void *rxe_cc_ctx;
+
+static void *glue_qp_create(struct rxe_cc_qp *qp,
+			    const struct rxe_cc_qp_info *info)
+{
+	char name[48];
+
+	/* Only RC QPs have acks to drive congestion control. */
+	if (info->qp_type != IB_QPT_RC)
+		return NULL;
+	snprintf(name, sizeof(name), "%s-qp%u", info->dev_name, info->qpn);
+	return rxe_cc_rs_qp_create(rxe_cc_ctx, qp, name, info->qpn,
+				   info->now_ns);
+}
+
+static void glue_qp_destroy(void *priv)
+{
+	rxe_cc_rs_qp_destroy(priv);
+}
+
+static u64 glue_tx_gate(void *priv, const struct rxe_cc_tx *tx)
+{
+	return rxe_cc_rs_tx_gate(priv, tx->now_ns, tx->psn, tx->payload,
+				 tx->wire_bytes);
+}
+
+static void glue_tx_done(void *priv, const struct rxe_cc_tx *tx)
+{
+	rxe_cc_rs_tx_done(priv, tx->now_ns, tx->psn, tx->payload,
+			  tx->wire_bytes);
+}
+
+static void glue_rx_ack(void *priv, const struct rxe_cc_ack *ack)
+{
+	rxe_cc_rs_rx_ack(priv, ack->now_ns, ack->psn, ack->acked_psns,
+			 ack->acked_bytes, ack->kind, ack->echo);
+}
+
+static u8 glue_rx_data(void *priv, const struct rxe_cc_rx *rx)
+{
+	return rxe_cc_rs_rx_data(priv, rx->now_ns, rx->psn, rx->payload,
+				 rx->ecn);
+}
+
+static const struct rxe_cc_ops rxe_cc_glue_ops = {
+	.abi_version = RXE_CC_ABI_VERSION,
+	.name = "rxe_cc",
+	.qp_create = glue_qp_create,
+	.qp_destroy = glue_qp_destroy,
+	.tx_gate = glue_tx_gate,
+	.tx_done = glue_tx_done,
+	.rx_ack = glue_rx_ack,
+	.rx_data = glue_rx_data,
+};
+
+int rxe_cc_glue_register(void *ctx)
+{
+	rxe_cc_ctx = ctx;
+	return rxe_cc_register(&rxe_cc_glue_ops);
+}
+
+void rxe_cc_glue_unregister(void)
+{
+	rxe_cc_unregister(&rxe_cc_glue_ops);
+}
+
+void rxe_cc_glue_kick(void *qp)
+{
+	rxe_cc_kick(qp);
+}

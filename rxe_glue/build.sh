@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Build the patched rdma_rxe.ko out of tree.
+#   rxe_glue/build.sh <kernel build dir> <output dir>
+# Copies drivers/infiniband/sw/rxe from the kernel tree into <output dir>,
+# applies patches/*.patch in order and builds it with that kernel's Kbuild.
+# The copy is redone whenever the source or a patch changes.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+KDIR=${1:?usage: build.sh KDIR OUT}
+OUT=${2:?usage: build.sh KDIR OUT}
+src=$KDIR/drivers/infiniband/sw/rxe
+[ -f "$src/rxe.c" ] || { echo "error: $src has no rdma_rxe sources" >&2; exit 1; }
+
+stamp=$(cat "$src"/*.[ch] "$src/Makefile" "$here"/patches/*.patch | sha256sum | cut -c1-16)
+if [ "$(cat "$OUT/.stamp" 2>/dev/null)" != "$stamp" ]; then
+	rm -rf "$OUT" && mkdir -p "$OUT"
+	cp "$src"/*.[ch] "$OUT/"
+	cp "$src/Makefile" "$OUT/Kbuild"
+	for p in "$here"/patches/*.patch; do
+		# Paths in the series are a/drivers/infiniband/sw/rxe/<file>.
+		patch -s -p5 -d "$OUT" <"$p" || { echo "error: $(basename "$p") does not apply to $src" >&2; exit 1; }
+	done
+	echo "$stamp" >"$OUT/.stamp"
+fi
+make -s -C "$KDIR" M="$OUT" LLVM=-19 CONFIG_RDMA_RXE=m modules

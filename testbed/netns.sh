@@ -1,0 +1,99 @@
+# Testbed helpers, sourced inside the guest.
+#
+# Topology of tb_up N: one Linux bridge br0 (the switch) and N hosts h0..hN-1.
+# Host i is a network namespace with veth v<i> (10.77.0.<i+1>/24, MTU 9000)
+# whose peer p<i> is a port of br0, and an rxe device rxe<i> on v<i>.
+
+TB_NET=10.77.0
+TB_PORT_BASE=18515
+
+tb_ip() { echo "$TB_NET.$(($1 + 1))"; }
+
+# tb_load_rxe patched|stock: load rdma_rxe, the patched copy or the kernel's.
+tb_load_rxe() {
+	local ko
+	case $1 in
+	patched) ko=$RXECC_TOP/build/rxe/rdma_rxe.ko ;;
+	stock) ko=$KDIR/drivers/infiniband/sw/rxe/rdma_rxe.ko ;;
+	*) echo "tb_load_rxe: patched or stock, not '$1'" >&2; return 2 ;;
+	esac
+	# rdma_rxe's dependencies, where this kernel builds them as modules.
+	for dep in net/ipv4/udp_tunnel net/ipv6/ip6_udp_tunnel; do
+		[ -f "$KDIR/$dep.ko" ] && { insmod "$KDIR/$dep.ko" 2>/dev/null || true; }
+	done
+	insmod "$ko"
+}
+
+# tb_load_cc [params...]: load rxe_cc.ko, e.g. tb_load_cc cc=none.
+tb_load_cc() { insmod "$RXECC_TOP/rxe_cc/rxe_cc.ko" "$@"; }
+
+tb_up() {
+	local n=$1 i
+	ip link add br0 type bridge
+	ip link set br0 mtu 9000 up
+	for ((i = 0; i < n; i++)); do
+		ip netns add "h$i"
+		ip link add "v$i" mtu 9000 type veth peer name "p$i" mtu 9000
+		ip link set "v$i" netns "h$i"
+		ip link set "p$i" master br0 up
+		ip -n "h$i" addr add "$(tb_ip "$i")/24" dev "v$i"
+		ip -n "h$i" link set lo up
+		ip -n "h$i" link set "v$i" up
+		ip netns exec "h$i" rdma link add "rxe$i" type rxe netdev "v$i"
+	done
+}
+
+tb_down() {
+	local ns i
+	for ns in $(ip netns list | awk '/^h[0-9]/ {print $1}'); do
+		i=${ns#h}
+		rdma link delete "rxe$i" 2>/dev/null || true
+		ip netns del "$ns"
+	done
+	ip link del br0 2>/dev/null || true
+}
+
+# tb_gid <i>: index of rxe<i>'s RoCE v2 GID for its IPv4 address.
+tb_gid() {
+	local d=/sys/class/infiniband/rxe$1/ports/1 g idx
+	for g in "$d"/gids/*; do
+		idx=${g##*/}
+		case $(cat "$g") in
+		0000:0000:0000:0000:0000:ffff:*)
+			[ "$(cat "$d/gid_attrs/types/$idx" 2>/dev/null)" = "RoCE v2" ] && { echo "$idx"; return 0; } ;;
+		esac
+	done
+	echo "tb_gid: rxe$1 has no IPv4 RoCE v2 GID" >&2
+	return 1
+}
+
+# tb_write_bw_server <host> <port> <out> [perftest args]: start in background.
+tb_write_bw_server() {
+	local h=$1 port=$2 out=$3
+	shift 3
+	ip netns exec "h$h" ib_write_bw -d "rxe$h" -x "$(tb_gid "$h")" -p "$port" -F \
+		--report_gbits "$@" >"$out" 2>&1 &
+}
+
+# tb_write_bw_client <host> <server host> <port> <out> [perftest args]
+tb_write_bw_client() {
+	local h=$1 s=$2 port=$3 out=$4
+	shift 4
+	ip netns exec "h$h" ib_write_bw -d "rxe$h" -x "$(tb_gid "$h")" -p "$port" -F \
+		--report_gbits "$@" "$(tb_ip "$s")" >"$out" 2>&1
+}
+
+# tb_bw_gbits <perftest output>: average bandwidth in Gb/s, or nothing.
+tb_bw_gbits() {
+	awk '/BW average/ {hdr = 1; next} hdr && NF >= 5 && $1 ~ /^[0-9]+$/ {print $4; exit}' "$1"
+}
+
+# tb_bw_bytes <perftest output>: bytes moved (size x iterations).
+tb_bw_bytes() {
+	awk '/BW average/ {hdr = 1; next} hdr && NF >= 5 && $1 ~ /^[0-9]+$/ {print $1 * $2; exit}' "$1"
+}
+
+# tb_cc_total <counter>: value of a counter in rxe_cc's debugfs totals.
+tb_cc_total() {
+	awk -v k="$1" '$1 == k {print $2; found = 1} END {exit !found}' /sys/kernel/debug/rxe_cc/totals
+}

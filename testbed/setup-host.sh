@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Install everything rxe-cc needs on a Debian 12 host: apt packages, pip and
+# cargo tools. Idempotent and quiet: each step checks before it acts and prints
+# one progress line when it has real work to do.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+APT_PKGS=(
+	# kernel toolchain (LLVM=-19 and the Debian rustc; see docs/architecture.md)
+	clang-19 lld-19 llvm-19 libclang-19-dev rustc-web rust-web-src
+	bc flex bison libelf-dev libssl-dev zlib1g-dev libcap-dev cpio kmod
+	dwarves rsync xz-utils pkg-config make git patch
+	# guest and testbed
+	qemu-system-x86 rdma-core ibverbs-utils perftest iproute2 bpftool
+	libbpf-dev iputils-ping procps
+)
+
+missing=()
+for p in "${APT_PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	progress "apt: installing ${#missing[@]} packages (${missing[*]:0:6}...)"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null
+	# --no-upgrade: nothing already on the system is upgraded.
+	log=$(mktemp)
+	apt-get install -y -qq --no-install-recommends --no-upgrade "${missing[@]}" >"$log" 2>&1 \
+		|| { tail -20 "$log"; die "apt-get install failed"; }
+	rm -f "$log"
+fi
+
+if ! command -v vng >/dev/null 2>&1; then
+	progress "pip: installing virtme-ng"
+	python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore 'virtme-ng==1.42' \
+		|| python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore virtme-ng
+fi
+
+if ! command -v bindgen >/dev/null 2>&1; then
+	progress "cargo: installing bindgen-cli (about 2 minutes)"
+	cargo install -q --locked bindgen-cli
+fi

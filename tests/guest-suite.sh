@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The guest integration tests. Run inside the guest by tests/run.sh; pass
+# test names as arguments to run only those.
+set -uo pipefail
+. "$RXECC_TOP/tests/lib.sh"
+for f in "$RXECC_TOP"/tests/test_*.sh; do
+	. "$f"
+done
+
+ALL_TESTS=(test_params test_throughput test_incast test_reload)
+for t in "${@:-${ALL_TESTS[@]}}"; do
+	tb_run_test "$t"
+done
+tb_summary

@@ -1,0 +1,42 @@
+# rxe_cc's module parameters: bad values fail insmod or are refused by sysfs
+# with EINVAL, and the old value stays.
+
+# param_write <name> <value>: 0 if the write was accepted.
+param_write() { sh -c "echo '$2' > /sys/module/rxe_cc/parameters/$1" 2>"$TEST_OUT/write.err"; }
+
+test_params() {
+	local p=/sys/module/rxe_cc/parameters
+	tb_load_rxe patched
+
+	# An unknown algorithm fails the load and names the valid ones.
+	if tb_load_cc cc=bogus 2>"$TEST_OUT/insmod.err"; then
+		fail "insmod cc=bogus succeeded"
+	fi
+	dmesg | grep -q "unknown cc 'bogus'; valid names: none" || fail "no message listing valid names"
+	[ ! -d /sys/module/rxe_cc ] || fail "rxe_cc loaded after a bad cc"
+	if tb_load_cc line_rate_mbps=0 2>/dev/null; then fail "insmod line_rate_mbps=0 succeeded"; fi
+
+	tb_load_cc cc=none line_rate_mbps=250
+	assert_eq "cc" none "$(cat $p/cc)"
+	assert_eq "line_rate_mbps" 250 "$(cat $p/line_rate_mbps)"
+	[ "$(stat -c %a $p/cc)" = 644 ] || fail "cc is not writable (mode $(stat -c %a $p/cc))"
+
+	# Bad writes: refused with EINVAL, old value kept.
+	local bad
+	for bad in bogus "" "none2"; do
+		if param_write cc "$bad"; then fail "cc accepted '$bad'"; fi
+		grep -q "Invalid argument" "$TEST_OUT/write.err" || fail "cc '$bad': not EINVAL: $(cat "$TEST_OUT/write.err")"
+		assert_eq "cc after bad write '$bad'" none "$(cat $p/cc)"
+	done
+	for bad in 0 -1 abc 400001 99999999999 1.5; do
+		if param_write line_rate_mbps "$bad"; then fail "line_rate_mbps accepted '$bad'"; fi
+		grep -q "Invalid argument" "$TEST_OUT/write.err" || fail "line_rate_mbps '$bad': not EINVAL"
+		assert_eq "line_rate_mbps after bad write '$bad'" 250 "$(cat $p/line_rate_mbps)"
+	done
+
+	# Good writes take effect.
+	param_write line_rate_mbps 400000 || fail "line_rate_mbps refused 400000"
+	assert_eq "line_rate_mbps" 400000 "$(cat $p/line_rate_mbps)"
+	param_write cc none || fail "cc refused none"
+	info "bad values refused: insmod cc=bogus, line_rate_mbps=0; 3 cc and 6 line_rate_mbps writes"
+}

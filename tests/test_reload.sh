@@ -1,0 +1,39 @@
+# rmmod rxe_cc while traffic runs, then insmod it again: the flow completes
+# (its QPs fall back to stock rxe) or fails cleanly, the kernel stays clean,
+# and QPs created after the reload attach to the new instance.
+
+test_reload() {
+	local size=65536
+	tb_load_rxe patched
+	tb_load_cc cc=none
+	tb_up 2
+	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server.txt" -s $size -D 8
+	sleep 1
+	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client.txt" -s $size -D 8 &
+	local client=$!
+	sleep 3
+	ls /sys/kernel/debug/rxe_cc/qps >"$TEST_OUT/qps-before.txt"
+	[ "$(wc -l <"$TEST_OUT/qps-before.txt")" = 2 ] || fail "expected 2 live QPs, saw: $(cat "$TEST_OUT/qps-before.txt")"
+	rmmod rxe_cc || fail "rmmod rxe_cc during traffic failed"
+	sleep 1
+	tb_load_cc cc=none || fail "reload failed"
+	local rc=0
+	wait "$client" || rc=$?
+	wait || true
+	info "flow across the unload: exit $rc, $(tb_bw_gbits "$TEST_OUT/client.txt") Gb/s"
+	if [ "$rc" = 0 ]; then
+		assert_gt "bandwidth across the reload" "$(tb_bw_gbits "$TEST_OUT/client.txt")" 0
+	fi
+	# The old QPs went back to stock rxe; the new instance has none yet.
+	assert_eq "QPs on the new instance" 0 "$(tb_cc_total qps_created)"
+
+	# New traffic attaches to the reloaded module.
+	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server2.txt" -s $size -n 200
+	sleep 1
+	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client2.txt" -s $size -n 200 || fail "flow after reload failed"
+	wait
+	assert_eq "QPs after reload" 2 "$(tb_cc_total qps_destroyed)"
+	assert_eq "bytes acked after reload" $((size * 200)) "$(tb_cc_total acked_bytes)"
+	# And a second unload with nothing running is clean too.
+	rmmod rxe_cc
+}

@@ -1,0 +1,4 @@
+//! Library behind the `rxecc` command: report parsing and statistics.
+
+pub mod perftest;
+pub mod stats;
