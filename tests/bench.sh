@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# make bench: ib_write_bw throughput of stock rdma_rxe against patched
+# rdma_rxe + rxe_cc cc=none, measured side by side in one guest boot.
+# Rounds alternate (stock, patched, stock, ...) so that drift in the shared
+# host's speed hits both sides alike. Prints the ratio; never fails on speed.
+set -uo pipefail
+. "$RXECC_TOP/testbed/netns.sh"
+ROUNDS=${BENCH_ROUNDS:-3}
+SIZE=65536
+ITERS=${BENCH_ITERS:-2000}
+out=$RESULTS/bench
+mkdir -p "$out"
+
+run_side() { # <stock|patched> <round>
+	local side=$1 r=$2
+	tb_load_rxe "$side"
+	[ "$side" = patched ] && tb_load_cc cc=none
+	tb_up 2
+	tb_write_bw_server 0 $TB_PORT_BASE "$out/$side-$r-server.txt" -s $SIZE -n "$ITERS"
+	sleep 1
+	tb_write_bw_client 1 0 $TB_PORT_BASE "$out/$side-$r.txt" -s $SIZE -n "$ITERS" || echo "  $side round $r failed" >&2
+	wait
+	tb_down
+	rmmod rxe_cc 2>/dev/null || true
+	rmmod rdma_rxe
+	echo "$(tb_bw_gbits "$out/$side-$r.txt")"
+}
+
+declare -a stock patched
+for ((r = 1; r <= ROUNDS; r++)); do
+	echo "==> bench round $r/$ROUNDS" >&2
+	stock+=("$(run_side stock "$r")")
+	patched+=("$(run_side patched "$r")")
+done
+echo
+echo "ib_write_bw, ${SIZE} B messages x $ITERS, h1 -> h0 through br0 (Gb/s)"
+printf '%-8s %-28s %-28s\n' round "stock rdma_rxe" "patched rdma_rxe + rxe_cc none"
+for ((r = 0; r < ROUNDS; r++)); do
+	printf '%-8s %-28s %-28s\n' $((r + 1)) "${stock[r]:-fail}" "${patched[r]:-fail}"
+done
+awk -v s="${stock[*]}" -v p="${patched[*]}" 'BEGIN {
+	ns = split(s, a, " "); np = split(p, b, " ")
+	for (i = 1; i <= ns; i++) ts += a[i]; for (i = 1; i <= np; i++) tp += b[i]
+	if (ns == 0 || np == 0 || ts == 0) { print "ratio: n/a (a side failed)"; exit }
+	printf "mean    %-28.3f %-28.3f\n", ts / ns, tp / np
+	printf "ratio patched/stock: %.3f\n", (tp / np) / (ts / ns)
+}' | tee "$out/summary.txt"
