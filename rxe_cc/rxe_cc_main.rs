@@ -25,6 +25,13 @@ use kernel::{
     },
 };
 
+pub mod cc_core;
+
+use cc_core::{
+    cc::{CongestionControl, LinkParams},
+    none::NoCc,
+};
+
 module! {
     type: RxeCc,
     name: "rxe_cc",
@@ -183,8 +190,29 @@ impl fmt::Debug for Totals {
     }
 }
 
+/// A QP's algorithm state; one variant per `Algorithm`.
+enum QpCc {
+    None(NoCc),
+}
+
+impl QpCc {
+    fn new(alg: Algorithm, link: &LinkParams) -> Self {
+        match alg {
+            Algorithm::None => Self::None(NoCc::new(link)),
+        }
+    }
+
+    fn get(&self) -> &dyn CongestionControl {
+        match self {
+            Self::None(cc) => cc,
+        }
+    }
+}
+
 /// What `rxe_cc_rs_qp_create` hands to rdma_rxe as the QP's private pointer.
 struct QpState {
+    /// The algorithm's state, from `cc_core`.
+    cc: QpCc,
     /// rdma_rxe's handle for this QP, for `rxe_cc_glue_kick`.
     #[allow(dead_code)] // First used by the pacing algorithms.
     handle: *mut c_void,
@@ -306,8 +334,14 @@ fn new_qp_state(ctx: &Context, qp: *mut c_void, name: &CStr, qpn: u32, now_ns: u
         ),
         GFP_KERNEL,
     )?;
+    let link = LinkParams {
+        line_rate_bps: u64::from(rate).saturating_mul(1_000_000),
+        mtu: 4096,
+        base_rtt_ns: 50_000,
+    };
     let state = KBox::new(
         QpState {
+            cc: QpCc::new(alg, &link),
             handle: qp,
             stats,
             totals: ctx.totals.clone(),
@@ -349,20 +383,23 @@ pub extern "C" fn rxe_cc_rs_qp_destroy(priv_: *mut c_void) {
     drop(unsafe { KBox::from_raw(priv_.cast::<QpState>()) });
 }
 
-/// `tx_gate` hook: 0 means send now. `none` never delays.
+/// `tx_gate` hook: 0 means send now, else the time the QP may send.
 #[no_mangle]
 pub extern "C" fn rxe_cc_rs_tx_gate(
     priv_: *mut c_void,
-    _now_ns: u64,
+    now_ns: u64,
     _psn: u32,
     _payload: u32,
     _wire_bytes: u32,
 ) -> u64 {
     // SAFETY: called by rdma_rxe between create and destroy.
     let qp = unsafe { qp_state(priv_) };
-    match qp.stats.alg {
-        Algorithm::None => 0,
+    let next = qp.cc.get().pacing(now_ns).next_send_ns;
+    if next <= now_ns {
+        return 0;
     }
+    qp.count(Counter::TxGated, 1);
+    next
 }
 
 /// `tx_done` hook.

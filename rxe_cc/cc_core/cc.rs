@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The interface every algorithm implements, and the events it sees.
+//!
+//! The kernel glue calls an algorithm at these events, always from one
+//! context at a time (the QP's send task), passing the time in nanoseconds
+//! from a monotonic clock. The algorithm never reads a clock itself.
+
+/// The link a QP sends on, given at QP init.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkParams {
+    /// Line rate of the sender's NIC, b/s.
+    pub line_rate_bps: u64,
+    /// Path MTU: payload bytes of a full packet.
+    pub mtu: u32,
+    /// Base round-trip time of the network, ns (the papers' T).
+    pub base_rtt_ns: u64,
+}
+
+/// One hop's in-band telemetry record, as HPCC defines it: the egress port's
+/// rate `b_bps`, the stamping time, and the port's cumulative transmitted
+/// bytes and queue length at that time. `ts_ns` and `tx_bytes` are wrapping
+/// counters of `ts_bits` and `tx_bits` bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IntHop {
+    /// Egress port rate, b/s.
+    pub b_bps: u64,
+    /// Time the packet left the port, ns, wrapping at `ts_bits`.
+    pub ts_ns: u64,
+    /// Bytes the port had sent, wrapping at `tx_bits`.
+    pub tx_bytes: u64,
+    /// Queue length in bytes after this packet left.
+    pub qlen: u64,
+}
+
+/// Widths of the wrapping INT counters on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IntWidths {
+    /// Bits of [`IntHop::ts_ns`].
+    pub ts_bits: u32,
+    /// Bits of [`IntHop::tx_bytes`].
+    pub tx_bits: u32,
+}
+
+impl IntWidths {
+    /// Full 64-bit counters (no wrap in practice).
+    pub const FULL: IntWidths = IntWidths { ts_bits: 64, tx_bits: 64 };
+}
+
+/// Telemetry an ACK carries, if the network stamps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IntInfo<'a> {
+    /// Per-hop records; for HPCC in data-path order, for FNCC in ACK order
+    /// (index 0 is the receiver's last hop).
+    pub hops: &'a [IntHop],
+    /// Path identifier; a change means the path changed.
+    pub path_id: u16,
+    /// Counter widths of `hops`.
+    pub widths: IntWidths,
+    /// Concurrent flows at the receiver (FNCC's N), 0 if unknown.
+    pub n_flows: u16,
+    /// Flows on the congested port (ICC's n), 0 if unknown.
+    pub port_flows: u16,
+    /// Queue growth at the stamping port, bytes per second, signed (ICC).
+    pub qlen_rate: i64,
+    /// Link utilisation of the stamping port (ICC).
+    pub lu: super::fixed::Q16,
+}
+
+/// An ACK (or NAK) as the completer reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckEvent<'a> {
+    /// Arrival time, ns.
+    pub now_ns: u64,
+    /// BTH PSN of the response.
+    pub psn: u32,
+    /// Payload bytes the cumulative ack advanced by.
+    pub acked_bytes: u32,
+    /// The responder echoed a CE mark.
+    pub ce: bool,
+    /// The responder echoed a UE mark (TCD undetermined).
+    pub ue: bool,
+    /// True for a NAK: nothing was acked.
+    pub nak: bool,
+    /// Telemetry, for HPCC, FNCC and ICC.
+    pub int: Option<IntInfo<'a>>,
+}
+
+/// When and how fast the QP may send: the answer to "when may the next
+/// packet leave?".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pacing {
+    /// Current sending rate, b/s.
+    pub rate_bps: u64,
+    /// Earliest time the next packet may leave, ns. In the future while the
+    /// QP is paced or halted.
+    pub next_send_ns: u64,
+    /// Limit on bytes in flight, for window-based algorithms.
+    pub window_bytes: Option<u64>,
+}
+
+/// A congestion-control algorithm's per-QP state.
+pub trait CongestionControl {
+    /// The algorithm's name, as `cc=` takes it.
+    fn name(&self) -> &'static str;
+
+    /// A packet of `bytes` payload with PSN `psn` left at `now_ns`.
+    fn on_send(&mut self, now_ns: u64, psn: u32, bytes: u32);
+
+    /// An ACK or NAK arrived.
+    fn on_ack(&mut self, ack: &AckEvent<'_>);
+
+    /// A congestion notification packet arrived.
+    fn on_cnp(&mut self, now_ns: u64);
+
+    /// The periodic timer fired.
+    fn on_timer(&mut self, now_ns: u64);
+
+    /// Period of the timer the algorithm needs, ns, if any.
+    fn timer_period_ns(&self) -> Option<u64>;
+
+    /// The pacing decision for the next packet.
+    fn pacing(&self, now_ns: u64) -> Pacing;
+}
+
+/// Advances a pacing clock by one packet: the next send time after sending
+/// `bytes` at `rate_bps`, starting from `next_ns` or `now_ns`, whichever is
+/// later. A packet that waited keeps no credit beyond `burst_ns`, so a paced
+/// sender never bursts after idling.
+pub fn advance_pacing(next_ns: u64, now_ns: u64, bytes: u64, rate_bps: u64, burst_ns: u64) -> u64 {
+    let start = next_ns.max(now_ns.saturating_sub(burst_ns));
+    start.saturating_add(super::fixed::tx_time_ns(bytes, rate_bps))
+}

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `none`: no congestion control. Sends at line rate, never waits.
+
+use super::cc::{AckEvent, CongestionControl, LinkParams, Pacing};
+
+/// Pass-through state.
+#[derive(Clone, Debug)]
+pub struct NoCc {
+    line_rate_bps: u64,
+}
+
+impl NoCc {
+    /// A pass-through QP on `link`.
+    pub fn new(link: &LinkParams) -> Self {
+        Self {
+            line_rate_bps: link.line_rate_bps,
+        }
+    }
+}
+
+impl CongestionControl for NoCc {
+    fn name(&self) -> &'static str {
+        "none"
+    }
+    fn on_send(&mut self, _now_ns: u64, _psn: u32, _bytes: u32) {}
+    fn on_ack(&mut self, _ack: &AckEvent<'_>) {}
+    fn on_cnp(&mut self, _now_ns: u64) {}
+    fn on_timer(&mut self, _now_ns: u64) {}
+    fn timer_period_ns(&self) -> Option<u64> {
+        None
+    }
+    fn pacing(&self, now_ns: u64) -> Pacing {
+        Pacing {
+            rate_bps: self.line_rate_bps,
+            next_send_ns: now_ns,
+            window_bytes: None,
+        }
+    }
+}
