@@ -8,7 +8,12 @@
 //! userspace crate `userspace/cc-core` both compile these very files, so the
 //! code that cargo tests is the code that runs in the kernel.
 
+pub mod acc;
 pub mod cc;
+pub mod dcqcn;
 pub mod fixed;
+pub mod fncc;
+pub mod hpcc;
+pub mod icc;
 pub mod none;
 pub mod psn;

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! ACC: ACK-driven congestion control (NSDI'24, Algorithm 1).
+//!
+//! Every period T the sender classifies itself from the marks its ACKs echo
+//! (TCD: CE congested, UE undetermined) and then
+//! - congested: sends at the ACK arrival rate R and halts for
+//!   `(ΔS − ΔA)/R` to let its excess drain, extended one period later by the
+//!   excess it sent at the old rate (`r = ΔS − ΔS·R/R_s`, `t_extend = r/R`);
+//! - undetermined (a victim of PFC): keeps its rate, and halves it after
+//!   more than `P_thresh` consecutive periods with UE;
+//! - uncongested: `R_s += (line − R_s)/line · RI`, RI_low for the first two
+//!   periods, RI_high after.
+//!
+//! Choices where the paper is silent (also in `docs/algorithms.md`):
+//! - Some CE but under 90%: hold the rate.
+//! - A period without ACKs: no information, hold; ΔS accumulates.
+//! - R is measured as bytes acked per period (`ΔA/T`), not `recvNum·MTU/T`,
+//!   because rxe coalesces ACKs; with per-packet ACKs of full packets the two
+//!   are equal.
+//! - A halt starts from `max(t_NextPkt, now)`: pacing credit left from an
+//!   idle spell must not shorten it.
+//! - The halt state ends once its one extension is applied; the QP then
+//!   waits out `t_NextPkt` and its later ACKs count only past `snd_nxt_start`.
+
+use super::cc::{advance_pacing, AckEvent, CongestionControl, LinkParams, Pacing};
+use super::fixed::{mul_div, rate_bps, tx_time_ns, Q16};
+
+/// ACC's knobs, with the paper's defaults scaled to the link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AccKnobs {
+    /// Control period T, ns (the paper: base RTT, 50 us on its testbed).
+    pub period_ns: u64,
+    /// Increase step for the first two uncongested periods, b/s (line/250).
+    pub ri_low_bps: u64,
+    /// Increase step afterwards, b/s (10 x RI_low).
+    pub ri_high_bps: u64,
+    /// Periods with UE tolerated before a victim halves its rate (1).
+    pub p_thresh: u32,
+    /// Fraction of CE-marked ACKs that makes a period congested (0.9).
+    pub ce_fraction: Q16,
+    /// Lowest rate ACC will set, b/s (line/1000; the paper gives none).
+    pub min_rate_bps: u64,
+    /// Pacing credit a sender may keep after waiting, ns (one MTU at line rate).
+    pub burst_ns: u64,
+}
+
+impl AccKnobs {
+    /// The paper's defaults for `link`: T = base RTT, RI_low = line/250,
+    /// RI_high = 10 RI_low, P_thresh = 1, CE fraction 90%.
+    pub fn for_link(link: &LinkParams) -> Self {
+        let ri_low = link.line_rate_bps / 250;
+        Self {
+            period_ns: link.base_rtt_ns.max(1),
+            ri_low_bps: ri_low,
+            ri_high_bps: ri_low.saturating_mul(10),
+            p_thresh: 1,
+            ce_fraction: Q16::from_milli(900),
+            min_rate_bps: (link.line_rate_bps / 1000).max(1),
+            burst_ns: tx_time_ns(u64::from(link.mtu), link.line_rate_bps),
+        }
+    }
+}
+
+/// How the last period was classified.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccClass {
+    /// No period has ended yet, or the period had no ACKs.
+    NoInfo,
+    /// No marks: rate increase.
+    Uncongested,
+    /// At least `ce_fraction` of ACKs CE: throttle and halt.
+    Congested,
+    /// Some CE, too few to be congested: hold.
+    Mixed,
+    /// UE but no CE: a victim.
+    Undetermined,
+}
+
+/// ACC's per-QP state (Table 1 plus the per-period counters).
+#[derive(Clone, Debug)]
+pub struct Acc {
+    knobs: AccKnobs,
+    line_rate_bps: u64,
+    /// R_s, the sending rate.
+    rate_bps: u64,
+    /// R, the ACK arrival rate measured at the last congested period.
+    ack_rate_bps: u64,
+    /// R_s before the last halt, for the extension.
+    rate_before_halt_bps: u64,
+    /// Bytes sent and acked since QP start (sequence space in bytes).
+    snd_nxt: u64,
+    snd_una: u64,
+    snd_nxt_start: u64,
+    halt: bool,
+    /// Length of the current or last halt, including its extension, ns.
+    t_halt_ns: u64,
+    /// t_NextPkt.
+    next_send_ns: u64,
+    n_u: u32,
+    n_v: u32,
+    /// Per-period counters.
+    acks: u32,
+    ce: u32,
+    ue: u32,
+    ds_cur: u64,
+    ds_prev: u64,
+    da: u64,
+    last_ack_ns: Option<u64>,
+    max_gap_ns: u64,
+    started: bool,
+    class: AccClass,
+    halts: u64,
+}
+
+impl Acc {
+    /// A QP starting at line rate.
+    pub fn new(link: &LinkParams, knobs: AccKnobs, now_ns: u64) -> Self {
+        Self {
+            knobs,
+            line_rate_bps: link.line_rate_bps.max(1),
+            rate_bps: link.line_rate_bps.max(1),
+            ack_rate_bps: 0,
+            rate_before_halt_bps: link.line_rate_bps.max(1),
+            snd_nxt: 0,
+            snd_una: 0,
+            snd_nxt_start: 0,
+            halt: false,
+            t_halt_ns: 0,
+            next_send_ns: now_ns,
+            n_u: 0,
+            n_v: 0,
+            acks: 0,
+            ce: 0,
+            ue: 0,
+            ds_cur: 0,
+            ds_prev: 0,
+            da: 0,
+            last_ack_ns: None,
+            max_gap_ns: 0,
+            started: false,
+            class: AccClass::NoInfo,
+            halts: 0,
+        }
+    }
+
+    /// Replaces the knobs (sysfs writes); takes effect from the next event.
+    pub fn set_knobs(&mut self, knobs: AccKnobs) {
+        self.knobs = knobs;
+    }
+
+    /// The last period's class.
+    pub fn class(&self) -> AccClass {
+        self.class
+    }
+
+    /// True while a halt is pending its extension.
+    pub fn halted(&self) -> bool {
+        self.halt
+    }
+
+    /// Length of the last halt including its extension, ns.
+    pub fn last_halt_ns(&self) -> u64 {
+        self.t_halt_ns
+    }
+
+    /// Number of halts so far.
+    pub fn halts(&self) -> u64 {
+        self.halts
+    }
+
+    /// R, the last measured ACK arrival rate, b/s.
+    pub fn ack_rate_bps(&self) -> u64 {
+        self.ack_rate_bps
+    }
+
+    fn clamp(&self, r: u64) -> u64 {
+        r.clamp(self.knobs.min_rate_bps.min(self.line_rate_bps), self.line_rate_bps)
+    }
+
+    /// Algorithm 1, CONGESTED and SOURCEHALT.
+    fn congested(&mut self, now_ns: u64) {
+        if !self.halt && self.snd_una > self.snd_nxt_start {
+            // The ACK arrival rate; a gap longer than T stands in for T.
+            let span = self.knobs.period_ns.max(self.max_gap_ns);
+            let r = self.clamp(rate_bps(self.da, span));
+            self.ack_rate_bps = r;
+            self.rate_before_halt_bps = self.rate_bps;
+            self.rate_bps = r;
+            // ΔS is the previous period's sending, ΔA this period's acks.
+            if self.ds_prev > self.da {
+                self.t_halt_ns = tx_time_ns(self.ds_prev - self.da, r);
+                self.next_send_ns = self.next_send_ns.max(now_ns).saturating_add(self.t_halt_ns);
+                self.halt = true;
+                self.snd_nxt_start = self.snd_nxt;
+                self.halts = self.halts.saturating_add(1);
+            }
+        } else if self.halt {
+            // The period before the halt sent ΔS at the old rate R_s while
+            // only ΔS·R/R_s fit through the bottleneck.
+            let r = self.ack_rate_bps.max(1);
+            let fit = mul_div(self.ds_prev, r, self.rate_before_halt_bps.max(1));
+            let excess = self.ds_prev.saturating_sub(fit);
+            let t_extend = tx_time_ns(excess, r);
+            self.t_halt_ns = self.t_halt_ns.saturating_add(t_extend);
+            self.next_send_ns = self.next_send_ns.saturating_add(t_extend);
+            self.halt = false;
+        }
+    }
+
+    /// Algorithm 1, UNCONGESTED.
+    fn uncongested(&mut self) {
+        let ri = if self.n_u < 2 { self.knobs.ri_low_bps } else { self.knobs.ri_high_bps };
+        let headroom = self.line_rate_bps.saturating_sub(self.rate_bps);
+        let step = mul_div(headroom, ri, self.line_rate_bps);
+        self.rate_bps = self.clamp(self.rate_bps.saturating_add(step));
+        self.n_u = self.n_u.saturating_add(1);
+    }
+
+    /// Algorithm 1, UNDETERMINED.
+    fn undetermined(&mut self) {
+        self.n_v = self.n_v.saturating_add(1);
+        if self.n_v > self.knobs.p_thresh {
+            self.rate_bps = self.clamp(self.rate_bps / 2);
+        }
+    }
+}
+
+impl CongestionControl for Acc {
+    fn name(&self) -> &'static str {
+        "acc"
+    }
+
+    fn on_send(&mut self, now_ns: u64, _psn: u32, bytes: u32) {
+        let b = u64::from(bytes);
+        self.snd_nxt = self.snd_nxt.saturating_add(b);
+        self.ds_cur = self.ds_cur.saturating_add(b);
+        self.next_send_ns =
+            advance_pacing(self.next_send_ns, now_ns, b, self.rate_bps, self.knobs.burst_ns);
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent<'_>) {
+        if ack.nak {
+            return;
+        }
+        self.started = true;
+        let b = u64::from(ack.acked_bytes);
+        self.snd_una = self.snd_una.saturating_add(b);
+        self.da = self.da.saturating_add(b);
+        self.acks = self.acks.saturating_add(1);
+        if ack.ce {
+            self.ce = self.ce.saturating_add(1);
+        } else if ack.ue {
+            self.ue = self.ue.saturating_add(1);
+        }
+        if let Some(last) = self.last_ack_ns {
+            self.max_gap_ns = self.max_gap_ns.max(ack.now_ns.saturating_sub(last));
+        }
+        self.last_ack_ns = Some(ack.now_ns);
+    }
+
+    fn on_cnp(&mut self, _now_ns: u64) {}
+
+    fn on_timer(&mut self, now_ns: u64) {
+        // The period timer starts at the first ACK.
+        if !self.started {
+            return;
+        }
+        let acks = u64::from(self.acks);
+        self.class = if acks == 0 {
+            AccClass::NoInfo
+        } else if self.knobs.ce_fraction.mul_int(acks) <= u64::from(self.ce) {
+            AccClass::Congested
+        } else if self.ce > 0 {
+            AccClass::Mixed
+        } else if self.ue > 0 {
+            AccClass::Undetermined
+        } else {
+            AccClass::Uncongested
+        };
+        match self.class {
+            AccClass::Congested => {
+                self.congested(now_ns);
+                self.n_u = 0;
+                self.n_v = 0;
+            }
+            AccClass::Undetermined => {
+                self.undetermined();
+                self.n_u = 0;
+            }
+            AccClass::Uncongested => {
+                self.uncongested();
+                self.n_v = 0;
+            }
+            AccClass::Mixed => {
+                self.n_u = 0;
+                self.n_v = 0;
+            }
+            AccClass::NoInfo => {}
+        }
+        // ΔS accumulates over periods that see no ACK.
+        self.ds_prev = if acks == 0 {
+            self.ds_prev.saturating_add(self.ds_cur)
+        } else {
+            self.ds_cur
+        };
+        self.ds_cur = 0;
+        self.da = 0;
+        self.acks = 0;
+        self.ce = 0;
+        self.ue = 0;
+        self.max_gap_ns = 0;
+    }
+
+    fn timer_period_ns(&self) -> Option<u64> {
+        Some(self.knobs.period_ns)
+    }
+
+    fn pacing(&self, _now_ns: u64) -> Pacing {
+        Pacing {
+            rate_bps: self.rate_bps,
+            next_send_ns: self.next_send_ns,
+            window_bytes: None,
+        }
+    }
+}

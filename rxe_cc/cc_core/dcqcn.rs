@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! DCQCN (Zhu et al., SIGCOMM'15): the reaction point (sender) and the
+//! notification point's CNP pacing (receiver).
+//!
+//! RP, on a CNP: `Rt = Rc; Rc = Rc·(1 − α/2); α = (1 − g)·α + g`, and the
+//! increase counters restart. Every `alpha_period` without a CNP,
+//! `α = (1 − g)·α`. Increase events come from a timer (`rate_period`) and a
+//! byte counter (`byte_reset` bytes sent); with `t` timer and `bc` byte
+//! events since the last CNP:
+//! - both below F: fast recovery, `Rc = (Rt + Rc)/2`;
+//! - one at F or past it: additive, `Rt += R_AI`, then fast recovery;
+//! - both past F: hyper, `Rt += i·R_HAI` with `i = min(t, bc) − F + 1`.
+//!
+//! Knob names follow the ConnectX `cc_params` users know (`rpg_*`, `dce_tcp_g`,
+//! `min_time_between_cnps`).
+
+use super::cc::{advance_pacing, AckEvent, CongestionControl, LinkParams, Pacing};
+use super::fixed::{tx_time_ns, Q16};
+
+/// DCQCN knobs. Defaults: g = 1/256, K = 55 us, F = 5, 10 MB byte counter,
+/// R_AI and R_HAI scaled as HPCC's scripts do (5 and 50 Mb/s per 25 Gb/s),
+/// minimum rate line/100.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DcqcnKnobs {
+    /// `dce_tcp_g`: α gain, g.
+    pub g: Q16,
+    /// α decay period K without CNPs, ns (55 us).
+    pub alpha_period_ns: u64,
+    /// `rpg_time_reset`: rate increase timer, ns (55 us).
+    pub rate_period_ns: u64,
+    /// `rpg_byte_reset`: bytes per byte-counter increase event (10 MB).
+    pub byte_reset: u64,
+    /// `rpg_threshold`: F, events before additive/hyper increase (5).
+    pub threshold: u32,
+    /// `rpg_ai_rate`: R_AI, b/s.
+    pub ai_rate_bps: u64,
+    /// `rpg_hai_rate`: R_HAI, b/s.
+    pub hai_rate_bps: u64,
+    /// `rpg_min_rate`, b/s.
+    pub min_rate_bps: u64,
+    /// `initial_alpha_value`.
+    pub initial_alpha: Q16,
+    /// Pacing credit kept after waiting, ns.
+    pub burst_ns: u64,
+}
+
+impl DcqcnKnobs {
+    /// Defaults for `link`.
+    pub fn for_link(link: &LinkParams) -> Self {
+        let per_25g = |x: u64| -> u64 { super::fixed::mul_div(x, link.line_rate_bps, 25_000_000_000).max(1) };
+        Self {
+            g: Q16::ratio(1, 256),
+            alpha_period_ns: 55_000,
+            rate_period_ns: 55_000,
+            byte_reset: 10 * 1024 * 1024,
+            threshold: 5,
+            ai_rate_bps: per_25g(5_000_000),
+            hai_rate_bps: per_25g(50_000_000),
+            min_rate_bps: (link.line_rate_bps / 100).max(1),
+            initial_alpha: Q16::ONE,
+            burst_ns: tx_time_ns(u64::from(link.mtu), link.line_rate_bps),
+        }
+    }
+}
+
+/// DCQCN reaction point: per-QP sender state.
+#[derive(Clone, Debug)]
+pub struct Dcqcn {
+    knobs: DcqcnKnobs,
+    line_rate_bps: u64,
+    /// Rc, the current rate.
+    rc: u64,
+    /// Rt, the target rate.
+    rt: u64,
+    alpha: Q16,
+    /// Timer and byte-counter increase events since the last CNP.
+    t: u32,
+    bc: u32,
+    bytes: u64,
+    last_alpha_ns: u64,
+    last_rate_ns: u64,
+    next_send_ns: u64,
+    cnps: u64,
+}
+
+impl Dcqcn {
+    /// A QP starting at line rate.
+    pub fn new(link: &LinkParams, knobs: DcqcnKnobs, now_ns: u64) -> Self {
+        let line = link.line_rate_bps.max(1);
+        Self {
+            knobs,
+            line_rate_bps: line,
+            rc: line,
+            rt: line,
+            alpha: knobs.initial_alpha,
+            t: 0,
+            bc: 0,
+            bytes: 0,
+            last_alpha_ns: now_ns,
+            last_rate_ns: now_ns,
+            next_send_ns: now_ns,
+            cnps: 0,
+        }
+    }
+
+    /// Replaces the knobs; takes effect from the next event.
+    pub fn set_knobs(&mut self, knobs: DcqcnKnobs) {
+        self.knobs = knobs;
+    }
+
+    /// α.
+    pub fn alpha(&self) -> Q16 {
+        self.alpha
+    }
+
+    /// Rt, the target rate, b/s.
+    pub fn target_rate_bps(&self) -> u64 {
+        self.rt
+    }
+
+    /// CNPs seen.
+    pub fn cnps(&self) -> u64 {
+        self.cnps
+    }
+
+    fn clamp(&self, r: u64) -> u64 {
+        r.clamp(self.knobs.min_rate_bps.min(self.line_rate_bps), self.line_rate_bps)
+    }
+
+    fn increase(&mut self) {
+        let f = self.knobs.threshold;
+        if self.t >= f && self.bc >= f {
+            let i = u64::from(self.t.min(self.bc).saturating_sub(f)).saturating_add(1);
+            self.rt = self.clamp(self.rt.saturating_add(self.knobs.hai_rate_bps.saturating_mul(i)));
+        } else if self.t >= f || self.bc >= f {
+            self.rt = self.clamp(self.rt.saturating_add(self.knobs.ai_rate_bps));
+        }
+        // (Rt + Rc)/2 without overflow.
+        self.rc = self.clamp(self.rt / 2 + self.rc / 2 + (self.rt & self.rc & 1));
+    }
+}
+
+impl CongestionControl for Dcqcn {
+    fn name(&self) -> &'static str {
+        "dcqcn"
+    }
+
+    fn on_send(&mut self, now_ns: u64, _psn: u32, bytes: u32) {
+        let b = u64::from(bytes);
+        self.bytes = self.bytes.saturating_add(b);
+        if self.knobs.byte_reset > 0 && self.bytes >= self.knobs.byte_reset {
+            self.bytes = self.bytes.saturating_sub(self.knobs.byte_reset);
+            self.bc = self.bc.saturating_add(1);
+            self.increase();
+        }
+        self.next_send_ns = advance_pacing(self.next_send_ns, now_ns, b, self.rc, self.knobs.burst_ns);
+    }
+
+    fn on_ack(&mut self, _ack: &AckEvent<'_>) {}
+
+    fn on_cnp(&mut self, now_ns: u64) {
+        self.cnps = self.cnps.saturating_add(1);
+        self.rt = self.rc;
+        // Rc·(1 − α/2) = Rc − Rc·α/2.
+        let cut = (self.alpha.mul_int(self.rc)) / 2;
+        self.rc = self.clamp(self.rc.saturating_sub(cut));
+        let g = self.knobs.g;
+        self.alpha = Q16::ONE.sub(g).mul(self.alpha).add(g).min(Q16::ONE);
+        self.t = 0;
+        self.bc = 0;
+        self.bytes = 0;
+        self.last_alpha_ns = now_ns;
+        self.last_rate_ns = now_ns;
+    }
+
+    fn on_timer(&mut self, now_ns: u64) {
+        // Catch up on every period that passed, but boundedly: after 2048
+        // decays α is 0 in Q16 (g = 1/256), and 256 increase events take
+        // any rate back to the line.
+        let k = self.knobs.alpha_period_ns.max(1);
+        let n = now_ns.saturating_sub(self.last_alpha_ns) / k;
+        for _ in 0..n.min(2048) {
+            self.alpha = Q16::ONE.sub(self.knobs.g).mul(self.alpha);
+        }
+        self.last_alpha_ns = self.last_alpha_ns.saturating_add(n.saturating_mul(k));
+        let ti = self.knobs.rate_period_ns.max(1);
+        let n = now_ns.saturating_sub(self.last_rate_ns) / ti;
+        for _ in 0..n.min(256) {
+            self.t = self.t.saturating_add(1);
+            self.increase();
+        }
+        self.last_rate_ns = self.last_rate_ns.saturating_add(n.saturating_mul(ti));
+    }
+
+    fn timer_period_ns(&self) -> Option<u64> {
+        Some(self.knobs.alpha_period_ns.min(self.knobs.rate_period_ns).max(1))
+    }
+
+    fn pacing(&self, _now_ns: u64) -> Pacing {
+        Pacing {
+            rate_bps: self.rc,
+            next_send_ns: self.next_send_ns,
+            window_bytes: None,
+        }
+    }
+}
+
+/// DCQCN notification point: decides when a CE-marked packet earns a CNP.
+#[derive(Clone, Debug)]
+pub struct DcqcnNp {
+    /// `min_time_between_cnps`, ns (50 us).
+    pub interval_ns: u64,
+    last_cnp_ns: Option<u64>,
+}
+
+impl DcqcnNp {
+    /// An NP sending at most one CNP per `interval_ns`.
+    pub fn new(interval_ns: u64) -> Self {
+        Self {
+            interval_ns,
+            last_cnp_ns: None,
+        }
+    }
+
+    /// A CE-marked packet arrived at `now_ns`: true if a CNP should go out.
+    pub fn on_ce(&mut self, now_ns: u64) -> bool {
+        match self.last_cnp_ns {
+            Some(last) if now_ns.saturating_sub(last) < self.interval_ns => false,
+            _ => {
+                self.last_cnp_ns = Some(now_ns);
+                true
+            }
+        }
+    }
+}

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! ICC: congestion control using in-network telemetry for lossless data
+//! centres (CMC 2023), sender side (Algorithm 1).
+//!
+//! Per ACK carrying the congested port's telemetry (qlen, qlenrate, lu, n):
+//! - queue growing (`qlen > 0`, `qlenrate > 0`): `V = V_max`;
+//! - queue present but draining: `V = V_min`;
+//! - no queue: `V = V·lu + line·(1 − lu)`.
+//!
+//! The paper's bounds (4)/(5) are dimensionally wrong; solving its own
+//! Eqs. (1) and (3) gives what we use:
+//! - `V_min = (C + C·lu)/n + qlen/(n·T)` (Eq. (3) solved for V_min);
+//! - `V_max = (Q_d + C·T·lu)/(n·t_m) + C/n` (Eq. (2), with t_q = t_m).
+//!
+//! Choices: B = C = the port rate the ACK reports; n = the port's flow count
+//! from the ACK, at least 1; `t_m`, the time until the queue reaches Q_d at
+//! the current growth rate, is `(Q_d − qlen)/qlenrate`, at least T; Q_d, the
+//! conservative threshold below PFC's, defaults to one BDP (`C·T`).
+//! In the decrease branches V never exceeds the current rate: they are
+//! decreases.
+
+use super::cc::{AckEvent, CongestionControl, LinkParams, Pacing, advance_pacing};
+use super::fixed::{bytes_in, mul_div, tx_time_ns, Q16, NSEC_PER_SEC};
+
+/// ICC knobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IccKnobs {
+    /// T, the base RTT, ns.
+    pub period_ns: u64,
+    /// Q_d, bytes; 0 means one BDP of the reporting port.
+    pub q_d_bytes: u64,
+    /// Lowest rate, b/s (line/1000).
+    pub min_rate_bps: u64,
+    /// Pacing credit kept after waiting, ns.
+    pub burst_ns: u64,
+}
+
+impl IccKnobs {
+    /// Defaults for `link`.
+    pub fn for_link(link: &LinkParams) -> Self {
+        Self {
+            period_ns: link.base_rtt_ns.max(1),
+            q_d_bytes: 0,
+            min_rate_bps: (link.line_rate_bps / 1000).max(1),
+            burst_ns: tx_time_ns(u64::from(link.mtu), link.line_rate_bps),
+        }
+    }
+}
+
+/// Which branch of Algorithm 1 the last ACK took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IccBranch {
+    /// No telemetry yet.
+    None,
+    /// Queue growing: V_max.
+    Max,
+    /// Queue draining: V_min.
+    Min,
+    /// No queue: lu-weighted increase.
+    Increase,
+}
+
+/// ICC's per-QP state.
+#[derive(Clone, Debug)]
+pub struct Icc {
+    knobs: IccKnobs,
+    line_rate_bps: u64,
+    rate_bps: u64,
+    branch: IccBranch,
+    next_send_ns: u64,
+}
+
+impl Icc {
+    /// A QP starting at line rate.
+    pub fn new(link: &LinkParams, knobs: IccKnobs, now_ns: u64) -> Self {
+        Self {
+            knobs,
+            line_rate_bps: link.line_rate_bps.max(1),
+            rate_bps: link.line_rate_bps.max(1),
+            branch: IccBranch::None,
+            next_send_ns: now_ns,
+        }
+    }
+
+    /// The last branch taken.
+    pub fn branch(&self) -> IccBranch {
+        self.branch
+    }
+
+    /// `V_min = (C + C·lu)/n + qlen/(n·T)`, b/s.
+    pub fn v_min(&self, c_bps: u64, lu: Q16, n: u64, qlen: u64) -> u64 {
+        let n = n.max(1);
+        let t = self.knobs.period_ns.max(1);
+        let drain = mul_div(qlen.saturating_mul(8), NSEC_PER_SEC, t.saturating_mul(n));
+        (c_bps.saturating_add(lu.mul_int(c_bps)) / n).saturating_add(drain)
+    }
+
+    /// `V_max = (Q_d + C·T·lu)/(n·t_m) + C/n`, b/s.
+    pub fn v_max(&self, c_bps: u64, lu: Q16, n: u64, qlen: u64, qlen_rate: i64) -> u64 {
+        let n = n.max(1);
+        let t = self.knobs.period_ns.max(1);
+        let bdp = bytes_in(c_bps, t);
+        let q_d = if self.knobs.q_d_bytes == 0 { bdp } else { self.knobs.q_d_bytes };
+        let growth = qlen_rate.unsigned_abs().max(1); // bytes per second
+        let t_m = mul_div(q_d.saturating_sub(qlen), NSEC_PER_SEC, growth).max(t);
+        let budget = q_d.saturating_add(lu.mul_int(bdp));
+        mul_div(budget.saturating_mul(8), NSEC_PER_SEC, t_m.saturating_mul(n)).saturating_add(c_bps / n)
+    }
+}
+
+impl CongestionControl for Icc {
+    fn name(&self) -> &'static str {
+        "icc"
+    }
+
+    fn on_send(&mut self, now_ns: u64, _psn: u32, bytes: u32) {
+        self.next_send_ns =
+            advance_pacing(self.next_send_ns, now_ns, u64::from(bytes), self.rate_bps, self.knobs.burst_ns);
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent<'_>) {
+        let Some(int) = ack.int else { return };
+        let Some(hop) = int.hops.first() else { return };
+        let c = if hop.b_bps == 0 { self.line_rate_bps } else { hop.b_bps };
+        let lu = int.lu.min(Q16::ONE);
+        let n = u64::from(int.port_flows);
+        let v = if hop.qlen > 0 {
+            if int.qlen_rate > 0 {
+                self.branch = IccBranch::Max;
+                self.v_max(c, lu, n, hop.qlen, int.qlen_rate).min(self.rate_bps)
+            } else {
+                self.branch = IccBranch::Min;
+                self.v_min(c, lu, n, hop.qlen).min(self.rate_bps)
+            }
+        } else {
+            self.branch = IccBranch::Increase;
+            lu.mul_int(self.rate_bps).saturating_add(Q16::ONE.sub(lu).mul_int(self.line_rate_bps))
+        };
+        self.rate_bps = v.clamp(self.knobs.min_rate_bps.min(self.line_rate_bps), self.line_rate_bps);
+    }
+
+    fn on_cnp(&mut self, _now_ns: u64) {}
+    fn on_timer(&mut self, _now_ns: u64) {}
+    fn timer_period_ns(&self) -> Option<u64> {
+        None
+    }
+
+    fn pacing(&self, _now_ns: u64) -> Pacing {
+        Pacing {
+            rate_bps: self.rate_bps,
+            next_send_ns: self.next_send_ns,
+            window_bytes: None,
+        }
+    }
+}
