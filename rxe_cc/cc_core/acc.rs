@@ -24,7 +24,7 @@
 //!   waits out `t_NextPkt` and its later ACKs count only past `snd_nxt_start`.
 
 use super::cc::{advance_pacing, AckEvent, CongestionControl, LinkParams, Pacing};
-use super::fixed::{mul_div, rate_bps, tx_time_ns, Q16};
+use super::fixed::{mul_div, rate_bps, tx_time_ns, Q32};
 
 /// ACC's knobs, with the paper's defaults scaled to the link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub struct AccKnobs {
     /// Periods with UE tolerated before a victim halves its rate (1).
     pub p_thresh: u32,
     /// Fraction of CE-marked ACKs that makes a period congested (0.9).
-    pub ce_fraction: Q16,
+    pub ce_fraction: Q32,
     /// Lowest rate ACC will set, b/s (line/1000; the paper gives none).
     pub min_rate_bps: u64,
     /// Pacing credit a sender may keep after waiting, ns (one MTU at line rate).
@@ -55,7 +55,7 @@ impl AccKnobs {
             ri_low_bps: ri_low,
             ri_high_bps: ri_low.saturating_mul(10),
             p_thresh: 1,
-            ce_fraction: Q16::from_milli(900),
+            ce_fraction: Q32::from_milli(900),
             min_rate_bps: (link.line_rate_bps / 1000).max(1),
             burst_ns: tx_time_ns(u64::from(link.mtu), link.line_rate_bps),
         }
@@ -189,7 +189,7 @@ impl Acc {
             self.rate_bps = r;
             // ΔS is the previous period's sending, ΔA this period's acks.
             if self.ds_prev > self.da {
-                self.t_halt_ns = tx_time_ns(self.ds_prev - self.da, r);
+                self.t_halt_ns = tx_time_ns(self.ds_prev.saturating_sub(self.da), r);
                 self.next_send_ns = self.next_send_ns.max(now_ns).saturating_add(self.t_halt_ns);
                 self.halt = true;
                 self.snd_nxt_start = self.snd_nxt;
@@ -269,7 +269,8 @@ impl CongestionControl for Acc {
         let acks = u64::from(self.acks);
         self.class = if acks == 0 {
             AccClass::NoInfo
-        } else if self.knobs.ce_fraction.mul_int(acks) <= u64::from(self.ce) {
+        } else if (u64::from(self.ce) << Q32::SHIFT) >= self.knobs.ce_fraction.0.saturating_mul(acks) {
+            // ce/acks >= fraction, compared exactly (no rounding of either side).
             AccClass::Congested
         } else if self.ce > 0 {
             AccClass::Mixed

@@ -64,7 +64,7 @@ pub struct IntInfo<'a> {
     /// Queue growth at the stamping port, bytes per second, signed (ICC).
     pub qlen_rate: i64,
     /// Link utilisation of the stamping port (ICC).
-    pub lu: super::fixed::Q16,
+    pub lu: super::fixed::Q32,
 }
 
 /// An ACK (or NAK) as the completer reports it.

@@ -8,15 +8,15 @@
 //! `α = (1 − g)·α`. Increase events come from a timer (`rate_period`) and a
 //! byte counter (`byte_reset` bytes sent); with `t` timer and `bc` byte
 //! events since the last CNP:
-//! - both below F: fast recovery, `Rc = (Rt + Rc)/2`;
-//! - one at F or past it: additive, `Rt += R_AI`, then fast recovery;
-//! - both past F: hyper, `Rt += i·R_HAI` with `i = min(t, bc) − F + 1`.
+//! - both at most F: fast recovery, `Rc = (Rt + Rc)/2`;
+//! - one past F: additive, `Rt += R_AI`, then `Rc = (Rt + Rc)/2`;
+//! - both past F: hyper, `Rt += i·R_HAI` with `i = min(t, bc) − F`.
 //!
 //! Knob names follow the ConnectX `cc_params` users know (`rpg_*`, `dce_tcp_g`,
 //! `min_time_between_cnps`).
 
 use super::cc::{advance_pacing, AckEvent, CongestionControl, LinkParams, Pacing};
-use super::fixed::{tx_time_ns, Q16};
+use super::fixed::{tx_time_ns, Q32};
 
 /// DCQCN knobs. Defaults: g = 1/256, K = 55 us, F = 5, 10 MB byte counter,
 /// R_AI and R_HAI scaled as HPCC's scripts do (5 and 50 Mb/s per 25 Gb/s),
@@ -24,7 +24,7 @@ use super::fixed::{tx_time_ns, Q16};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DcqcnKnobs {
     /// `dce_tcp_g`: α gain, g.
-    pub g: Q16,
+    pub g: Q32,
     /// α decay period K without CNPs, ns (55 us).
     pub alpha_period_ns: u64,
     /// `rpg_time_reset`: rate increase timer, ns (55 us).
@@ -40,7 +40,7 @@ pub struct DcqcnKnobs {
     /// `rpg_min_rate`, b/s.
     pub min_rate_bps: u64,
     /// `initial_alpha_value`.
-    pub initial_alpha: Q16,
+    pub initial_alpha: Q32,
     /// Pacing credit kept after waiting, ns.
     pub burst_ns: u64,
 }
@@ -50,7 +50,7 @@ impl DcqcnKnobs {
     pub fn for_link(link: &LinkParams) -> Self {
         let per_25g = |x: u64| -> u64 { super::fixed::mul_div(x, link.line_rate_bps, 25_000_000_000).max(1) };
         Self {
-            g: Q16::ratio(1, 256),
+            g: Q32::ratio(1, 256),
             alpha_period_ns: 55_000,
             rate_period_ns: 55_000,
             byte_reset: 10 * 1024 * 1024,
@@ -58,7 +58,7 @@ impl DcqcnKnobs {
             ai_rate_bps: per_25g(5_000_000),
             hai_rate_bps: per_25g(50_000_000),
             min_rate_bps: (link.line_rate_bps / 100).max(1),
-            initial_alpha: Q16::ONE,
+            initial_alpha: Q32::ONE,
             burst_ns: tx_time_ns(u64::from(link.mtu), link.line_rate_bps),
         }
     }
@@ -73,7 +73,7 @@ pub struct Dcqcn {
     rc: u64,
     /// Rt, the target rate.
     rt: u64,
-    alpha: Q16,
+    alpha: Q32,
     /// Timer and byte-counter increase events since the last CNP.
     t: u32,
     bc: u32,
@@ -110,7 +110,7 @@ impl Dcqcn {
     }
 
     /// α.
-    pub fn alpha(&self) -> Q16 {
+    pub fn alpha(&self) -> Q32 {
         self.alpha
     }
 
@@ -130,14 +130,14 @@ impl Dcqcn {
 
     fn increase(&mut self) {
         let f = self.knobs.threshold;
-        if self.t >= f && self.bc >= f {
-            let i = u64::from(self.t.min(self.bc).saturating_sub(f)).saturating_add(1);
+        if self.t > f && self.bc > f {
+            let i = u64::from(self.t.min(self.bc).saturating_sub(f));
             self.rt = self.clamp(self.rt.saturating_add(self.knobs.hai_rate_bps.saturating_mul(i)));
-        } else if self.t >= f || self.bc >= f {
+        } else if self.t > f || self.bc > f {
             self.rt = self.clamp(self.rt.saturating_add(self.knobs.ai_rate_bps));
         }
         // (Rt + Rc)/2 without overflow.
-        self.rc = self.clamp(self.rt / 2 + self.rc / 2 + (self.rt & self.rc & 1));
+        self.rc = self.clamp((self.rt / 2).saturating_add(self.rc / 2).saturating_add(self.rt & self.rc & 1));
     }
 }
 
@@ -166,7 +166,7 @@ impl CongestionControl for Dcqcn {
         let cut = (self.alpha.mul_int(self.rc)) / 2;
         self.rc = self.clamp(self.rc.saturating_sub(cut));
         let g = self.knobs.g;
-        self.alpha = Q16::ONE.sub(g).mul(self.alpha).add(g).min(Q16::ONE);
+        self.alpha = Q32::ONE.sub(g).mul(self.alpha).add(g).min(Q32::ONE);
         self.t = 0;
         self.bc = 0;
         self.bytes = 0;
@@ -176,12 +176,12 @@ impl CongestionControl for Dcqcn {
 
     fn on_timer(&mut self, now_ns: u64) {
         // Catch up on every period that passed, but boundedly: after 2048
-        // decays α is 0 in Q16 (g = 1/256), and 256 increase events take
+        // decays α is 0 in Q32 (g = 1/256), and 256 increase events take
         // any rate back to the line.
         let k = self.knobs.alpha_period_ns.max(1);
         let n = now_ns.saturating_sub(self.last_alpha_ns) / k;
         for _ in 0..n.min(2048) {
-            self.alpha = Q16::ONE.sub(self.knobs.g).mul(self.alpha);
+            self.alpha = Q32::ONE.sub(self.knobs.g).mul(self.alpha);
         }
         self.last_alpha_ns = self.last_alpha_ns.saturating_add(n.saturating_mul(k));
         let ti = self.knobs.rate_period_ns.max(1);

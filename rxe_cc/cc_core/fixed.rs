@@ -4,7 +4,7 @@
 //!
 //! - Rates are `u64` bits per second (precision 1 b/s; 400 Gb/s is 2^38.5).
 //! - Times are `u64` nanoseconds.
-//! - Ratios are [`Q16`]: unsigned Q48.16, 1.0 = 65536 (precision 2^-16).
+//! - Ratios are [`Q32`]: unsigned Q32.32, 1.0 = 2^32 (precision 2^-32).
 //!
 //! The kernel has no 128-bit division (`__udivti3` panics there), so
 //! [`mul_div`] does the exact 64x64/64 product-quotient with 64-bit halves.
@@ -25,9 +25,7 @@ pub fn mul_div(a: u64, b: u64, c: u64) -> u64 {
     // Long division of hi:lo by c; the remainder stays below c.
     let mut rem = hi;
     let mut q = 0u64;
-    let mut i = 64u32;
-    while i > 0 {
-        i -= 1;
+    for i in (0..64u32).rev() {
         let carry = rem >> 63;
         rem = (rem << 1) | ((lo >> i) & 1);
         if carry == 1 || rem >= c {
@@ -45,15 +43,16 @@ fn mul_wide(a: u64, b: u64) -> (u64, u64) {
     const M: u64 = 0xffff_ffff;
     let (a1, a0) = (a >> 32, a & M);
     let (b1, b0) = (b >> 32, b & M);
-    // Each partial product of two 32-bit halves fits in 64 bits.
-    let p00 = a0 * b0;
-    let p01 = a0 * b1;
-    let p10 = a1 * b0;
-    let p11 = a1 * b1;
-    // Middle column: at most 3 * (2^32 - 1), no overflow.
-    let mid = (p00 >> 32) + (p01 & M) + (p10 & M);
+    // None of these wraps: each partial product of two 32-bit halves fits
+    // in 64 bits, the middle column is at most 3 * (2^32 - 1), and `hi` is
+    // the high half of a product that fits in 128 bits.
+    let p00 = a0.wrapping_mul(b0);
+    let p01 = a0.wrapping_mul(b1);
+    let p10 = a1.wrapping_mul(b0);
+    let p11 = a1.wrapping_mul(b1);
+    let mid = (p00 >> 32).wrapping_add(p01 & M).wrapping_add(p10 & M);
     let lo = (p00 & M) | (mid << 32);
-    let hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+    let hi = p11.wrapping_add(p01 >> 32).wrapping_add(p10 >> 32).wrapping_add(mid >> 32);
     (hi, lo)
 }
 
@@ -63,7 +62,7 @@ pub fn mul_div_ceil(a: u64, b: u64, c: u64) -> u64 {
     if q == u64::MAX || mul_wide(q, c) == mul_wide(a, b) {
         q
     } else {
-        q + 1 // q < u64::MAX here
+        q.saturating_add(1)
     }
 }
 
@@ -83,25 +82,25 @@ pub fn bytes_in(rate_bps: u64, ns: u64) -> u64 {
     mul_div(rate_bps, ns, 8 * NSEC_PER_SEC)
 }
 
-/// An unsigned Q48.16 fixed-point ratio: `Q16(65536)` is 1.0.
+/// An unsigned Q32.32 fixed-point ratio: `Q32(1 << 32)` is 1.0.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Q16(pub u64);
+pub struct Q32(pub u64);
 
-impl Q16 {
+impl Q32 {
     /// Fractional bits.
-    pub const SHIFT: u32 = 16;
+    pub const SHIFT: u32 = 32;
     /// 0.0
-    pub const ZERO: Q16 = Q16(0);
+    pub const ZERO: Q32 = Q32(0);
     /// 1.0
-    pub const ONE: Q16 = Q16(1 << 16);
+    pub const ONE: Q32 = Q32(1 << 32);
 
-    /// `num / den`, rounded down; saturating, `Q16(u64::MAX)` if `den == 0`.
-    pub fn ratio(num: u64, den: u64) -> Q16 {
-        Q16(mul_div(num, 1 << Self::SHIFT, den))
+    /// `num / den`, rounded down; saturating, `Q32(u64::MAX)` if `den == 0`.
+    pub fn ratio(num: u64, den: u64) -> Q32 {
+        Q32(mul_div(num, 1 << Self::SHIFT, den))
     }
 
     /// `n / 1000` (for knobs given in thousandths).
-    pub fn from_milli(n: u64) -> Q16 {
+    pub fn from_milli(n: u64) -> Q32 {
         Self::ratio(n, 1000)
     }
 
@@ -116,23 +115,23 @@ impl Q16 {
     }
 
     /// `self * other`, rounded down; saturating.
-    pub fn mul(self, other: Q16) -> Q16 {
-        Q16(mul_div(self.0, other.0, 1 << Self::SHIFT))
+    pub fn mul(self, other: Q32) -> Q32 {
+        Q32(mul_div(self.0, other.0, 1 << Self::SHIFT))
     }
 
     /// `self / other`, rounded down; saturating.
-    pub fn div(self, other: Q16) -> Q16 {
-        Q16(mul_div(self.0, 1 << Self::SHIFT, other.0))
+    pub fn div(self, other: Q32) -> Q32 {
+        Q32(mul_div(self.0, 1 << Self::SHIFT, other.0))
     }
 
     /// `self + other`, saturating.
-    pub fn add(self, other: Q16) -> Q16 {
-        Q16(self.0.saturating_add(other.0))
+    pub fn add(self, other: Q32) -> Q32 {
+        Q32(self.0.saturating_add(other.0))
     }
 
     /// `self - other`, saturating at zero.
-    pub fn sub(self, other: Q16) -> Q16 {
-        Q16(self.0.saturating_sub(other.0))
+    pub fn sub(self, other: Q32) -> Q32 {
+        Q32(self.0.saturating_sub(other.0))
     }
 
     /// The value in millionths, for reports.

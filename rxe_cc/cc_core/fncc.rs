@@ -12,7 +12,7 @@
 //! ACK's instantaneous u', before HPCC's EWMA (the paper's `Umax`).
 
 use super::cc::{AckEvent, CongestionControl, LinkParams, Pacing};
-use super::fixed::{bytes_in, Q16};
+use super::fixed::{bytes_in, Q32};
 use super::hpcc::{Hpcc, HpccKnobs};
 
 /// FNCC knobs: HPCC's plus α and β.
@@ -21,9 +21,9 @@ pub struct FnccKnobs {
     /// HPCC's knobs.
     pub hpcc: HpccKnobs,
     /// u' above which last-hop congestion triggers LHCS (1.05).
-    pub alpha: Q16,
+    pub alpha: Q32,
     /// Share of the fair window LHCS jumps to (0.9).
-    pub beta: Q16,
+    pub beta: Q32,
 }
 
 impl FnccKnobs {
@@ -31,8 +31,8 @@ impl FnccKnobs {
     pub fn for_link(link: &LinkParams) -> Self {
         Self {
             hpcc: HpccKnobs::for_link(link),
-            alpha: Q16::from_milli(1050),
-            beta: Q16::from_milli(900),
+            alpha: Q32::from_milli(1050),
+            beta: Q32::from_milli(900),
         }
     }
 }
@@ -41,8 +41,8 @@ impl FnccKnobs {
 #[derive(Clone, Debug)]
 pub struct Fncc {
     hpcc: Hpcc,
-    alpha: Q16,
-    beta: Q16,
+    alpha: Q32,
+    beta: Q32,
     lhcs_jumps: u64,
 }
 

@@ -11,7 +11,7 @@
 //! every other ACK recomputes `W` from the fixed `W^c`. The pacing rate is
 //! `W/T`.
 //!
-//! Fixed point: `U` and η are Q16 (2^-16); windows are bytes.
+//! Fixed point: `U` and η are Q32.32 (2^-32); windows are bytes.
 //! Choices (also in `docs/algorithms.md`): the first ACK and any ACK after a
 //! path or hop-count change only store the records; a hop whose timestamp
 //! did not move (τ = 0) is skipped; wrapping INT counters are unwrapped with
@@ -19,7 +19,7 @@
 //! `[MTU, W_init]`.
 
 use super::cc::{advance_pacing, AckEvent, CongestionControl, IntHop, IntInfo, IntWidths, LinkParams, Pacing};
-use super::fixed::{bytes_in, mul_div, rate_bps, tx_time_ns, Q16};
+use super::fixed::{bytes_in, mul_div, rate_bps, tx_time_ns, Q32};
 use super::psn::wrapping_delta;
 
 /// Most hops an INT shim carries.
@@ -30,7 +30,7 @@ pub const MAX_HOPS: usize = 5;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HpccKnobs {
     /// Target utilisation η.
-    pub eta: Q16,
+    pub eta: Q32,
     /// Consecutive additive-increase RTTs before a multiplicative step.
     pub max_stage: u32,
     /// Additive increase W_AI, bytes.
@@ -44,12 +44,12 @@ pub struct HpccKnobs {
 impl HpccKnobs {
     /// Defaults for `link`.
     pub fn for_link(link: &LinkParams) -> Self {
-        let eta = Q16::from_milli(950);
+        let eta = Q32::from_milli(950);
         let w_init = bytes_in(link.line_rate_bps, link.base_rtt_ns);
         Self {
             eta,
             max_stage: 5,
-            w_ai_bytes: (Q16::ONE.sub(eta).mul_int(w_init) / 100).max(1),
+            w_ai_bytes: (Q32::ONE.sub(eta).mul_int(w_init) / 100).max(1),
             period_ns: link.base_rtt_ns.max(1),
             burst_ns: tx_time_ns(u64::from(link.mtu), link.line_rate_bps),
         }
@@ -60,7 +60,7 @@ impl HpccKnobs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Inflight {
     /// The largest per-hop normalised inflight u' of this ACK.
-    pub u_max: Q16,
+    pub u_max: Q32,
     /// The hop it was on (index into the ACK's records).
     pub hop: usize,
 }
@@ -76,7 +76,7 @@ pub struct Hpcc {
     w: u64,
     wc: u64,
     /// U, the EWMA of the normalised inflight.
-    u: Q16,
+    u: Q32,
     inc_stage: u32,
     last_update_seq: u64,
     snd_nxt: u64,
@@ -100,7 +100,7 @@ impl Hpcc {
             w_init,
             w: w_init,
             wc: w_init,
-            u: Q16::ONE,
+            u: Q32::ONE,
             inc_stage: 0,
             last_update_seq: 0,
             snd_nxt: 0,
@@ -129,7 +129,7 @@ impl Hpcc {
     }
 
     /// U, the EWMA of normalised inflight.
-    pub fn utilisation(&self) -> Q16 {
+    pub fn utilisation(&self) -> Q32 {
         self.u
     }
 
@@ -170,7 +170,7 @@ impl Hpcc {
             }
             let tx_rate = rate_bps(wrapping_delta(hop.tx_bytes, old.tx_bytes, w.tx_bits), dt);
             let bdp = bytes_in(hop.b_bps, t).max(1);
-            let u = Q16::ratio(hop.qlen.min(old.qlen), bdp).add(Q16::ratio(tx_rate, hop.b_bps));
+            let u = Q32::ratio(hop.qlen.min(old.qlen), bdp).add(Q32::ratio(tx_rate, hop.b_bps));
             if best.map_or(true, |(b, _)| u > b.u_max) {
                 best = Some((Inflight { u_max: u, hop: i }, dt));
             }
@@ -178,7 +178,7 @@ impl Hpcc {
         let (inflight, tau) = best?;
         let tau = tau.min(t);
         // U = (1 − τ/T)·U + (τ/T)·u
-        self.u = Q16(mul_div(self.u.0, t.saturating_sub(tau), t).saturating_add(mul_div(inflight.u_max.0, tau, t)));
+        self.u = Q32(mul_div(self.u.0, t.saturating_sub(tau), t).saturating_add(mul_div(inflight.u_max.0, tau, t)));
         Some(inflight)
     }
 

@@ -21,7 +21,7 @@
 //! decreases.
 
 use super::cc::{AckEvent, CongestionControl, LinkParams, Pacing, advance_pacing};
-use super::fixed::{bytes_in, mul_div, tx_time_ns, Q16, NSEC_PER_SEC};
+use super::fixed::{bytes_in, mul_div, tx_time_ns, Q32, NSEC_PER_SEC};
 
 /// ICC knobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,7 +89,7 @@ impl Icc {
     }
 
     /// `V_min = (C + C·lu)/n + qlen/(n·T)`, b/s.
-    pub fn v_min(&self, c_bps: u64, lu: Q16, n: u64, qlen: u64) -> u64 {
+    pub fn v_min(&self, c_bps: u64, lu: Q32, n: u64, qlen: u64) -> u64 {
         let n = n.max(1);
         let t = self.knobs.period_ns.max(1);
         let drain = mul_div(qlen.saturating_mul(8), NSEC_PER_SEC, t.saturating_mul(n));
@@ -97,7 +97,7 @@ impl Icc {
     }
 
     /// `V_max = (Q_d + C·T·lu)/(n·t_m) + C/n`, b/s.
-    pub fn v_max(&self, c_bps: u64, lu: Q16, n: u64, qlen: u64, qlen_rate: i64) -> u64 {
+    pub fn v_max(&self, c_bps: u64, lu: Q32, n: u64, qlen: u64, qlen_rate: i64) -> u64 {
         let n = n.max(1);
         let t = self.knobs.period_ns.max(1);
         let bdp = bytes_in(c_bps, t);
@@ -123,7 +123,7 @@ impl CongestionControl for Icc {
         let Some(int) = ack.int else { return };
         let Some(hop) = int.hops.first() else { return };
         let c = if hop.b_bps == 0 { self.line_rate_bps } else { hop.b_bps };
-        let lu = int.lu.min(Q16::ONE);
+        let lu = int.lu.min(Q32::ONE);
         let n = u64::from(int.port_flows);
         let v = if hop.qlen > 0 {
             if int.qlen_rate > 0 {
@@ -135,7 +135,7 @@ impl CongestionControl for Icc {
             }
         } else {
             self.branch = IccBranch::Increase;
-            lu.mul_int(self.rate_bps).saturating_add(Q16::ONE.sub(lu).mul_int(self.line_rate_bps))
+            lu.mul_int(self.rate_bps).saturating_add(Q32::ONE.sub(lu).mul_int(self.line_rate_bps))
         };
         self.rate_bps = v.clamp(self.knobs.min_rate_bps.min(self.line_rate_bps), self.line_rate_bps);
     }

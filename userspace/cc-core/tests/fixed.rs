@@ -1,6 +1,6 @@
 //! Fixed-point and sequence arithmetic against exact references.
 
-use cc_core::fixed::{mul_div, mul_div_ceil, rate_bps, tx_time_ns, Q16};
+use cc_core::fixed::{mul_div, mul_div_ceil, rate_bps, tx_time_ns, Q32};
 use cc_core::psn::{psn_add, psn_after, psn_diff, wrapping_delta, PSN_MASK};
 use proptest::prelude::*;
 
@@ -29,8 +29,8 @@ fn rates_and_times() {
     assert_eq!(tx_time_ns(4096, 100_000_000), 327_680);
     assert_eq!(tx_time_ns(1, 3), 2_666_666_667);
     assert_eq!(rate_bps(12_500_000, 1_000_000_000), 100_000_000);
-    assert_eq!(Q16::ratio(1, 2).mul_int(1000), 500);
-    assert_eq!(Q16::from_milli(950).to_micro(), 949_996); // 2^-16 precision
+    assert_eq!(Q32::ratio(1, 2).mul_int(1000), 500);
+    assert_eq!(Q32::from_milli(950).to_micro(), 949_999); // 2^-32 precision, rounded down
 }
 
 #[test]
@@ -58,11 +58,11 @@ proptest! {
 
     #[test]
     fn q16_rounding_error_is_bounded(x in 0u64..(1 << 40), num in 0u64..1_000_000, den in 1u64..1_000_000) {
-        // x * (num/den) through Q16 is off by at most x * 2^-16 + 1.
-        let f = Q16::ratio(num, den);
+        // x * (num/den) through Q32 is off by at most x * 2^-32 + 1.
+        let f = Q32::ratio(num, den);
         let got = f.mul_int(x) as i128;
         let want = (x as i128 * num as i128) / den as i128;
-        let bound = (x as i128 >> 16) + 1;
+        let bound = (x as i128 >> 32) + 1;
         prop_assert!((got - want).abs() <= bound, "got {got} want {want} bound {bound}");
     }
 

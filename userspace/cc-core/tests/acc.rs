@@ -1,0 +1,143 @@
+//! ACC against the equations of Algorithm 1.
+
+mod common;
+use cc_core::acc::{Acc, AccClass, AccKnobs};
+use cc_core::cc::CongestionControl;
+use cc_core::fixed::tx_time_ns;
+use common::*;
+
+const MTU: u32 = 4096;
+
+/// One period: send `sent` packets, receive `acks` ACKs of one MTU each,
+/// `ce` of them CE-marked, spread over the period; then the timer fires.
+fn period(acc: &mut Acc, start: u64, t: u64, sent: u32, acks: u32, ce: u32, ue: u32) -> u64 {
+    for i in 0..sent {
+        acc.on_send(start + u64::from(i), i, MTU);
+    }
+    for i in 0..acks {
+        let at = start + 1 + u64::from(i) * (t - 2) / u64::from(acks.max(1));
+        acc.on_ack(&ack(at, MTU, i < ce, i >= ce && i < ce + ue));
+    }
+    acc.on_timer(start + t);
+    start + t
+}
+
+fn setup() -> (Acc, AccKnobs, u64) {
+    let l = link(10, 50);
+    let k = AccKnobs::for_link(&l);
+    (Acc::new(&l, k, 0), k, k.period_ns)
+}
+
+#[test]
+fn defaults_follow_the_paper() {
+    let (_, k, t) = setup();
+    assert_eq!(t, 50_000);
+    assert_eq!(k.ri_low_bps, 10 * GBPS / 250);
+    assert_eq!(k.ri_high_bps, 10 * k.ri_low_bps);
+    assert_eq!(k.p_thresh, 1);
+}
+
+#[test]
+fn halt_time_is_excess_over_ack_rate() {
+    let (mut acc, _, t) = setup();
+    // Period A: 20 packets out, 5 clean ACKs. Period B: 5 more out, 8 ACKs all CE.
+    let now = period(&mut acc, 0, t, 20, 5, 0, 0);
+    let now = period(&mut acc, now, t, 5, 8, 8, 0);
+    assert_eq!(acc.class(), AccClass::Congested);
+    // R = ΔA/T = 8·MTU/T; t_halt = (ΔS_A − ΔA_B)/R.
+    let r = 8 * u64::from(MTU) * 8 * 1_000_000_000 / t;
+    assert_eq!(acc.ack_rate_bps(), r);
+    let want = tx_time_ns(12 * u64::from(MTU), r);
+    assert_eq!(acc.last_halt_ns(), want);
+    assert!(acc.halted());
+    let p = acc.pacing(now);
+    assert!(p.next_send_ns >= now + want, "halt ends at {} < {}", p.next_send_ns, now + want);
+    assert_eq!(p.rate_bps, r);
+}
+
+#[test]
+fn halt_is_extended_by_the_old_rate_excess() {
+    let (mut acc, _, t) = setup();
+    let now = period(&mut acc, 0, t, 20, 5, 0, 0);
+    let now = period(&mut acc, now, t, 5, 8, 8, 0);
+    let halt = acc.last_halt_ns();
+    let end = acc.pacing(now).next_send_ns;
+    let r = acc.ack_rate_bps();
+    let line = 10 * GBPS;
+    // Period C (halted): CE ACKs keep coming. ΔS of B was 5 packets sent at R_s = line.
+    let now2 = period(&mut acc, now, t, 0, 4, 4, 0);
+    let ds = 5 * u64::from(MTU);
+    let excess = ds - ds * r / line;
+    let ext = tx_time_ns(excess, r);
+    assert_eq!(acc.last_halt_ns(), halt + ext);
+    assert_eq!(acc.pacing(now2).next_send_ns, end + ext);
+    assert!(!acc.halted(), "halt ends after its one extension");
+}
+
+#[test]
+fn ack_rate_uses_long_inter_arrival() {
+    let (mut acc, _, t) = setup();
+    let now = period(&mut acc, 0, t, 10, 1, 0, 0);
+    // Two silent periods, then one CE ACK: the gap is about 3T, not T.
+    let now = period(&mut acc, now, t, 0, 0, 0, 0);
+    let now = period(&mut acc, now, t, 0, 0, 0, 0);
+    acc.on_ack(&ack(now + t - 1, MTU, true, false));
+    acc.on_timer(now + t);
+    let gap = (now + t - 1) - 1;
+    let want = u64::from(MTU) * 8 * 1_000_000_000 / gap;
+    assert_eq!(acc.ack_rate_bps(), want);
+}
+
+#[test]
+fn two_stage_rate_increase() {
+    let (mut acc, k, t) = setup();
+    let line = 10 * GBPS;
+    // Halve the rate first via two UE periods (P_thresh = 1).
+    let mut now = period(&mut acc, 0, t, 1, 1, 0, 1);
+    now = period(&mut acc, now, t, 1, 1, 0, 1);
+    assert_eq!(acc.pacing(now).rate_bps, line / 2);
+    let mut r = line / 2;
+    for (i, ri) in [k.ri_low_bps, k.ri_low_bps, k.ri_high_bps, k.ri_high_bps].into_iter().enumerate() {
+        now = period(&mut acc, now, t, 1, 1, 0, 0);
+        r += (line - r) * ri / line;
+        assert_eq!(acc.pacing(now).rate_bps, r, "uncongested period {}", i + 1);
+    }
+}
+
+#[test]
+fn victims_halve_after_p_thresh_periods_of_ue() {
+    let (mut acc, _, t) = setup();
+    let line = 10 * GBPS;
+    let now = period(&mut acc, 0, t, 1, 4, 0, 4);
+    assert_eq!(acc.class(), AccClass::Undetermined);
+    assert_eq!(acc.pacing(now).rate_bps, line, "N_v = 1 = P_thresh: hold");
+    let now = period(&mut acc, now, t, 1, 4, 0, 1);
+    assert_eq!(acc.pacing(now).rate_bps, line / 2, "N_v = 2 > P_thresh: halve");
+    // A clean period resets N_v; the next UE period holds again.
+    let now = period(&mut acc, now, t, 1, 4, 0, 0);
+    let r = acc.pacing(now).rate_bps;
+    let now = period(&mut acc, now, t, 1, 4, 0, 2);
+    assert_eq!(acc.pacing(now).rate_bps, r);
+}
+
+#[test]
+fn some_ce_below_ninety_percent_holds() {
+    let (mut acc, _, t) = setup();
+    let now = period(&mut acc, 0, t, 20, 10, 8, 0);
+    assert_eq!(acc.class(), AccClass::Mixed);
+    assert_eq!(acc.pacing(now).rate_bps, 10 * GBPS);
+    let _ = period(&mut acc, now, t, 20, 10, 9, 0);
+    assert_eq!(acc.class(), AccClass::Congested);
+}
+
+#[test]
+fn no_halt_before_acks_of_post_halt_data() {
+    let (mut acc, _, t) = setup();
+    let now = period(&mut acc, 0, t, 20, 5, 0, 0);
+    let now = period(&mut acc, now, t, 5, 8, 8, 0);
+    let now = period(&mut acc, now, t, 0, 4, 4, 0); // extension, halt ends
+    let halts = acc.halts();
+    // More CE periods whose ACKs are for pre-halt data: snd_una <= snd_nxt_start.
+    let _ = period(&mut acc, now, t, 0, 2, 2, 0);
+    assert_eq!(acc.halts(), halts);
+}
