@@ -135,7 +135,10 @@ impl CongestionControl for Icc {
             }
         } else {
             self.branch = IccBranch::Increase;
-            lu.mul_int(self.rate_bps).saturating_add(Q32::ONE.sub(lu).mul_int(self.line_rate_bps))
+            // V·lu + line·(1 − lu), written as V + (1 − lu)·(line − V) so
+            // that rounding never takes a line-rate sender below the line.
+            let headroom = self.line_rate_bps.saturating_sub(self.rate_bps);
+            self.rate_bps.saturating_add(Q32::ONE.sub(lu).mul_int(headroom))
         };
         self.rate_bps = v.clamp(self.knobs.min_rate_bps.min(self.line_rate_bps), self.line_rate_bps);
     }

@@ -1,0 +1,192 @@
+//! HPCC, FNCC and ICC against their papers' equations.
+
+mod common;
+use cc_core::cc::{AckEvent, CongestionControl, IntHop, IntInfo, IntWidths};
+use cc_core::fixed::{bytes_in, Q32};
+use cc_core::fncc::{Fncc, FnccKnobs};
+use cc_core::hpcc::{Hpcc, HpccKnobs};
+use cc_core::icc::{Icc, IccBranch, IccKnobs};
+use common::*;
+
+fn q(x: Q32) -> f64 {
+    x.0 as f64 / 4294967296.0
+}
+
+fn hop(ts_ns: u64, tx_bytes: u64, qlen: u64) -> IntHop {
+    IntHop { b_bps: 10 * GBPS, ts_ns, tx_bytes, qlen }
+}
+
+fn int_ack<'a>(now: u64, acked: u32, info: IntInfo<'a>) -> AckEvent<'a> {
+    AckEvent { now_ns: now, psn: 0, acked_bytes: acked, ce: false, ue: false, nak: false, int: Some(info) }
+}
+
+fn setup(w_ai: u64) -> (Hpcc, HpccKnobs) {
+    let l = link(10, 10);
+    let mut k = HpccKnobs::for_link(&l);
+    k.w_ai_bytes = w_ai;
+    (Hpcc::new(&l, k, 0), k)
+}
+
+#[test]
+fn u_from_two_int_samples() {
+    let (mut h, _) = setup(0);
+    // T = 10 us at 10 Gb/s: B·T = 12500 B. Over 10 us the port sent 12500 B
+    // (txRate = B) and its queue went 10000 -> 20000: u = 10000/12500 + 1 = 1.8.
+    let a = [hop(0, 0, 10_000)];
+    let b = [hop(10_000, 12_500, 20_000)];
+    h.on_ack(&int_ack(1, 4096, int(&a, 1)));
+    h.on_ack(&int_ack(2, 4096, int(&b, 1)));
+    assert!(close(q(h.utilisation()), 1.8, 1e-9), "U = {}", q(h.utilisation()));
+}
+
+#[test]
+fn ewma_weights_by_tau_over_t() {
+    let (mut h, _) = setup(0);
+    // τ = T/4: U = 3/4·1 + 1/4·u, from the initial U = 1.
+    let a = [hop(0, 0, 0)];
+    let b = [hop(2_500, 6_250, 0)]; // txRate = 2·B: u = 2
+    h.on_ack(&int_ack(1, 4096, int(&a, 1)));
+    h.on_ack(&int_ack(2, 4096, int(&b, 1)));
+    assert!(close(q(h.utilisation()), 0.75 + 0.25 * 2.0, 1e-9));
+}
+
+#[test]
+fn counter_wrap() {
+    let (mut h, _) = setup(0);
+    let widths = IntWidths { ts_bits: 24, tx_bits: 20 };
+    let a = [hop((1 << 24) - 4_000, (1 << 20) - 5_000, 10_000)];
+    let b = [hop(6_000, 7_500, 20_000)]; // dt = 10 us, dtx = 12500 across the wrap
+    let mut ia = int(&a, 1);
+    ia.widths = widths;
+    let mut ib = int(&b, 1);
+    ib.widths = widths;
+    h.on_ack(&int_ack(1, 4096, ia));
+    h.on_ack(&int_ack(2, 4096, ib));
+    assert!(close(q(h.utilisation()), 1.8, 1e-9), "U = {}", q(h.utilisation()));
+}
+
+/// HPCC Fig. 5: two ACKs in one RTT that report the same load give
+/// `W(2) = W(1) = W^c/2`, not `W^c/4`.
+#[test]
+fn figure_5_no_overreaction() {
+    let (mut h, k) = setup(0);
+    let bdp = bytes_in(10 * GBPS, k.period_ns);
+    let eta = q(k.eta);
+    for i in 0..30 {
+        h.on_send(0, i, 4096);
+    }
+    // τ = T on every sample, so U is each ACK's u. No queue; txRate sets u.
+    let tx = |u: f64| (u * bdp as f64).round() as u64;
+    let a = [hop(0, 0, 0)];
+    let b0 = [hop(10_000, tx(eta), 0)];
+    let p1 = [hop(20_000, tx(eta) + tx(2.0 * eta), 0)];
+    let p2 = [hop(30_000, tx(eta) + 2 * tx(2.0 * eta), 0)];
+    h.on_ack(&int_ack(1, 4096, int(&a, 1))); // stores L
+    // The update point, at U = η: W^c stays, and the next update waits for
+    // the ACK of data sent from now on.
+    h.on_ack(&int_ack(2, 4096, int(&b0, 1)));
+    let wc = h.reference_window();
+    // P1 and P2 both see U = 2η.
+    h.on_ack(&int_ack(3, 4096, int(&p1, 1)));
+    let w1 = h.window();
+    h.on_ack(&int_ack(4, 4096, int(&p2, 1)));
+    let w2 = h.window();
+    assert!(close(w1 as f64, wc as f64 / 2.0, 1e-3), "W(1) = {w1}, W^c = {wc}");
+    assert_eq!(w2, w1, "W(2) = W(1)");
+    assert_eq!(h.reference_window(), wc, "W^c is fixed within the RTT");
+}
+
+#[test]
+fn additive_increase_stages_then_multiplicative() {
+    let (mut h, k) = setup(100);
+    let bdp = bytes_in(10 * GBPS, k.period_ns);
+    // Low utilisation (txRate = B/2): AI for maxStage updates, then one MI.
+    let mut ts = 0;
+    let mut tx = 0;
+    let a = [hop(ts, tx, 0)];
+    h.on_ack(&int_ack(1, 0, int(&a, 1)));
+    // Start from a small window so increases are visible.
+    h.set_reference_window(bdp / 4);
+    let mut seen = Vec::new();
+    for i in 0..8u64 {
+        h.on_send(i, 0, 4096);
+        ts += 10_000;
+        tx += bdp / 2;
+        let b = [hop(ts, tx, 0)];
+        h.on_ack(&int_ack(2 + i, 4096, int(&b, 1)));
+        seen.push(h.reference_window());
+    }
+    // U converges to 0.5 < η; stages 1..=5 add W_AI, the 6th is W^c·η/U + W_AI.
+    for i in 1..5 {
+        assert_eq!(seen[i], seen[i - 1] + 100, "AI step {i}: {seen:?}");
+    }
+    assert!(seen[5] > seen[4] + 100, "MI step after maxStage: {seen:?}");
+}
+
+#[test]
+fn path_change_resets_reference() {
+    let (mut h, _) = setup(0);
+    let a = [hop(0, 0, 0)];
+    let b = [hop(10_000, 100_000, 100_000)];
+    h.on_ack(&int_ack(1, 4096, int(&a, 1)));
+    let mut other = int(&b, 1);
+    other.path_id = 9;
+    let u = h.utilisation();
+    h.on_ack(&int_ack(2, 4096, other));
+    assert_eq!(h.utilisation(), u, "a new path only stores its records");
+}
+
+#[test]
+fn fncc_lhcs_jumps_to_fair_window() {
+    let l = link(10, 10);
+    let mut k = FnccKnobs::for_link(&l);
+    k.hpcc.w_ai_bytes = 0;
+    let mut f = Fncc::new(&l, k, 0);
+    let bdp = bytes_in(10 * GBPS, k.hpcc.period_ns);
+    // Last hop (index 0) overloaded: u = 2 > α = 1.05; N = 4 flows.
+    let a = [hop(0, 0, bdp), hop(0, 0, 0)];
+    let b = [hop(10_000, bdp, bdp), hop(10_000, bdp / 2, 0)];
+    f.on_send(0, 0, 4096);
+    f.on_ack(&int_ack(1, 0, int(&a, 4)));
+    f.on_ack(&int_ack(2, 4096, int(&b, 4)));
+    assert_eq!(f.lhcs_jumps(), 1);
+    // W^c = B·T·β/N, then COMPUTEWIND: U = 2 >= η, W = W^c·η/U.
+    let jump = (0.9 * bdp as f64 / 4.0).floor();
+    let want = jump * 0.95 / 2.0;
+    assert!(close(f.hpcc().window() as f64, want.max(4096.0), 1e-3), "W = {} want {want}", f.hpcc().window());
+    // Congestion on a middle hop does not jump.
+    let mut g = Fncc::new(&l, k, 0);
+    let a2 = [hop(0, 0, 0), hop(0, 0, bdp)];
+    let c = [hop(10_000, bdp / 2, 0), hop(10_000, bdp, bdp)];
+    g.on_ack(&int_ack(1, 0, int(&a2, 4)));
+    g.on_ack(&int_ack(2, 4096, int(&c, 4)));
+    assert_eq!(g.lhcs_jumps(), 0);
+}
+
+#[test]
+fn icc_branch_selection() {
+    let l = link(10, 10);
+    let k = IccKnobs::for_link(&l);
+    let line = 10 * GBPS;
+    let mk = |qlen: u64, rate: i64, lu: u64| {
+        let hops = [IntHop { b_bps: line, ts_ns: 0, tx_bytes: 0, qlen }];
+        let mut icc = Icc::new(&l, k, 0);
+        let mut info = int(&hops, 4);
+        info.qlen_rate = rate;
+        info.lu = Q32::from_milli(lu);
+        icc.on_ack(&int_ack(1, 4096, info));
+        (icc.branch(), icc.pacing(0).rate_bps, icc)
+    };
+    let (b, r, icc) = mk(20_000, 1_000_000_000, 900);
+    assert_eq!(b, IccBranch::Max);
+    assert_eq!(r, icc.v_max(line, Q32::from_milli(900), 4, 20_000, 1_000_000_000).min(line));
+    let (b, r, icc) = mk(20_000, -1_000, 900);
+    assert_eq!(b, IccBranch::Min);
+    // V_min = (C + C·lu)/n + qlen/(n·T) = 10G·1.9/4 + 20000 B·8/(4·10 us)
+    let want = (line as f64 * 1.9 / 4.0) + 20_000.0 * 8.0 / (4.0 * 10e-6);
+    assert!(close(r as f64, want.min(line as f64), 1e-6), "V_min {r} want {want}");
+    assert_eq!(r, icc.v_min(line, Q32::from_milli(900), 4, 20_000).min(line));
+    let (b, r, _) = mk(0, 0, 600);
+    assert_eq!(b, IccBranch::Increase);
+    assert_eq!(r, line, "from line rate the lu-weighted increase stays at line");
+}
