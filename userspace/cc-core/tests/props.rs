@@ -1,0 +1,155 @@
+//! Property tests: arbitrary event sequences never panic or overflow, rates
+//! stay within [minimum, line], and an ACC halt never ends before it began.
+
+mod common;
+use cc_core::acc::{Acc, AccKnobs};
+use cc_core::cc::{AckEvent, CongestionControl, IntHop, IntInfo, IntWidths, LinkParams};
+use cc_core::dcqcn::{Dcqcn, DcqcnKnobs};
+use cc_core::fixed::Q32;
+use cc_core::fncc::{Fncc, FnccKnobs};
+use cc_core::hpcc::{Hpcc, HpccKnobs};
+use cc_core::icc::{Icc, IccKnobs};
+use cc_core::none::NoCc;
+use proptest::prelude::*;
+
+#[derive(Clone, Debug)]
+enum Ev {
+    Send(u32),
+    Ack { bytes: u32, ce: bool, ue: bool, nak: bool },
+    IntAck { bytes: u32, ts: u64, tx: u64, qlen: u64, path: u16, n: u16, rate: i64, lu: u32 },
+    Cnp,
+    Timer,
+}
+
+fn ev() -> impl Strategy<Value = Ev> {
+    prop_oneof![
+        (0u32..=65536).prop_map(Ev::Send),
+        (0u32..=1 << 20, any::<bool>(), any::<bool>(), any::<bool>())
+            .prop_map(|(bytes, ce, ue, nak)| Ev::Ack { bytes, ce, ue, nak }),
+        (0u32..=1 << 20, any::<u64>(), any::<u64>(), 0u64..1 << 40, 0u16..3, any::<u16>(), any::<i64>(), any::<u32>())
+            .prop_map(|(bytes, ts, tx, qlen, path, n, rate, lu)| Ev::IntAck { bytes, ts, tx, qlen, path, n, rate, lu }),
+        Just(Ev::Cnp),
+        Just(Ev::Timer),
+    ]
+}
+
+fn link_strategy() -> impl Strategy<Value = LinkParams> {
+    (1u64..=400_000, 256u32..=9000, 1u64..10_000_000)
+        .prop_map(|(mbps, mtu, rtt)| LinkParams { line_rate_bps: mbps * 1_000_000, mtu, base_rtt_ns: rtt })
+}
+
+/// Runs `events` (each with a time step) through `cc`, checking the rate
+/// bounds after every event. Returns an error message on a violation.
+fn drive(cc: &mut dyn CongestionControl, line: u64, min: u64, events: &[(u64, Ev)]) -> Result<(), String> {
+    let mut now = 1_000u64;
+    let widths = [IntWidths::FULL, IntWidths { ts_bits: 24, tx_bits: 20 }];
+    for (i, (dt, e)) in events.iter().enumerate() {
+        now = now.saturating_add(*dt);
+        match e {
+            Ev::Send(b) => cc.on_send(now, i as u32, *b),
+            Ev::Ack { bytes, ce, ue, nak } => cc.on_ack(&AckEvent {
+                now_ns: now,
+                psn: i as u32,
+                acked_bytes: *bytes,
+                ce: *ce,
+                ue: *ue,
+                nak: *nak,
+                int: None,
+            }),
+            Ev::IntAck { bytes, ts, tx, qlen, path, n, rate, lu } => {
+                let hops = [IntHop { b_bps: line, ts_ns: *ts, tx_bytes: *tx, qlen: *qlen }; 2];
+                let k = (*path as usize) % 2 + 1;
+                cc.on_ack(&AckEvent {
+                    now_ns: now,
+                    psn: i as u32,
+                    acked_bytes: *bytes,
+                    ce: false,
+                    ue: false,
+                    nak: false,
+                    int: Some(IntInfo {
+                        hops: &hops[..k],
+                        path_id: *path,
+                        widths: widths[i % 2],
+                        n_flows: *n,
+                        port_flows: *n,
+                        qlen_rate: *rate,
+                        lu: Q32(u64::from(*lu)),
+                    }),
+                })
+            }
+            Ev::Cnp => cc.on_cnp(now),
+            Ev::Timer => cc.on_timer(now),
+        }
+        let p = cc.pacing(now);
+        if p.rate_bps > line || p.rate_bps < min.min(line) {
+            return Err(format!("{}: rate {} outside [{min}, {line}] after {e:?}", cc.name(), p.rate_bps));
+        }
+    }
+    Ok(())
+}
+
+fn events() -> impl Strategy<Value = Vec<(u64, Ev)>> {
+    prop::collection::vec((0u64..200_000, ev()), 0..300)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn acc_bounds_and_halt(link in link_strategy(), events in events()) {
+        let k = AccKnobs::for_link(&link);
+        let mut acc = Acc::new(&link, k, 0);
+        drive(&mut acc, link.line_rate_bps, k.min_rate_bps, &events).map_err(TestCaseError::fail)?;
+        // Halts: a timer that halts sets the next send time in its future.
+        let mut acc = Acc::new(&link, k, 0);
+        let mut now = 0u64;
+        for (dt, e) in &events {
+            now = now.saturating_add(*dt);
+            let halts = acc.halts();
+            match e {
+                Ev::Send(b) => acc.on_send(now, 0, *b),
+                Ev::Ack { bytes, ce, ue, nak } => acc.on_ack(&AckEvent { now_ns: now, psn: 0, acked_bytes: *bytes, ce: *ce, ue: *ue, nak: *nak, int: None }),
+                _ => acc.on_timer(now),
+            }
+            if acc.halts() > halts {
+                prop_assert!(acc.pacing(now).next_send_ns >= now.saturating_add(acc.last_halt_ns()),
+                    "halt ends at {} before now {} + {}", acc.pacing(now).next_send_ns, now, acc.last_halt_ns());
+            }
+        }
+    }
+
+    #[test]
+    fn dcqcn_bounds(link in link_strategy(), events in events()) {
+        let k = DcqcnKnobs::for_link(&link);
+        let mut cc = Dcqcn::new(&link, k, 0);
+        drive(&mut cc, link.line_rate_bps, k.min_rate_bps, &events).map_err(TestCaseError::fail)?;
+        prop_assert!(cc.alpha() <= Q32::ONE);
+    }
+
+    #[test]
+    fn hpcc_bounds(link in link_strategy(), events in events()) {
+        let mut cc = Hpcc::new(&link, HpccKnobs::for_link(&link), 0);
+        drive(&mut cc, link.line_rate_bps, 1, &events).map_err(TestCaseError::fail)?;
+        let w = cc.window();
+        prop_assert!(w >= u64::from(link.mtu).min(w) && w > 0);
+    }
+
+    #[test]
+    fn fncc_bounds(link in link_strategy(), events in events()) {
+        let mut cc = Fncc::new(&link, FnccKnobs::for_link(&link), 0);
+        drive(&mut cc, link.line_rate_bps, 1, &events).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn icc_bounds(link in link_strategy(), events in events()) {
+        let k = IccKnobs::for_link(&link);
+        let mut cc = Icc::new(&link, k, 0);
+        drive(&mut cc, link.line_rate_bps, k.min_rate_bps, &events).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn none_bounds(link in link_strategy(), events in events()) {
+        let mut cc = NoCc::new(&link);
+        drive(&mut cc, link.line_rate_bps, link.line_rate_bps, &events).map_err(TestCaseError::fail)?;
+    }
+}
