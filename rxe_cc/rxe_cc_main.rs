@@ -13,7 +13,8 @@
 //! `rx_data` runs in the receive task, concurrently with them. So state
 //! shared by both sides is atomic. Create and destroy never overlap a hook.
 
-use core::ffi::{c_char, c_void};
+use core::ffi::c_void;
+use kernel::ffi::c_char;
 use core::fmt;
 use kernel::{
     debugfs::{Dir, File, Scope},
@@ -249,8 +250,10 @@ struct Context {
 }
 
 struct RxeCc {
-    /// Boxed so that the address given to the glue stays put.
-    ctx: KBox<Context>,
+    /// Boxed so that the address given to the glue stays put. Only the glue
+    /// reads it (through that address); holding it here keeps it alive until
+    /// `Drop` has unregistered.
+    _ctx: KBox<Context>,
     _totals_file: Pin<KBox<File<Arc<Totals>>>>,
     _root: Dir,
 }
@@ -287,7 +290,7 @@ impl kernel::Module for RxeCc {
         let name = Algorithm::from_id(alg).map_or("?", Algorithm::name);
         pr_info!("registered with rdma_rxe, cc={}\n", name);
         Ok(RxeCc {
-            ctx,
+            _ctx: ctx,
             _totals_file: totals_file,
             _root: root,
         })

@@ -14,12 +14,14 @@ src=$KDIR/drivers/infiniband/sw/rxe
 stamp=$(cat "$src"/*.[ch] "$src/Makefile" "$here"/patches/*.patch | sha256sum | cut -c1-16)
 if [ "$(cat "$OUT/.stamp" 2>/dev/null)" != "$stamp" ]; then
 	rm -rf "$OUT" && mkdir -p "$OUT"
-	cp "$src"/*.[ch] "$OUT/"
-	cp "$src/Makefile" "$OUT/Kbuild"
+	cp "$src"/*.[ch] "$src/Makefile" "$OUT/"
 	for p in "$here"/patches/*.patch; do
 		# Paths in the series are a/drivers/infiniband/sw/rxe/<file>.
-		patch -s -p5 -d "$OUT" <"$p" || { echo "error: $(basename "$p") does not apply to $src" >&2; exit 1; }
+		patch -s -p5 --batch --forward -d "$OUT" <"$p" >"$OUT/.patch.log" 2>&1 \
+			|| { cat "$OUT/.patch.log" >&2; echo "error: $(basename "$p") does not apply to $src" >&2; exit 1; }
 	done
+	# The in-tree Makefile is a plain kbuild file.
+	mv "$OUT/Makefile" "$OUT/Kbuild"
 	echo "$stamp" >"$OUT/.stamp"
 fi
 make -s -C "$KDIR" M="$OUT" LLVM=-19 CONFIG_RDMA_RXE=m modules

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Fetch Debian's linux-source-7.2 and build the testbed kernel and bpftool.
+# Fetch Debian's linux-source-7.2 and build the testbed kernel, then bpftool
+# (testbed/bpftool.sh) from the same tree.
 #
 # The build lives in $RXECC_CACHE/kernel/<source version>-<config hash>/ and is
 # reused while neither the source version nor this script's inputs change.
-# A build is only marked done once bzImage, modules and bpftool all exist, so
-# an interrupted build is redone, never reused.
+# A build is only marked done once bzImage and modules both exist, so an
+# interrupted build is redone, never reused.
 #
 # Prints the build directory on stdout.
 set -euo pipefail
@@ -86,12 +87,10 @@ if [ ! -f "$kdir/.rxecc-built" ]; then
 		grep -E 'error|Error' "$log" | tail -20
 		die "kernel build failed (see $log)"
 	fi
-	progress "kernel: building bpftool from the same tree"
-	make -C tools/bpf/bpftool LLVM=-19 -j"$(nproc)" >>"$log" 2>&1 \
-		|| { tail -20 "$log"; die "bpftool build failed (see $log)"; }
 	echo "$(( $(date +%s) - start ))" >"$kdir/.rxecc-build-seconds"
 	touch "$kdir/.rxecc-built"
 	progress "kernel: built in $(cat "$kdir/.rxecc-build-seconds") s"
 fi
+bash "$here/bpftool.sh" "$kdir"
 ln -sfn "$kdir" "$RXECC_CACHE/kernel/current"
 echo "$kdir"

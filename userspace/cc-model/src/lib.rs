@@ -1,0 +1,393 @@
+//! A small discrete-event model of N flows sharing one bottleneck port.
+//!
+//! It drives the real `cc_core` algorithms (the kernel module's own code),
+//! and is a test harness and a teaching aid, not a large-scale simulator:
+//!
+//! ```text
+//! flow i --(prop/2)--> [switch: FIFO queue, port rate C] --(prop/2)--> receiver
+//!    ^                 marks CE (TCD or RED) at enqueue,                  |
+//!    |                 stamps INT at dequeue                              |
+//!    +------------------------- ACK per packet (prop) --------------------+
+//! ```
+//!
+//! - Each sender NIC runs at `line_rate_bps` and honours the algorithm's
+//!   pacing (`next_send_ns`) and window, and rxe's cap of 128 packets in flight.
+//! - The switch has no PFC (lossless by an unbounded queue), so a TCD port
+//!   is always ON: a queue above the threshold means CE; UE never appears.
+//! - The receiver ACKs every packet, echoing CE; for DCQCN its NP sends a
+//!   CNP (at most one per 50 us per flow) that takes the ACK's path.
+
+use cc_core::acc::{Acc, AccKnobs};
+use cc_core::cc::{AckEvent, CongestionControl, IntHop, IntInfo, IntWidths, LinkParams};
+use cc_core::dcqcn::{Dcqcn, DcqcnKnobs, DcqcnNp};
+use cc_core::fixed::{tx_time_ns, Q32};
+use cc_core::hpcc::{Hpcc, HpccKnobs};
+use cc_core::none::NoCc;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Which algorithm every flow runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algo {
+    /// No congestion control.
+    None,
+    /// ACC with TCD marking.
+    Acc,
+    /// DCQCN with RED marking.
+    Dcqcn,
+    /// HPCC with INT stamping.
+    Hpcc,
+}
+
+/// Switch marking of the bottleneck port.
+#[derive(Clone, Copy, Debug)]
+pub enum Marking {
+    /// No marks.
+    None,
+    /// TCD: CE when the queue exceeds the threshold (the port is always ON).
+    Tcd { threshold_bytes: u64 },
+    /// RED: `p = pmax·(q − kmin)/(kmax − kmin)` between the thresholds, 1 above.
+    Red { kmin: u64, kmax: u64, pmax_milli: u64 },
+}
+
+/// A scenario.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub algo: Algo,
+    pub flows: usize,
+    /// Sender NIC rate and bottleneck port rate, b/s.
+    pub line_rate_bps: u64,
+    pub mtu: u32,
+    /// Round-trip propagation delay, ns (half each way for data, all of it
+    /// split evenly for the return of ACKs).
+    pub prop_rtt_ns: u64,
+    /// The algorithms' T.
+    pub period_ns: u64,
+    pub marking: Marking,
+    /// Start time of each flow, ns (missing entries start at 0).
+    pub starts_ns: Vec<u64>,
+    pub duration_ns: u64,
+    /// Sampling interval of the trace, ns.
+    pub sample_ns: u64,
+    /// Most packets a flow may have unacknowledged (rxe: 128).
+    pub max_inflight_pkts: u64,
+}
+
+impl Config {
+    /// Defaults: 10 Gb/s, MTU 4096, 20 us RTT, T = 50 us (ACC's testbed).
+    pub fn new(algo: Algo, flows: usize) -> Self {
+        let line = 10_000_000_000;
+        let marking = match algo {
+            Algo::Acc => Marking::Tcd { threshold_bytes: 2 * 4096 },
+            Algo::Dcqcn => Marking::Red { kmin: 5_000, kmax: 200_000, pmax_milli: 10 },
+            _ => Marking::None,
+        };
+        Self {
+            algo,
+            flows,
+            line_rate_bps: line,
+            mtu: 4096,
+            prop_rtt_ns: 20_000,
+            period_ns: if algo == Algo::Hpcc { 25_000 } else { 50_000 },
+            marking,
+            starts_ns: Vec::new(),
+            duration_ns: 20_000_000,
+            sample_ns: 50_000,
+            max_inflight_pkts: 128,
+        }
+    }
+}
+
+/// One flow's algorithm.
+pub enum Cc {
+    None(NoCc),
+    Acc(Acc),
+    Dcqcn(Dcqcn),
+    Hpcc(Hpcc),
+}
+
+impl Cc {
+    fn get(&mut self) -> &mut dyn CongestionControl {
+        match self {
+            Cc::None(c) => c,
+            Cc::Acc(c) => c,
+            Cc::Dcqcn(c) => c,
+            Cc::Hpcc(c) => c,
+        }
+    }
+}
+
+/// A halt of one ACC flow.
+#[derive(Clone, Debug)]
+pub struct Halt {
+    pub flow: usize,
+    pub at_ns: u64,
+    /// The algorithm's halt length, with its extension once applied.
+    pub planned_ns: u64,
+    /// Queue at the port when the halt began, bytes.
+    pub queue_bytes: u64,
+    /// Time from the halt to the flow's next packet.
+    pub actual_ns: Option<u64>,
+}
+
+/// What a run records.
+#[derive(Clone, Debug, Default)]
+pub struct Trace {
+    /// Sample times, ns.
+    pub t_ns: Vec<u64>,
+    /// Per sample, each flow's pacing rate (the algorithm's R), b/s.
+    pub rate_bps: Vec<Vec<u64>>,
+    /// Per sample, each flow's bytes sent during the sample interval.
+    pub sent_bytes: Vec<Vec<u64>>,
+    /// Per sample, queue bytes at the sample time.
+    pub queue_bytes: Vec<u64>,
+    /// Per sample, bytes the port sent during the interval.
+    pub port_bytes: Vec<u64>,
+    pub max_queue_bytes: u64,
+    pub halts: Vec<Halt>,
+    /// Time of the first CE mark, the first CE echo that reached a sender.
+    pub first_mark_ns: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    Sample,
+    TrySend(usize),
+    Timer(usize),
+    Arrive { flow: usize, bytes: u32, ce: bool },
+    Depart,
+    Ack { flow: usize, bytes: u32, ce: bool, hop: (u64, u64, u64) },
+    Cnp(usize),
+}
+
+struct Flow {
+    cc: Cc,
+    np: DcqcnNp,
+    start_ns: u64,
+    nic_free_ns: u64,
+    try_at: Option<u64>,
+    inflight_bytes: u64,
+    inflight_pkts: u64,
+    psn: u32,
+    sent_in_sample: u64,
+    prev_int: Option<(u64, u64, u64)>,
+    open_halt: Option<usize>,
+}
+
+/// Runs `cfg` and returns its trace.
+pub fn run(cfg: &Config) -> Trace {
+    let link = LinkParams { line_rate_bps: cfg.line_rate_bps, mtu: cfg.mtu, base_rtt_ns: cfg.period_ns };
+    let mut flows: Vec<Flow> = (0..cfg.flows)
+        .map(|i| {
+            let start = cfg.starts_ns.get(i).copied().unwrap_or(0);
+            let cc = match cfg.algo {
+                Algo::None => Cc::None(NoCc::new(&link)),
+                Algo::Acc => Cc::Acc(Acc::new(&link, AccKnobs::for_link(&link), start)),
+                Algo::Dcqcn => Cc::Dcqcn(Dcqcn::new(&link, DcqcnKnobs::for_link(&link), start)),
+                Algo::Hpcc => Cc::Hpcc(Hpcc::new(&link, HpccKnobs::for_link(&link), start)),
+            };
+            Flow {
+                cc,
+                np: DcqcnNp::new(50_000),
+                start_ns: start,
+                nic_free_ns: start,
+                try_at: None,
+                inflight_bytes: 0,
+                inflight_pkts: 0,
+                psn: 0,
+                sent_in_sample: 0,
+                prev_int: None,
+                open_halt: None,
+            }
+        })
+        .collect();
+
+    let mut q: BinaryHeap<Reverse<(u64, u64, Ev)>> = BinaryHeap::new();
+    let mut seq = 0u64;
+    let mut push = |q: &mut BinaryHeap<Reverse<(u64, u64, Ev)>>, t: u64, e: Ev| {
+        seq += 1;
+        q.push(Reverse((t, seq, e)));
+    };
+    for (i, f) in flows.iter_mut().enumerate() {
+        push(&mut q, f.start_ns, Ev::TrySend(i));
+        f.try_at = Some(f.start_ns);
+        if let Some(p) = f.cc.get().timer_period_ns() {
+            push(&mut q, f.start_ns + p, Ev::Timer(i));
+        }
+    }
+    push(&mut q, cfg.sample_ns, Ev::Sample);
+
+    let mut queue: VecDeque<(usize, u32, bool)> = VecDeque::new();
+    let mut queue_bytes = 0u64;
+    let mut port_busy = false;
+    let mut port_tx_total = 0u64;
+    let mut port_in_sample = 0u64;
+    let mut trace = Trace::default();
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    let half = cfg.prop_rtt_ns / 2;
+    let pkt_line = |b: u32| tx_time_ns(u64::from(b), cfg.line_rate_bps);
+
+    while let Some(Reverse((now, _, ev))) = q.pop() {
+        if now > cfg.duration_ns {
+            break;
+        }
+        match ev {
+            Ev::Sample => {
+                trace.t_ns.push(now);
+                trace.rate_bps.push(flows.iter_mut().map(|f| f.cc.get().pacing(now).rate_bps).collect());
+                trace.sent_bytes.push(flows.iter_mut().map(|f| std::mem::take(&mut f.sent_in_sample)).collect());
+                trace.queue_bytes.push(queue_bytes);
+                trace.port_bytes.push(std::mem::take(&mut port_in_sample));
+                push(&mut q, now + cfg.sample_ns, Ev::Sample);
+            }
+            Ev::TrySend(i) => {
+                let f = &mut flows[i];
+                if f.try_at != Some(now) {
+                    continue; // superseded
+                }
+                f.try_at = None;
+                let p = f.cc.get().pacing(now);
+                let window_ok = p.window_bytes.map_or(true, |w| f.inflight_bytes < w)
+                    && f.inflight_pkts < cfg.max_inflight_pkts;
+                if !window_ok {
+                    continue; // an ACK will retry
+                }
+                let at = now.max(p.next_send_ns).max(f.nic_free_ns);
+                if at > now {
+                    f.try_at = Some(at);
+                    push(&mut q, at, Ev::TrySend(i));
+                    continue;
+                }
+                let bytes = cfg.mtu;
+                f.cc.get().on_send(now, f.psn, bytes);
+                f.psn = f.psn.wrapping_add(1);
+                f.inflight_bytes += u64::from(bytes);
+                f.inflight_pkts += 1;
+                f.sent_in_sample += u64::from(bytes);
+                f.nic_free_ns = now + pkt_line(bytes);
+                if let Some(h) = f.open_halt.take() {
+                    trace.halts[h].actual_ns = Some(now - trace.halts[h].at_ns);
+                }
+                push(&mut q, now + half, Ev::Arrive { flow: i, bytes, ce: false });
+                f.try_at = Some(f.nic_free_ns);
+                push(&mut q, f.nic_free_ns, Ev::TrySend(i));
+            }
+            Ev::Timer(i) => {
+                let f = &mut flows[i];
+                let halts_before = if let Cc::Acc(a) = &f.cc { a.halts() } else { 0 };
+                f.cc.get().on_timer(now);
+                if let Cc::Acc(a) = &f.cc {
+                    if a.halts() > halts_before {
+                        trace.halts.push(Halt {
+                            flow: i,
+                            at_ns: now,
+                            planned_ns: a.last_halt_ns(),
+                            queue_bytes,
+                            actual_ns: None,
+                        });
+                        f.open_halt = Some(trace.halts.len() - 1);
+                    } else if let Some(h) = f.open_halt {
+                        trace.halts[h].planned_ns = a.last_halt_ns();
+                    }
+                }
+                if let Some(p) = f.cc.get().timer_period_ns() {
+                    push(&mut q, now + p, Ev::Timer(i));
+                }
+                if f.try_at.is_none() {
+                    f.try_at = Some(now);
+                    push(&mut q, now, Ev::TrySend(i));
+                }
+            }
+            Ev::Arrive { flow, bytes, .. } => {
+                let ce = match cfg.marking {
+                    Marking::None => false,
+                    Marking::Tcd { threshold_bytes } => queue_bytes > threshold_bytes,
+                    Marking::Red { kmin, kmax, pmax_milli } => {
+                        if queue_bytes <= kmin {
+                            false
+                        } else if queue_bytes > kmax {
+                            true
+                        } else {
+                            // xorshift: a fixed, reproducible sequence
+                            rng ^= rng << 13;
+                            rng ^= rng >> 7;
+                            rng ^= rng << 17;
+                            let p_milli = pmax_milli * (queue_bytes - kmin) / (kmax - kmin);
+                            rng % 1000 < p_milli
+                        }
+                    }
+                };
+                queue.push_back((flow, bytes, ce));
+                queue_bytes += u64::from(bytes);
+                trace.max_queue_bytes = trace.max_queue_bytes.max(queue_bytes);
+                if !port_busy {
+                    port_busy = true;
+                    push(&mut q, now + pkt_line(bytes), Ev::Depart);
+                }
+            }
+            Ev::Depart => {
+                let (flow, bytes, ce) = queue.pop_front().expect("departure from an empty queue");
+                queue_bytes -= u64::from(bytes);
+                port_tx_total += u64::from(bytes);
+                port_in_sample += u64::from(bytes);
+                if ce && trace.first_mark_ns.is_none() {
+                    trace.first_mark_ns = Some(now);
+                }
+                // INT at dequeue: time, bytes sent, queue after this packet.
+                let hop = (now, port_tx_total, queue_bytes);
+                // Receiver gets it after half the RTT and ACKs right away.
+                let ack_at = now + half + half;
+                push(&mut q, ack_at, Ev::Ack { flow, bytes, ce, hop });
+                if ce && cfg.algo == Algo::Dcqcn && flows[flow].np.on_ce(now + half) {
+                    push(&mut q, ack_at, Ev::Cnp(flow));
+                }
+                if let Some(&(_, b, _)) = queue.front() {
+                    push(&mut q, now + pkt_line(b), Ev::Depart);
+                } else {
+                    port_busy = false;
+                }
+            }
+            Ev::Ack { flow, bytes, ce, hop } => {
+                let f = &mut flows[flow];
+                f.inflight_bytes = f.inflight_bytes.saturating_sub(u64::from(bytes));
+                f.inflight_pkts = f.inflight_pkts.saturating_sub(1);
+                let hops = [IntHop { b_bps: cfg.line_rate_bps, ts_ns: hop.0, tx_bytes: hop.1, qlen: hop.2 }];
+                let int = (cfg.algo == Algo::Hpcc).then(|| IntInfo {
+                    hops: &hops,
+                    path_id: 1,
+                    widths: IntWidths::FULL,
+                    n_flows: 0,
+                    port_flows: 0,
+                    qlen_rate: 0,
+                    lu: Q32::ZERO,
+                });
+                f.prev_int = Some(hop);
+                f.cc.get().on_ack(&AckEvent {
+                    now_ns: now,
+                    psn: f.psn,
+                    acked_bytes: bytes,
+                    ce,
+                    ue: false,
+                    nak: false,
+                    int,
+                });
+                if f.try_at.is_none() {
+                    f.try_at = Some(now);
+                    push(&mut q, now, Ev::TrySend(flow));
+                }
+            }
+            Ev::Cnp(i) => flows[i].cc.get().on_cnp(now),
+        }
+    }
+    trace
+}
+
+/// Jain's fairness index: 1 when all equal, 1/n when one has everything.
+pub fn jain(x: &[u64]) -> f64 {
+    let s: f64 = x.iter().map(|&v| v as f64).sum();
+    let sq: f64 = x.iter().map(|&v| (v as f64) * (v as f64)).sum();
+    if sq == 0.0 {
+        return 0.0;
+    }
+    s * s / (x.len() as f64 * sq)
+}
