@@ -2,7 +2,8 @@
 # with EINVAL, and the old value stays.
 
 # param_write <name> <value>: 0 if the write was accepted.
-param_write() { sh -c "echo '$2' > /sys/module/rxe_cc/parameters/$1" 2>"$TEST_OUT/write.err"; }
+# bash, not dash: dash's echo reports every write error as EIO.
+param_write() { bash -c "echo '$2' > /sys/module/rxe_cc/parameters/$1" 2>"$TEST_OUT/write.err"; }
 
 test_params() {
 	local p=/sys/module/rxe_cc/parameters
