@@ -13,7 +13,10 @@
 //!   periods, RI_high after.
 //!
 //! Choices where the paper is silent (also in `docs/algorithms.md`):
-//! - Some CE but under 90%: hold the rate.
+//! - Some CE but under 90%: not congested, no UE, so uncongested (increase).
+//!   Holding the rate there, the other reading, left flows frozen at unequal
+//!   rates in the model (Jain 0.979 for 70 ms) while the queue sat at the
+//!   marking threshold.
 //! - A period without ACKs: no information, hold; ΔS accumulates.
 //! - R is measured as bytes acked per period (`ΔA/T`), not `recvNum·MTU/T`,
 //!   because rxe coalesces ACKs; with per-packet ACKs of full packets the two
@@ -294,7 +297,11 @@ impl CongestionControl for Acc {
                 self.n_v = 0;
             }
             AccClass::Mixed => {
-                self.n_u = 0;
+                // Not congested by the 90% rule and no UE: the paper's
+                // three-way split makes this uncongested. Holding instead
+                // freezes flows at unequal rates while the queue sits at the
+                // threshold (docs/algorithms.md).
+                self.uncongested();
                 self.n_v = 0;
             }
             AccClass::NoInfo => {}

@@ -74,11 +74,14 @@ pub struct Config {
 }
 
 impl Config {
-    /// Defaults: 10 Gb/s, MTU 4096, 20 us RTT, T = 50 us (ACC's testbed).
+    /// Defaults after the ACC paper's simulation: 100 Gb/s, 1 KB packets,
+    /// 10 us base RTT, T = 20 us (HPCC: T = 12 us, just above the RTT);
+    /// TCD threshold 2 MTU; RED as the ACC paper sets DCQCN (5 KB, 200 KB).
     pub fn new(algo: Algo, flows: usize) -> Self {
-        let line = 10_000_000_000;
+        let line = 100_000_000_000;
+        let mtu = 1024;
         let marking = match algo {
-            Algo::Acc => Marking::Tcd { threshold_bytes: 2 * 4096 },
+            Algo::Acc => Marking::Tcd { threshold_bytes: 2 * u64::from(mtu) },
             Algo::Dcqcn => Marking::Red { kmin: 5_000, kmax: 200_000, pmax_milli: 10 },
             _ => Marking::None,
         };
@@ -86,13 +89,13 @@ impl Config {
             algo,
             flows,
             line_rate_bps: line,
-            mtu: 4096,
-            prop_rtt_ns: 20_000,
-            period_ns: if algo == Algo::Hpcc { 25_000 } else { 50_000 },
+            mtu,
+            prop_rtt_ns: 10_000,
+            period_ns: if algo == Algo::Hpcc { 12_000 } else { 20_000 },
             marking,
             starts_ns: Vec::new(),
             duration_ns: 20_000_000,
-            sample_ns: 50_000,
+            sample_ns: 20_000,
             max_inflight_pkts: 128,
         }
     }
@@ -390,4 +393,77 @@ pub fn jain(x: &[u64]) -> f64 {
         return 0.0;
     }
     s * s / (x.len() as f64 * sq)
+}
+
+impl Trace {
+    /// Sum of each flow's bytes sent over samples `[from, to)`.
+    pub fn sent_between(&self, from: usize, to: usize) -> Vec<u64> {
+        let n = self.sent_bytes.first().map_or(0, Vec::len);
+        let mut s = vec![0u64; n];
+        for row in &self.sent_bytes[from.min(self.sent_bytes.len())..to.min(self.sent_bytes.len())] {
+            for (a, b) in s.iter_mut().zip(row) {
+                *a += b;
+            }
+        }
+        s
+    }
+
+    /// Jain's index of throughput over each window of `w` samples.
+    pub fn windowed_jain(&self, w: usize) -> Vec<f64> {
+        (0..self.sent_bytes.len().saturating_sub(w - 1)).map(|i| jain(&self.sent_between(i, i + w))).collect()
+    }
+
+    /// First sample index from which every later `w`-sample window has a
+    /// throughput Jain index of at least `target`: the convergence point.
+    pub fn converged_at(&self, w: usize, target: f64) -> Option<usize> {
+        let j = self.windowed_jain(w);
+        let last_bad = j.iter().rposition(|&x| x < target);
+        match last_bad {
+            None => Some(0),
+            Some(i) if i + 1 < j.len() => Some(i + 1),
+            _ => None,
+        }
+    }
+}
+
+/// First sample from which every later sample has each flow's pacing rate
+/// within `tol` (relative) of `target_bps`.
+pub fn settled_at(t: &Trace, target_bps: u64, tol: f64) -> Option<usize> {
+    let ok = |row: &Vec<u64>| row.iter().all(|&r| ((r as f64) - target_bps as f64).abs() <= tol * target_bps as f64);
+    match t.rate_bps.iter().rposition(|row| !ok(row)) {
+        None => Some(0),
+        Some(i) if i + 1 < t.rate_bps.len() => Some(i + 1),
+        _ => None,
+    }
+}
+
+/// First sample from which every later window of `w` samples has each
+/// flow's throughput within `tol` (relative) of `target_bps`.
+pub fn throughput_settled_at(t: &Trace, w: usize, sample_ns: u64, target_bps: u64, tol: f64) -> Option<usize> {
+    let want = target_bps as f64 * (w as u64 * sample_ns) as f64 / 8e9;
+    let n = t.sent_bytes.len();
+    if n < w {
+        return None;
+    }
+    let ok = |i: usize| t.sent_between(i, i + w).iter().all(|&b| (b as f64 - want).abs() <= tol * want);
+    match (0..=n - w).rev().find(|&i| !ok(i)) {
+        None => Some(0),
+        Some(i) if i < n - w => Some(i + 1),
+        _ => None,
+    }
+}
+
+/// First sample starting a window of `w` samples in which every flow's
+/// throughput is within `tol` (relative) of `target_bps`.
+pub fn first_fair_window(t: &Trace, w: usize, sample_ns: u64, target_bps: u64, tol: f64) -> Option<usize> {
+    let want = target_bps as f64 * (w as u64 * sample_ns) as f64 / 8e9;
+    (0..t.sent_bytes.len().saturating_sub(w))
+        .find(|&i| t.sent_between(i, i + w).iter().all(|&b| (b as f64 - want).abs() <= tol * want))
+}
+
+/// Whether the last window of `w` samples has every flow within `tol` of `target_bps`.
+pub fn last_window_fair(t: &Trace, w: usize, sample_ns: u64, target_bps: u64, tol: f64) -> bool {
+    let n = t.sent_bytes.len();
+    let want = target_bps as f64 * (w as u64 * sample_ns) as f64 / 8e9;
+    n >= w && t.sent_between(n - w, n).iter().all(|&b| (b as f64 - want).abs() <= tol * want)
 }
