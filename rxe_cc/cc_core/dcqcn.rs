@@ -175,9 +175,9 @@ impl CongestionControl for Dcqcn {
     }
 
     fn on_timer(&mut self, now_ns: u64) {
-        // Catch up on every period that passed, but boundedly: after 2048
-        // decays α is 0 in Q32 (g = 1/256), and 256 increase events take
-        // any rate back to the line.
+        // Catch up on every period that passed, but boundedly: 2048 decays
+        // take α below 4e-4 (g = 1/256), and 256 increase events take any
+        // rate back to the line.
         let k = self.knobs.alpha_period_ns.max(1);
         let n = now_ns.saturating_sub(self.last_alpha_ns) / k;
         for _ in 0..n.min(2048) {
