@@ -10,6 +10,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/string.h>
+#include <linux/timekeeping.h>
 #include <rdma/ib_verbs.h>
 
 #include <rxe_cc_hooks.h>
@@ -19,6 +20,7 @@
 
 static const char *const rxe_cc_alg_names[RXE_CC_NR_ALGS] = {
 	[RXE_CC_ALG_NONE] = "none",
+	[RXE_CC_ALG_FIXED] = "fixed",
 };
 
 static int rxe_cc_alg = RXE_CC_ALG_NONE;
@@ -53,7 +55,7 @@ static const struct kernel_param_ops cc_ops = {
 	.get = cc_get,
 };
 module_param_cb(cc, &cc_ops, NULL, 0644);
-MODULE_PARM_DESC(cc, "congestion control for new QPs: none");
+MODULE_PARM_DESC(cc, "congestion control for new QPs: none, fixed");
 
 /* An unsigned knob with an inclusive valid range. */
 struct rxe_cc_knob {
@@ -95,6 +97,8 @@ static const struct kernel_param_ops knob_ops = {
 
 RXE_CC_KNOB(line_rate_mbps, 100, 1, 400000,
 	    "link rate the algorithms assume, Mb/s");
+RXE_CC_KNOB(fixed_rate_mbps, 100, 1, 400000,
+	    "payload rate of cc=fixed QPs, Mb/s");
 
 u32 rxe_cc_param_alg(void)
 {
@@ -104,6 +108,11 @@ u32 rxe_cc_param_alg(void)
 u32 rxe_cc_param_line_rate_mbps(void)
 {
 	return READ_ONCE(knob_line_rate_mbps.val);
+}
+
+u32 rxe_cc_param_fixed_rate_mbps(void)
+{
+	return READ_ONCE(knob_fixed_rate_mbps.val);
 }
 
 /* ---- hook trampolines: unpack the ABI structs into plain values ---------- */
@@ -177,4 +186,10 @@ void rxe_cc_glue_unregister(void)
 void rxe_cc_glue_kick(void *qp)
 {
 	rxe_cc_kick(qp);
+}
+
+/* The clock every hook's now_ns comes from. */
+u64 rxe_cc_glue_now_ns(void)
+{
+	return ktime_get_ns();
 }

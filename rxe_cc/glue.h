@@ -15,6 +15,7 @@
 /* Algorithm ids; keep in sync with `Algorithm` in rxe_cc_main.rs. */
 enum rxe_cc_alg {
 	RXE_CC_ALG_NONE = 0,
+	RXE_CC_ALG_FIXED = 1,
 	RXE_CC_NR_ALGS,
 };
 
@@ -22,8 +23,10 @@ enum rxe_cc_alg {
 int rxe_cc_glue_register(void *ctx);
 void rxe_cc_glue_unregister(void);
 void rxe_cc_glue_kick(void *qp);
+u64 rxe_cc_glue_now_ns(void);
 u32 rxe_cc_param_alg(void);
 u32 rxe_cc_param_line_rate_mbps(void);
+u32 rxe_cc_param_fixed_rate_mbps(void);
 
 /* Implemented in Rust, called from the glue's hook trampolines. */
 void *rxe_cc_rs_qp_create(void *ctx, void *qp, const char *name, u32 qpn,

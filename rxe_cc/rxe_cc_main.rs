@@ -18,18 +18,27 @@ use kernel::ffi::c_char;
 use core::fmt;
 use kernel::{
     debugfs::{Dir, File, Scope},
+    impl_has_hr_timer, new_spinlock,
     prelude::*,
     str::CString,
     sync::{
         atomic::{Atomic, Relaxed},
-        Arc,
+        Arc, ArcBorrow, SpinLock,
+    },
+    time::{
+        hrtimer::{
+            ArcHrTimerHandle, HrTimer, HrTimerCallback, HrTimerCallbackContext, HrTimerPointer,
+            HrTimerRestart, RelativeMode,
+        },
+        Delta, Monotonic,
     },
 };
 
 pub mod cc_core;
 
 use cc_core::{
-    cc::{CongestionControl, LinkParams},
+    cc::{AckEvent, CongestionControl, LinkParams},
+    fixed_rate::FixedRate,
     none::NoCc,
 };
 
@@ -48,10 +57,11 @@ mod ffi {
     extern "C" {
         pub(crate) fn rxe_cc_glue_register(ctx: *mut c_void) -> i32;
         pub(crate) fn rxe_cc_glue_unregister();
-        #[allow(dead_code)] // First used by the pacing algorithms.
         pub(crate) fn rxe_cc_glue_kick(qp: *mut c_void);
+        pub(crate) fn rxe_cc_glue_now_ns() -> u64;
         pub(crate) fn rxe_cc_param_alg() -> u32;
         pub(crate) fn rxe_cc_param_line_rate_mbps() -> u32;
+        pub(crate) fn rxe_cc_param_fixed_rate_mbps() -> u32;
     }
 }
 
@@ -60,12 +70,15 @@ mod ffi {
 enum Algorithm {
     /// Pass-through: count, never delay.
     None,
+    /// Pace at `fixed_rate_mbps`: the pacer's test mode.
+    Fixed,
 }
 
 impl Algorithm {
     fn from_id(id: u32) -> Option<Self> {
         match id {
             0 => Some(Self::None),
+            1 => Some(Self::Fixed),
             _ => None,
         }
     }
@@ -73,6 +86,15 @@ impl Algorithm {
     fn name(self) -> &'static str {
         match self {
             Self::None => "none",
+            Self::Fixed => "fixed",
+        }
+    }
+
+    /// What the QP is doing, for debugfs.
+    fn state(self) -> &'static str {
+        match self {
+            Self::None => "pass-through",
+            Self::Fixed => "paced",
         }
     }
 }
@@ -102,9 +124,11 @@ enum Counter {
     RxPackets,
     RxBytes,
     RxEcnCe,
+    PacerFires,
+    PacerLateNs,
 }
 
-const NR_COUNTERS: usize = 13;
+const NR_COUNTERS: usize = 15;
 const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "tx_packets",
     "tx_bytes",
@@ -119,6 +143,8 @@ const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "rx_packets",
     "rx_bytes",
     "rx_ecn_ce",
+    "pacer_fires",
+    "pacer_late_ns",
 ];
 
 struct Counters([Atomic<u64>; NR_COUNTERS]);
@@ -161,15 +187,22 @@ struct QpStats {
     qpn: u32,
     line_rate_mbps: u32,
     created_ns: u64,
-    counters: Counters,
+    /// The algorithm's current rate and next send time, mirrored after
+    /// each event so that reading debugfs takes no lock.
+    rate_bps: Atomic<u64>,
+    next_send_ns: Atomic<u64>,
+    /// Shared with the QP's pacer, which counts its timer fires.
+    counters: Arc<Counters>,
 }
 
 impl fmt::Debug for QpStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "cc {}", self.alg.name())?;
         writeln!(f, "qpn {}", self.qpn)?;
-        writeln!(f, "state {}", "pass-through")?;
+        writeln!(f, "state {}", self.alg.state())?;
         writeln!(f, "line_rate_mbps {}", self.line_rate_mbps)?;
+        writeln!(f, "rate_bps {}", self.rate_bps.load(Relaxed))?;
+        writeln!(f, "next_send_ns {}", self.next_send_ns.load(Relaxed))?;
         writeln!(f, "created_ns {}", self.created_ns)?;
         self.counters.fmt_lines(f)
     }
@@ -194,29 +227,93 @@ impl fmt::Debug for Totals {
 /// A QP's algorithm state; one variant per `Algorithm`.
 enum QpCc {
     None(NoCc),
+    Fixed(FixedRate),
 }
 
 impl QpCc {
-    fn new(alg: Algorithm, link: &LinkParams) -> Self {
+    fn new(alg: Algorithm, link: &LinkParams, fixed_rate_bps: u64, now_ns: u64) -> Self {
         match alg {
             Algorithm::None => Self::None(NoCc::new(link)),
+            Algorithm::Fixed => Self::Fixed(FixedRate::new(fixed_rate_bps, PACING_BURST_NS, link.mtu, now_ns)),
         }
     }
 
-    fn get(&self) -> &dyn CongestionControl {
+    fn get(&mut self) -> &mut dyn CongestionControl {
         match self {
             Self::None(cc) => cc,
+            Self::Fixed(cc) => cc,
         }
     }
 }
 
-/// What `rxe_cc_rs_qp_create` hands to rdma_rxe as the QP's private pointer.
-struct QpState {
-    /// The algorithm's state, from `cc_core`.
+/// Pacing credit a late sender may catch up on. Under QEMU TCG an hrtimer
+/// plus the send task's workqueue wake up a few hundred microseconds late;
+/// without credit that lateness is lost (one packet of credit reached 44%
+/// of a 100 Mb/s rate). 2 ms bounds the resulting burst.
+const PACING_BURST_NS: u64 = 2_000_000;
+
+/// rdma_rxe's opaque handle for a QP.
+struct QpHandle(*mut c_void);
+
+// SAFETY: the handle is only passed back to `rxe_cc_kick`, which may be
+// called from any context.
+unsafe impl Send for QpHandle {}
+// SAFETY: as above; the pointer is never dereferenced in Rust.
+unsafe impl Sync for QpHandle {}
+
+/// A QP's pacing timer. It only kicks the QP's send task: all algorithm
+/// state changes happen in the task, never in the timer (hardirq) context.
+#[pin_data]
+struct Pacer {
+    #[pin]
+    timer: HrTimer<Pacer>,
+    qp: QpHandle,
+    /// The time the timer is set for, 0 when it is not pending.
+    armed_until: Atomic<u64>,
+    /// Timer fires and their total lateness, for the QP's debugfs.
+    stats: Arc<Counters>,
+}
+
+impl HrTimerCallback for Pacer {
+    type Pointer<'a> = Arc<Self>;
+
+    fn run(this: ArcBorrow<'_, Self>, _ctx: HrTimerCallbackContext<'_, Self>) -> HrTimerRestart {
+        // Clear before kicking: a gate that runs after the kick re-arms.
+        let due = this.armed_until.xchg(0, Relaxed);
+        // SAFETY: reading the clock has no preconditions.
+        let now = unsafe { ffi::rxe_cc_glue_now_ns() };
+        this.stats.add(Counter::PacerFires, 1);
+        this.stats.add(Counter::PacerLateNs, now.saturating_sub(due));
+        // SAFETY: the QP outlives its CC state, and dropping the state
+        // cancels this timer (and waits for this callback) first.
+        unsafe { ffi::rxe_cc_glue_kick(this.qp.0) };
+        HrTimerRestart::NoRestart
+    }
+}
+
+impl_has_hr_timer! {
+    impl HasHrTimer<Self> for Pacer {
+        mode: RelativeMode<Monotonic>, field: self.timer
+    }
+}
+
+/// What the send task mutates: the algorithm and the pending timer.
+struct QpCtl {
     cc: QpCc,
-    /// rdma_rxe's handle for this QP, for `rxe_cc_glue_kick`.
-    #[allow(dead_code)] // First used by the pacing algorithms.
-    handle: *mut c_void,
+    /// Dropping the handle cancels the timer and waits for its callback.
+    timer: Option<ArcHrTimerHandle<Pacer>>,
+}
+
+/// What `rxe_cc_rs_qp_create` hands to rdma_rxe as the QP's private pointer.
+///
+/// The send-task hooks (`tx_gate`, `tx_done`, `rx_ack`) take `ctl`'s lock;
+/// rdma_rxe serializes them, so it is never contended. Nothing else takes
+/// it: the timer callback and the receive-task hook use atomics only.
+#[pin_data(PinnedDrop)]
+struct QpState {
+    #[pin]
+    ctl: SpinLock<QpCtl>,
+    pacer: Arc<Pacer>,
     /// The counters, owned by their debugfs directory: dropping the scope
     /// removes the directory before the counters go.
     stats: Pin<KBox<Scope<QpStats>>>,
@@ -228,20 +325,24 @@ impl QpState {
     fn count(&self, c: Counter, by: u64) {
         self.stats.counters.add(c, by);
     }
+
+    /// Mirrors the algorithm's pacing into debugfs.
+    fn publish(&self, cc: &mut QpCc, now_ns: u64) {
+        let p = cc.get().pacing(now_ns);
+        self.stats.rate_bps.store(p.rate_bps, Relaxed);
+        self.stats.next_send_ns.store(p.next_send_ns, Relaxed);
+    }
 }
 
-impl Drop for QpState {
-    fn drop(&mut self) {
+#[pinned_drop]
+impl PinnedDrop for QpState {
+    fn drop(self: Pin<&mut Self>) {
+        // Cancel the pacer first: after this no callback can kick the QP.
+        drop(self.ctl.lock().timer.take());
         self.totals.counters.add_all(&self.stats.counters);
         self.totals.qps_destroyed.fetch_add(1, Relaxed);
     }
 }
-
-// SAFETY: `handle` is only passed back to rdma_rxe, whose `rxe_cc_kick` may
-// be called from any context; everything else in `QpState` is `Sync`.
-unsafe impl Send for QpState {}
-// SAFETY: as above; shared access only reads `handle` and uses atomics.
-unsafe impl Sync for QpState {}
 
 /// Module-wide state handed to the glue as its context pointer.
 struct Context {
@@ -313,16 +414,26 @@ impl Drop for RxeCc {
 /// `priv_` must come from `rxe_cc_rs_qp_create` and not have been passed to
 /// `rxe_cc_rs_qp_destroy` yet; rdma_rxe guarantees this for every hook.
 unsafe fn qp_state<'a>(priv_: *mut c_void) -> &'a QpState {
-    // SAFETY: by the function's contract `priv_` is a live `QpState`.
+    // SAFETY: by the function's contract `priv_` is a live, pinned `QpState`;
+    // a shared reference does not move it.
     unsafe { &*priv_.cast::<QpState>() }
 }
 
-fn new_qp_state(ctx: &Context, qp: *mut c_void, name: &CStr, qpn: u32, now_ns: u64) -> Result<KBox<QpState>> {
+fn new_qp_state(
+    ctx: &Context,
+    qp: *mut c_void,
+    name: &CStr,
+    qpn: u32,
+    now_ns: u64,
+) -> Result<Pin<KBox<QpState>>> {
     // SAFETY: reading a parameter has no preconditions.
     let alg = Algorithm::from_id(unsafe { ffi::rxe_cc_param_alg() }).ok_or(EINVAL)?;
     // SAFETY: as above.
     let rate = unsafe { ffi::rxe_cc_param_line_rate_mbps() };
+    // SAFETY: as above.
+    let fixed_rate_bps = u64::from(unsafe { ffi::rxe_cc_param_fixed_rate_mbps() }).saturating_mul(1_000_000);
     let name = CString::try_from_fmt(fmt!("{}", name.to_str().map_err(|_| EINVAL)?))?;
+    let counters = Arc::new(Counters::new(), GFP_KERNEL)?;
     let stats = KBox::pin_init(
         ctx.qp_dir.scope(
             QpStats {
@@ -330,7 +441,9 @@ fn new_qp_state(ctx: &Context, qp: *mut c_void, name: &CStr, qpn: u32, now_ns: u
                 qpn,
                 line_rate_mbps: rate,
                 created_ns: now_ns,
-                counters: Counters::new(),
+                rate_bps: Atomic::new(0),
+                next_send_ns: Atomic::new(now_ns),
+                counters: counters.clone(),
             },
             &name,
             |stats, dir| dir.read_only_file(c"stats", stats),
@@ -342,13 +455,24 @@ fn new_qp_state(ctx: &Context, qp: *mut c_void, name: &CStr, qpn: u32, now_ns: u
         mtu: 4096,
         base_rtt_ns: 50_000,
     };
-    let state = KBox::new(
-        QpState {
-            cc: QpCc::new(alg, &link),
-            handle: qp,
+    let pacer = Arc::pin_init(
+        pin_init!(Pacer {
+            timer <- HrTimer::new(),
+            qp: QpHandle(qp),
+            armed_until: Atomic::new(0),
+            stats: counters,
+        }),
+        GFP_KERNEL,
+    )?;
+    let mut cc = QpCc::new(alg, &link, fixed_rate_bps, now_ns);
+    stats.rate_bps.store(cc.get().pacing(now_ns).rate_bps, Relaxed);
+    let state = KBox::pin_init(
+        pin_init!(QpState {
+            ctl <- new_spinlock!(QpCtl { cc, timer: None }),
+            pacer,
             stats,
             totals: ctx.totals.clone(),
-        },
+        }),
         GFP_KERNEL,
     )?;
     ctx.totals.qps_created.fetch_add(1, Relaxed);
@@ -370,7 +494,9 @@ pub extern "C" fn rxe_cc_rs_qp_create(
     // SAFETY: the glue passes a NUL-terminated name valid for this call.
     let name = unsafe { CStr::from_char_ptr(name) };
     match new_qp_state(ctx, qp, name, qpn, now_ns) {
-        Ok(state) => KBox::into_raw(state).cast::<c_void>(),
+        // SAFETY: the state stays pinned: rdma_rxe only hands the pointer
+        // back, and `rxe_cc_rs_qp_destroy` re-pins it before dropping.
+        Ok(state) => KBox::into_raw(unsafe { Pin::into_inner_unchecked(state) }).cast::<c_void>(),
         Err(e) => {
             pr_warn!("qp {}: no CC state ({:?}); it runs as stock rxe\n", qpn, e);
             core::ptr::null_mut()
@@ -381,12 +507,14 @@ pub extern "C" fn rxe_cc_rs_qp_create(
 /// `qp_destroy` hook.
 #[no_mangle]
 pub extern "C" fn rxe_cc_rs_qp_destroy(priv_: *mut c_void) {
-    // SAFETY: `priv_` came from `KBox::into_raw` in `rxe_cc_rs_qp_create`,
-    // and rdma_rxe calls destroy exactly once, after the last hook.
-    drop(unsafe { KBox::from_raw(priv_.cast::<QpState>()) });
+    // SAFETY: `priv_` came from `KBox::into_raw` of a pinned box in
+    // `rxe_cc_rs_qp_create`, and rdma_rxe calls destroy exactly once, after
+    // the last hook; re-pinning it restores what `into_raw` took apart.
+    drop(unsafe { Pin::new_unchecked(KBox::from_raw(priv_.cast::<QpState>())) });
 }
 
-/// `tx_gate` hook: 0 means send now, else the time the QP may send.
+/// `tx_gate` hook: 0 means send now, else the time the QP may send. In the
+/// second case the pacer's hrtimer is set to kick the QP at that time.
 #[no_mangle]
 pub extern "C" fn rxe_cc_rs_tx_gate(
     priv_: *mut c_void,
@@ -397,11 +525,22 @@ pub extern "C" fn rxe_cc_rs_tx_gate(
 ) -> u64 {
     // SAFETY: called by rdma_rxe between create and destroy.
     let qp = unsafe { qp_state(priv_) };
-    let next = qp.cc.get().pacing(now_ns).next_send_ns;
+    let mut ctl = qp.ctl.lock();
+    let next = ctl.cc.get().pacing(now_ns).next_send_ns;
     if next <= now_ns {
         return 0;
     }
     qp.count(Counter::TxGated, 1);
+    // A timer already set for `next` or earlier will do: when it fires,
+    // the gate runs again and re-arms if the QP must still wait.
+    let armed = qp.pacer.armed_until.load(Relaxed);
+    if armed == 0 || armed > next {
+        // Cancel any later timer before setting this one.
+        drop(ctl.timer.take());
+        qp.pacer.armed_until.store(next, Relaxed);
+        let delay = Delta::from_nanos(i64::try_from(next.saturating_sub(now_ns)).unwrap_or(i64::MAX));
+        ctl.timer = Some(qp.pacer.clone().start(delay));
+    }
     next
 }
 
@@ -409,13 +548,16 @@ pub extern "C" fn rxe_cc_rs_tx_gate(
 #[no_mangle]
 pub extern "C" fn rxe_cc_rs_tx_done(
     priv_: *mut c_void,
-    _now_ns: u64,
-    _psn: u32,
+    now_ns: u64,
+    psn: u32,
     payload: u32,
     wire_bytes: u32,
 ) {
     // SAFETY: called by rdma_rxe between create and destroy.
     let qp = unsafe { qp_state(priv_) };
+    let mut ctl = qp.ctl.lock();
+    ctl.cc.get().on_send(now_ns, psn, payload);
+    qp.publish(&mut ctl.cc, now_ns);
     qp.count(Counter::TxPackets, 1);
     qp.count(Counter::TxBytes, u64::from(payload));
     qp.count(Counter::TxWireBytes, u64::from(wire_bytes));
@@ -425,8 +567,8 @@ pub extern "C" fn rxe_cc_rs_tx_done(
 #[no_mangle]
 pub extern "C" fn rxe_cc_rs_rx_ack(
     priv_: *mut c_void,
-    _now_ns: u64,
-    _psn: u32,
+    now_ns: u64,
+    psn: u32,
     _acked_psns: u32,
     acked_bytes: u32,
     kind: u8,
@@ -434,6 +576,24 @@ pub extern "C" fn rxe_cc_rs_rx_ack(
 ) {
     // SAFETY: called by rdma_rxe between create and destroy.
     let qp = unsafe { qp_state(priv_) };
+    {
+        let mut ctl = qp.ctl.lock();
+        let ack = AckEvent {
+            now_ns,
+            psn,
+            acked_bytes,
+            ce: echo & ECHO_CE != 0,
+            ue: echo & ECHO_UE != 0,
+            nak: kind == ACK_KIND_NAK,
+            int: None,
+        };
+        if kind == ACK_KIND_CNP {
+            ctl.cc.get().on_cnp(now_ns);
+        } else {
+            ctl.cc.get().on_ack(&ack);
+        }
+        qp.publish(&mut ctl.cc, now_ns);
+    }
     let c = match kind {
         ACK_KIND_NAK => Counter::Naks,
         ACK_KIND_CNP => Counter::Cnps,

@@ -12,6 +12,7 @@ pub mod acc;
 pub mod cc;
 pub mod dcqcn;
 pub mod fixed;
+pub mod fixed_rate;
 pub mod fncc;
 pub mod hpcc;
 pub mod icc;

@@ -153,3 +153,33 @@ proptest! {
         drive(&mut cc, link.line_rate_bps, link.line_rate_bps, &events).map_err(TestCaseError::fail)?;
     }
 }
+
+#[test]
+fn fixed_rate_paces_exactly() {
+    use cc_core::fixed_rate::FixedRate;
+    // 1000 packets of 4096 B at 100 Mb/s, sent as soon as allowed: the
+    // last may leave at 999 packet times, and keeps no more than the burst.
+    let mut f = FixedRate::new(100_000_000, 0, 4096, 0);
+    let mut now = 0;
+    for _ in 0..1000 {
+        now = now.max(f.pacing(now).next_send_ns);
+        f.on_send(now, 0, 4096);
+    }
+    assert_eq!(now, 999 * 327_680);
+    // A sender that was away for a second gets one burst of credit, no more.
+    let later = now + 1_000_000_000;
+    f.on_send(later, 0, 4096);
+    assert_eq!(f.pacing(later).next_send_ns, later, "one packet of credit");
+    f.on_send(later, 0, 4096);
+    assert_eq!(f.pacing(later).next_send_ns, later + 327_680);
+    // With 1 ms of burst, a sender woken 1 ms late may send 3 packets at once.
+    let mut g = FixedRate::new(100_000_000, 1_000_000, 4096, 0);
+    g.on_send(0, 0, 4096);
+    let late = 327_680 + 1_000_000;
+    let mut sent = 0;
+    while g.pacing(late).next_send_ns <= late {
+        g.on_send(late, 0, 4096);
+        sent += 1;
+    }
+    assert_eq!(sent, 4, "the due packet plus 1 ms (3.05 packets) of credit");
+}

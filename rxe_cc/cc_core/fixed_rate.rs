@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `fixed`: a pinned pacing rate and nothing else; a test mode for the
+//! pacer and the transmit gate (pacing accuracy), and a baseline.
+
+use super::cc::{advance_pacing, AckEvent, CongestionControl, Pacing};
+use super::fixed::tx_time_ns;
+
+/// A QP paced at a fixed rate.
+#[derive(Clone, Debug)]
+pub struct FixedRate {
+    rate_bps: u64,
+    burst_ns: u64,
+    next_send_ns: u64,
+}
+
+impl FixedRate {
+    /// Paces payload bytes at `rate_bps`. A sender that was late (its timer
+    /// fired late, or it was idle) may catch up on at most `burst_ns` worth
+    /// of credit, at least one packet of `mtu` bytes.
+    pub fn new(rate_bps: u64, burst_ns: u64, mtu: u32, now_ns: u64) -> Self {
+        let rate_bps = rate_bps.max(1);
+        Self {
+            rate_bps,
+            burst_ns: burst_ns.max(tx_time_ns(u64::from(mtu), rate_bps)),
+            next_send_ns: now_ns,
+        }
+    }
+}
+
+impl CongestionControl for FixedRate {
+    fn name(&self) -> &'static str {
+        "fixed"
+    }
+
+    fn on_send(&mut self, now_ns: u64, _psn: u32, bytes: u32) {
+        self.next_send_ns =
+            advance_pacing(self.next_send_ns, now_ns, u64::from(bytes), self.rate_bps, self.burst_ns);
+    }
+
+    fn on_ack(&mut self, _ack: &AckEvent<'_>) {}
+    fn on_cnp(&mut self, _now_ns: u64) {}
+    fn on_timer(&mut self, _now_ns: u64) {}
+    fn timer_period_ns(&self) -> Option<u64> {
+        None
+    }
+
+    fn pacing(&self, _now_ns: u64) -> Pacing {
+        Pacing {
+            rate_bps: self.rate_bps,
+            next_send_ns: self.next_send_ns,
+            window_bytes: None,
+        }
+    }
+}
