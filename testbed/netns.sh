@@ -67,20 +67,37 @@ tb_gid() {
 	return 1
 }
 
+# perftest times itself with the TSC, and under QEMU TCG the vCPUs' TSCs
+# are not in step: a perftest that migrates can compute a bandwidth of 0.
+# Each runs pinned to one vCPU: clients by host number, servers by port.
+tb_cpu() { echo $(($1 % $(nproc))); }
+
+# perftest reports in Gb/s (2 decimals) unless TB_REPORT_GBITS=0, which
+# gives MiB/s with 2 decimals: finer at low rates.
+tb_report_flag() { [ "${TB_REPORT_GBITS:-1}" = 1 ] && echo --report_gbits; }
+
 # tb_write_bw_server <host> <port> <out> [perftest args]: start in background.
 tb_write_bw_server() {
 	local h=$1 port=$2 out=$3
 	shift 3
-	ip netns exec "h$h" ib_write_bw -d "rxe$h" -x "$(tb_gid "$h")" -p "$port" -F \
-		--report_gbits "$@" >"$out" 2>&1 &
+	ip netns exec "h$h" taskset -c "$(tb_cpu "$port")" ib_write_bw -d "rxe$h" -x "$(tb_gid "$h")" \
+		-p "$port" -F $(tb_report_flag) "$@" >"$out" 2>&1 &
 }
 
 # tb_write_bw_client <host> <server host> <port> <out> [perftest args]
 tb_write_bw_client() {
 	local h=$1 s=$2 port=$3 out=$4
 	shift 4
-	ip netns exec "h$h" ib_write_bw -d "rxe$h" -x "$(tb_gid "$h")" -p "$port" -F \
-		--report_gbits "$@" "$(tb_ip "$s")" >"$out" 2>&1
+	ip netns exec "h$h" taskset -c "$(tb_cpu "$h")" ib_write_bw -d "rxe$h" -x "$(tb_gid "$h")" \
+		-p "$port" -F $(tb_report_flag) "$@" "$(tb_ip "$s")" >"$out" 2>&1
+}
+
+# tb_bw_mbit <perftest output>: average bandwidth in Mb/s (10^6 bit/s),
+# from either report unit (perftest's MB/sec is 2^20 bytes per second).
+tb_bw_mbit() {
+	awk '/BW average/ {hdr = 1; gb = /Gb\/sec/; next}
+	     hdr && NF >= 5 && $1 ~ /^[0-9]+$/ {
+		if (gb) printf "%.3f\n", $4 * 1000; else printf "%.3f\n", $4 * 8 * 1.048576; exit }' "$1"
 }
 
 # tb_bw_gbits <perftest output>: average bandwidth in Gb/s, or nothing.

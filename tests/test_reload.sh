@@ -37,3 +37,28 @@ test_reload() {
 	# And a second unload with nothing running is clean too.
 	rmmod rxe_cc
 }
+
+# The same with paced QPs: their hrtimers are live when rxe_cc goes, so the
+# unload must cancel them before the module text disappears.
+test_reload_paced() {
+	local size=65536
+	tb_load_rxe patched
+	tb_load_cc cc=fixed fixed_rate_mbps=50
+	tb_up 2
+	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server.txt" -s $size -D 6
+	sleep 1
+	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client.txt" -s $size -D 6 &
+	local client=$!
+	sleep 2
+	local fires
+	fires=$(awk '$1 == "pacer_fires" {s += $2} END {print s + 0}' /sys/kernel/debug/rxe_cc/qps/*/stats)
+	assert_gt "pacer fires before the unload" "$fires" 0
+	rmmod rxe_cc || fail "rmmod rxe_cc with paced QPs failed"
+	local rc=0
+	wait "$client" || rc=$?
+	wait || true
+	info "paced flow across the unload: exit $rc, $(tb_bw_gbits "$TEST_OUT/client.txt") Gb/s after $fires timer fires"
+	# Unpaced now, the flow must still have moved data.
+	[ "$rc" != 0 ] || assert_gt "bandwidth across the unload" "$(tb_bw_gbits "$TEST_OUT/client.txt")" 0
+	tb_load_cc cc=none || fail "reload failed"
+}
