@@ -14,8 +14,8 @@
 //! shared by both sides is atomic. Create and destroy never overlap a hook.
 
 use core::ffi::c_void;
-use kernel::ffi::c_char;
 use core::fmt;
+use kernel::ffi::c_char;
 use kernel::{
     debugfs::{Dir, File, Scope},
     impl_has_hr_timer, new_spinlock,
@@ -234,7 +234,12 @@ impl QpCc {
     fn new(alg: Algorithm, link: &LinkParams, fixed_rate_bps: u64, now_ns: u64) -> Self {
         match alg {
             Algorithm::None => Self::None(NoCc::new(link)),
-            Algorithm::Fixed => Self::Fixed(FixedRate::new(fixed_rate_bps, PACING_BURST_NS, link.mtu, now_ns)),
+            Algorithm::Fixed => Self::Fixed(FixedRate::new(
+                fixed_rate_bps,
+                PACING_BURST_NS,
+                link.mtu,
+                now_ns,
+            )),
         }
     }
 
@@ -283,7 +288,8 @@ impl HrTimerCallback for Pacer {
         // SAFETY: reading the clock has no preconditions.
         let now = unsafe { ffi::rxe_cc_glue_now_ns() };
         this.stats.add(Counter::PacerFires, 1);
-        this.stats.add(Counter::PacerLateNs, now.saturating_sub(due));
+        this.stats
+            .add(Counter::PacerLateNs, now.saturating_sub(due));
         // SAFETY: the QP outlives its CC state, and dropping the state
         // cancels this timer (and waits for this callback) first.
         unsafe { ffi::rxe_cc_glue_kick(this.qp.0) };
@@ -370,7 +376,8 @@ impl kernel::Module for RxeCc {
             },
             GFP_KERNEL,
         )?;
-        let totals_file = KBox::pin_init(root.read_only_file(c"totals", totals.clone()), GFP_KERNEL)?;
+        let totals_file =
+            KBox::pin_init(root.read_only_file(c"totals", totals.clone()), GFP_KERNEL)?;
         let ctx = KBox::new(
             Context {
                 qp_dir: root.subdir(c"qps"),
@@ -378,7 +385,9 @@ impl kernel::Module for RxeCc {
             },
             GFP_KERNEL,
         )?;
-        let ctx_ptr = core::ptr::from_ref::<Context>(&ctx).cast_mut().cast::<c_void>();
+        let ctx_ptr = core::ptr::from_ref::<Context>(&ctx)
+            .cast_mut()
+            .cast::<c_void>();
         // SAFETY: `ctx` is heap-allocated and outlives the registration:
         // `Drop` unregisters (which waits for every hook) before it is freed.
         let err = unsafe { ffi::rxe_cc_glue_register(ctx_ptr) };
@@ -431,7 +440,8 @@ fn new_qp_state(
     // SAFETY: as above.
     let rate = unsafe { ffi::rxe_cc_param_line_rate_mbps() };
     // SAFETY: as above.
-    let fixed_rate_bps = u64::from(unsafe { ffi::rxe_cc_param_fixed_rate_mbps() }).saturating_mul(1_000_000);
+    let fixed_rate_bps =
+        u64::from(unsafe { ffi::rxe_cc_param_fixed_rate_mbps() }).saturating_mul(1_000_000);
     let name = CString::try_from_fmt(fmt!("{}", name.to_str().map_err(|_| EINVAL)?))?;
     let counters = Arc::new(Counters::new(), GFP_KERNEL)?;
     let stats = KBox::pin_init(
@@ -465,7 +475,9 @@ fn new_qp_state(
         GFP_KERNEL,
     )?;
     let mut cc = QpCc::new(alg, &link, fixed_rate_bps, now_ns);
-    stats.rate_bps.store(cc.get().pacing(now_ns).rate_bps, Relaxed);
+    stats
+        .rate_bps
+        .store(cc.get().pacing(now_ns).rate_bps, Relaxed);
     let state = KBox::pin_init(
         pin_init!(QpState {
             ctl <- new_spinlock!(QpCtl { cc, timer: None }),
@@ -538,7 +550,8 @@ pub extern "C" fn rxe_cc_rs_tx_gate(
         // Cancel any later timer before setting this one.
         drop(ctl.timer.take());
         qp.pacer.armed_until.store(next, Relaxed);
-        let delay = Delta::from_nanos(i64::try_from(next.saturating_sub(now_ns)).unwrap_or(i64::MAX));
+        let delay =
+            Delta::from_nanos(i64::try_from(next.saturating_sub(now_ns)).unwrap_or(i64::MAX));
         ctl.timer = Some(qp.pacer.clone().start(delay));
     }
     next

@@ -178,7 +178,10 @@ impl Acc {
     }
 
     fn clamp(&self, r: u64) -> u64 {
-        r.clamp(self.knobs.min_rate_bps.min(self.line_rate_bps), self.line_rate_bps)
+        r.clamp(
+            self.knobs.min_rate_bps.min(self.line_rate_bps),
+            self.line_rate_bps,
+        )
     }
 
     /// Algorithm 1, CONGESTED and SOURCEHALT.
@@ -213,7 +216,11 @@ impl Acc {
 
     /// Algorithm 1, UNCONGESTED.
     fn uncongested(&mut self) {
-        let ri = if self.n_u < 2 { self.knobs.ri_low_bps } else { self.knobs.ri_high_bps };
+        let ri = if self.n_u < 2 {
+            self.knobs.ri_low_bps
+        } else {
+            self.knobs.ri_high_bps
+        };
         let headroom = self.line_rate_bps.saturating_sub(self.rate_bps);
         let step = mul_div(headroom, ri, self.line_rate_bps);
         self.rate_bps = self.clamp(self.rate_bps.saturating_add(step));
@@ -238,8 +245,13 @@ impl CongestionControl for Acc {
         let b = u64::from(bytes);
         self.snd_nxt = self.snd_nxt.saturating_add(b);
         self.ds_cur = self.ds_cur.saturating_add(b);
-        self.next_send_ns =
-            advance_pacing(self.next_send_ns, now_ns, b, self.rate_bps, self.knobs.burst_ns);
+        self.next_send_ns = advance_pacing(
+            self.next_send_ns,
+            now_ns,
+            b,
+            self.rate_bps,
+            self.knobs.burst_ns,
+        );
     }
 
     fn on_ack(&mut self, ack: &AckEvent<'_>) {
@@ -262,8 +274,6 @@ impl CongestionControl for Acc {
         self.last_ack_ns = Some(ack.now_ns);
     }
 
-    fn on_cnp(&mut self, _now_ns: u64) {}
-
     fn on_timer(&mut self, now_ns: u64) {
         // The period timer starts at the first ACK.
         if !self.started {
@@ -272,7 +282,9 @@ impl CongestionControl for Acc {
         let acks = u64::from(self.acks);
         self.class = if acks == 0 {
             AccClass::NoInfo
-        } else if (u64::from(self.ce) << Q32::SHIFT) >= self.knobs.ce_fraction.0.saturating_mul(acks) {
+        } else if (u64::from(self.ce) << Q32::SHIFT)
+            >= self.knobs.ce_fraction.0.saturating_mul(acks)
+        {
             // ce/acks >= fraction, compared exactly (no rounding of either side).
             AccClass::Congested
         } else if self.ce > 0 {

@@ -44,7 +44,10 @@ pub struct IntWidths {
 
 impl IntWidths {
     /// Full 64-bit counters (no wrap in practice).
-    pub const FULL: IntWidths = IntWidths { ts_bits: 64, tx_bits: 64 };
+    pub const FULL: IntWidths = IntWidths {
+        ts_bits: 64,
+        tx_bits: 64,
+    };
 }
 
 /// Telemetry an ACK carries, if the network stamps it.
@@ -110,14 +113,16 @@ pub trait CongestionControl {
     /// An ACK or NAK arrived.
     fn on_ack(&mut self, ack: &AckEvent<'_>);
 
-    /// A congestion notification packet arrived.
-    fn on_cnp(&mut self, now_ns: u64);
+    /// A congestion notification packet arrived. Ignored by default.
+    fn on_cnp(&mut self, _now_ns: u64) {}
 
-    /// The periodic timer fired.
-    fn on_timer(&mut self, now_ns: u64);
+    /// The periodic timer fired. Ignored by default.
+    fn on_timer(&mut self, _now_ns: u64) {}
 
-    /// Period of the timer the algorithm needs, ns, if any.
-    fn timer_period_ns(&self) -> Option<u64>;
+    /// Period of the timer the algorithm needs, ns; none by default.
+    fn timer_period_ns(&self) -> Option<u64> {
+        None
+    }
 
     /// The pacing decision for the next packet.
     fn pacing(&self, now_ns: u64) -> Pacing;

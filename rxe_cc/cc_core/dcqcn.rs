@@ -48,7 +48,8 @@ pub struct DcqcnKnobs {
 impl DcqcnKnobs {
     /// Defaults for `link`.
     pub fn for_link(link: &LinkParams) -> Self {
-        let per_25g = |x: u64| -> u64 { super::fixed::mul_div(x, link.line_rate_bps, 25_000_000_000).max(1) };
+        let per_25g =
+            |x: u64| -> u64 { super::fixed::mul_div(x, link.line_rate_bps, 25_000_000_000).max(1) };
         Self {
             g: Q32::ratio(1, 256),
             alpha_period_ns: 55_000,
@@ -125,19 +126,29 @@ impl Dcqcn {
     }
 
     fn clamp(&self, r: u64) -> u64 {
-        r.clamp(self.knobs.min_rate_bps.min(self.line_rate_bps), self.line_rate_bps)
+        r.clamp(
+            self.knobs.min_rate_bps.min(self.line_rate_bps),
+            self.line_rate_bps,
+        )
     }
 
     fn increase(&mut self) {
         let f = self.knobs.threshold;
         if self.t > f && self.bc > f {
             let i = u64::from(self.t.min(self.bc).saturating_sub(f));
-            self.rt = self.clamp(self.rt.saturating_add(self.knobs.hai_rate_bps.saturating_mul(i)));
+            self.rt = self.clamp(
+                self.rt
+                    .saturating_add(self.knobs.hai_rate_bps.saturating_mul(i)),
+            );
         } else if self.t > f || self.bc > f {
             self.rt = self.clamp(self.rt.saturating_add(self.knobs.ai_rate_bps));
         }
         // (Rt + Rc)/2 without overflow.
-        self.rc = self.clamp((self.rt / 2).saturating_add(self.rc / 2).saturating_add(self.rt & self.rc & 1));
+        self.rc = self.clamp(
+            (self.rt / 2)
+                .saturating_add(self.rc / 2)
+                .saturating_add(self.rt & self.rc & 1),
+        );
     }
 }
 
@@ -154,7 +165,8 @@ impl CongestionControl for Dcqcn {
             self.bc = self.bc.saturating_add(1);
             self.increase();
         }
-        self.next_send_ns = advance_pacing(self.next_send_ns, now_ns, b, self.rc, self.knobs.burst_ns);
+        self.next_send_ns =
+            advance_pacing(self.next_send_ns, now_ns, b, self.rc, self.knobs.burst_ns);
     }
 
     fn on_ack(&mut self, _ack: &AckEvent<'_>) {}
@@ -194,7 +206,12 @@ impl CongestionControl for Dcqcn {
     }
 
     fn timer_period_ns(&self) -> Option<u64> {
-        Some(self.knobs.alpha_period_ns.min(self.knobs.rate_period_ns).max(1))
+        Some(
+            self.knobs
+                .alpha_period_ns
+                .min(self.knobs.rate_period_ns)
+                .max(1),
+        )
     }
 
     fn pacing(&self, _now_ns: u64) -> Pacing {

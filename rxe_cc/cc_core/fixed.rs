@@ -52,7 +52,10 @@ fn mul_wide(a: u64, b: u64) -> (u64, u64) {
     let p11 = a1.wrapping_mul(b1);
     let mid = (p00 >> 32).wrapping_add(p01 & M).wrapping_add(p10 & M);
     let lo = (p00 & M) | (mid << 32);
-    let hi = p11.wrapping_add(p01 >> 32).wrapping_add(p10 >> 32).wrapping_add(mid >> 32);
+    let hi = p11
+        .wrapping_add(p01 >> 32)
+        .wrapping_add(p10 >> 32)
+        .wrapping_add(mid >> 32);
     (hi, lo)
 }
 

@@ -34,16 +34,16 @@ impl CongestionControl for FixedRate {
     }
 
     fn on_send(&mut self, now_ns: u64, _psn: u32, bytes: u32) {
-        self.next_send_ns =
-            advance_pacing(self.next_send_ns, now_ns, u64::from(bytes), self.rate_bps, self.burst_ns);
+        self.next_send_ns = advance_pacing(
+            self.next_send_ns,
+            now_ns,
+            u64::from(bytes),
+            self.rate_bps,
+            self.burst_ns,
+        );
     }
 
     fn on_ack(&mut self, _ack: &AckEvent<'_>) {}
-    fn on_cnp(&mut self, _now_ns: u64) {}
-    fn on_timer(&mut self, _now_ns: u64) {}
-    fn timer_period_ns(&self) -> Option<u64> {
-        None
-    }
 
     fn pacing(&self, _now_ns: u64) -> Pacing {
         Pacing {

@@ -100,12 +100,6 @@ impl CongestionControl for Fncc {
         self.hpcc.finish_ack(&int);
     }
 
-    fn on_cnp(&mut self, _now_ns: u64) {}
-    fn on_timer(&mut self, _now_ns: u64) {}
-    fn timer_period_ns(&self) -> Option<u64> {
-        None
-    }
-
     fn pacing(&self, now_ns: u64) -> Pacing {
         self.hpcc.pacing(now_ns)
     }

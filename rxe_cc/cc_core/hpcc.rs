@@ -18,7 +18,9 @@
 //! [`wrapping_delta`](super::psn::wrapping_delta); `W` stays within
 //! `[MTU, W_init]`.
 
-use super::cc::{advance_pacing, AckEvent, CongestionControl, IntHop, IntInfo, IntWidths, LinkParams, Pacing};
+use super::cc::{
+    advance_pacing, AckEvent, CongestionControl, IntHop, IntInfo, IntWidths, LinkParams, Pacing,
+};
 use super::fixed::{bytes_in, mul_div, rate_bps, tx_time_ns, Q32};
 use super::psn::wrapping_delta;
 
@@ -178,7 +180,13 @@ impl Hpcc {
         let (inflight, tau) = best?;
         let tau = tau.min(t);
         // U = (1 − τ/T)·U + (τ/T)·u
-        self.u = Q32(mul_div(self.u.0, t.saturating_sub(tau), t).saturating_add(mul_div(inflight.u_max.0, tau, t)));
+        self.u = Q32(
+            mul_div(self.u.0, t.saturating_sub(tau), t).saturating_add(mul_div(
+                inflight.u_max.0,
+                tau,
+                t,
+            )),
+        );
         Some(inflight)
     }
 
@@ -229,7 +237,13 @@ impl CongestionControl for Hpcc {
     fn on_send(&mut self, now_ns: u64, _psn: u32, bytes: u32) {
         let b = u64::from(bytes);
         self.snd_nxt = self.snd_nxt.saturating_add(b);
-        self.next_send_ns = advance_pacing(self.next_send_ns, now_ns, b, self.rate_bps(), self.knobs.burst_ns);
+        self.next_send_ns = advance_pacing(
+            self.next_send_ns,
+            now_ns,
+            b,
+            self.rate_bps(),
+            self.knobs.burst_ns,
+        );
     }
 
     fn on_ack(&mut self, ack: &AckEvent<'_>) {
@@ -245,12 +259,6 @@ impl CongestionControl for Hpcc {
             }
         }
         self.finish_ack(&int);
-    }
-
-    fn on_cnp(&mut self, _now_ns: u64) {}
-    fn on_timer(&mut self, _now_ns: u64) {}
-    fn timer_period_ns(&self) -> Option<u64> {
-        None
     }
 
     fn pacing(&self, _now_ns: u64) -> Pacing {

@@ -20,8 +20,8 @@
 //! In the decrease branches V never exceeds the current rate: they are
 //! decreases.
 
-use super::cc::{AckEvent, CongestionControl, LinkParams, Pacing, advance_pacing};
-use super::fixed::{bytes_in, mul_div, tx_time_ns, Q32, NSEC_PER_SEC};
+use super::cc::{advance_pacing, AckEvent, CongestionControl, LinkParams, Pacing};
+use super::fixed::{bytes_in, mul_div, tx_time_ns, NSEC_PER_SEC, Q32};
 
 /// ICC knobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,11 +101,20 @@ impl Icc {
         let n = n.max(1);
         let t = self.knobs.period_ns.max(1);
         let bdp = bytes_in(c_bps, t);
-        let q_d = if self.knobs.q_d_bytes == 0 { bdp } else { self.knobs.q_d_bytes };
+        let q_d = if self.knobs.q_d_bytes == 0 {
+            bdp
+        } else {
+            self.knobs.q_d_bytes
+        };
         let growth = qlen_rate.unsigned_abs().max(1); // bytes per second
         let t_m = mul_div(q_d.saturating_sub(qlen), NSEC_PER_SEC, growth).max(t);
         let budget = q_d.saturating_add(lu.mul_int(bdp));
-        mul_div(budget.saturating_mul(8), NSEC_PER_SEC, t_m.saturating_mul(n)).saturating_add(c_bps / n)
+        mul_div(
+            budget.saturating_mul(8),
+            NSEC_PER_SEC,
+            t_m.saturating_mul(n),
+        )
+        .saturating_add(c_bps / n)
     }
 }
 
@@ -115,20 +124,30 @@ impl CongestionControl for Icc {
     }
 
     fn on_send(&mut self, now_ns: u64, _psn: u32, bytes: u32) {
-        self.next_send_ns =
-            advance_pacing(self.next_send_ns, now_ns, u64::from(bytes), self.rate_bps, self.knobs.burst_ns);
+        self.next_send_ns = advance_pacing(
+            self.next_send_ns,
+            now_ns,
+            u64::from(bytes),
+            self.rate_bps,
+            self.knobs.burst_ns,
+        );
     }
 
     fn on_ack(&mut self, ack: &AckEvent<'_>) {
         let Some(int) = ack.int else { return };
         let Some(hop) = int.hops.first() else { return };
-        let c = if hop.b_bps == 0 { self.line_rate_bps } else { hop.b_bps };
+        let c = if hop.b_bps == 0 {
+            self.line_rate_bps
+        } else {
+            hop.b_bps
+        };
         let lu = int.lu.min(Q32::ONE);
         let n = u64::from(int.port_flows);
         let v = if hop.qlen > 0 {
             if int.qlen_rate > 0 {
                 self.branch = IccBranch::Max;
-                self.v_max(c, lu, n, hop.qlen, int.qlen_rate).min(self.rate_bps)
+                self.v_max(c, lu, n, hop.qlen, int.qlen_rate)
+                    .min(self.rate_bps)
             } else {
                 self.branch = IccBranch::Min;
                 self.v_min(c, lu, n, hop.qlen).min(self.rate_bps)
@@ -138,15 +157,13 @@ impl CongestionControl for Icc {
             // V·lu + line·(1 − lu), written as V + (1 − lu)·(line − V) so
             // that rounding never takes a line-rate sender below the line.
             let headroom = self.line_rate_bps.saturating_sub(self.rate_bps);
-            self.rate_bps.saturating_add(Q32::ONE.sub(lu).mul_int(headroom))
+            self.rate_bps
+                .saturating_add(Q32::ONE.sub(lu).mul_int(headroom))
         };
-        self.rate_bps = v.clamp(self.knobs.min_rate_bps.min(self.line_rate_bps), self.line_rate_bps);
-    }
-
-    fn on_cnp(&mut self, _now_ns: u64) {}
-    fn on_timer(&mut self, _now_ns: u64) {}
-    fn timer_period_ns(&self) -> Option<u64> {
-        None
+        self.rate_bps = v.clamp(
+            self.knobs.min_rate_bps.min(self.line_rate_bps),
+            self.line_rate_bps,
+        );
     }
 
     fn pacing(&self, _now_ns: u64) -> Pacing {

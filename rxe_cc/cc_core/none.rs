@@ -25,11 +25,6 @@ impl CongestionControl for NoCc {
     }
     fn on_send(&mut self, _now_ns: u64, _psn: u32, _bytes: u32) {}
     fn on_ack(&mut self, _ack: &AckEvent<'_>) {}
-    fn on_cnp(&mut self, _now_ns: u64) {}
-    fn on_timer(&mut self, _now_ns: u64) {}
-    fn timer_period_ns(&self) -> Option<u64> {
-        None
-    }
     fn pacing(&self, now_ns: u64) -> Pacing {
         Pacing {
             rate_bps: self.line_rate_bps,

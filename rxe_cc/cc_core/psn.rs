@@ -25,6 +25,10 @@ pub fn psn_add(psn: u32, n: u32) -> u32 {
 /// Forward distance from `old` to `new` of a counter `width` bits wide
 /// (1..=64) that wraps; a counter seen going backwards has wrapped once.
 pub fn wrapping_delta(new: u64, old: u64, width: u32) -> u64 {
-    let mask = if width >= 64 { u64::MAX } else { (1u64 << width).wrapping_sub(1) };
+    let mask = if width >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << width).wrapping_sub(1)
+    };
     new.wrapping_sub(old) & mask
 }

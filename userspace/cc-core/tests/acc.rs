@@ -51,7 +51,12 @@ fn halt_time_is_excess_over_ack_rate() {
     assert_eq!(acc.last_halt_ns(), want);
     assert!(acc.halted());
     let p = acc.pacing(now);
-    assert!(p.next_send_ns >= now + want, "halt ends at {} < {}", p.next_send_ns, now + want);
+    assert!(
+        p.next_send_ns >= now + want,
+        "halt ends at {} < {}",
+        p.next_send_ns,
+        now + want
+    );
     assert_eq!(p.rate_bps, r);
 }
 
@@ -97,7 +102,10 @@ fn two_stage_rate_increase() {
     now = period(&mut acc, now, t, 1, 1, 0, 1);
     assert_eq!(acc.pacing(now).rate_bps, line / 2);
     let mut r = line / 2;
-    for (i, ri) in [k.ri_low_bps, k.ri_low_bps, k.ri_high_bps, k.ri_high_bps].into_iter().enumerate() {
+    for (i, ri) in [k.ri_low_bps, k.ri_low_bps, k.ri_high_bps, k.ri_high_bps]
+        .into_iter()
+        .enumerate()
+    {
         now = period(&mut acc, now, t, 1, 1, 0, 0);
         r += (line - r) * ri / line;
         assert_eq!(acc.pacing(now).rate_bps, r, "uncongested period {}", i + 1);
@@ -112,7 +120,11 @@ fn victims_halve_after_p_thresh_periods_of_ue() {
     assert_eq!(acc.class(), AccClass::Undetermined);
     assert_eq!(acc.pacing(now).rate_bps, line, "N_v = 1 = P_thresh: hold");
     let now = period(&mut acc, now, t, 1, 4, 0, 1);
-    assert_eq!(acc.pacing(now).rate_bps, line / 2, "N_v = 2 > P_thresh: halve");
+    assert_eq!(
+        acc.pacing(now).rate_bps,
+        line / 2,
+        "N_v = 2 > P_thresh: halve"
+    );
     // A clean period resets N_v; the next UE period holds again.
     let now = period(&mut acc, now, t, 1, 4, 0, 0);
     let r = acc.pacing(now).rate_bps;

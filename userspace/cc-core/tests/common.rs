@@ -8,11 +8,23 @@ pub const GBPS: u64 = 1_000_000_000;
 pub const US: u64 = 1_000;
 
 pub fn link(gbps: u64, rtt_us: u64) -> LinkParams {
-    LinkParams { line_rate_bps: gbps * GBPS, mtu: 4096, base_rtt_ns: rtt_us * US }
+    LinkParams {
+        line_rate_bps: gbps * GBPS,
+        mtu: 4096,
+        base_rtt_ns: rtt_us * US,
+    }
 }
 
 pub fn ack(now_ns: u64, acked_bytes: u32, ce: bool, ue: bool) -> AckEvent<'static> {
-    AckEvent { now_ns, psn: 0, acked_bytes, ce, ue, nak: false, int: None }
+    AckEvent {
+        now_ns,
+        psn: 0,
+        acked_bytes,
+        ce,
+        ue,
+        nak: false,
+        int: None,
+    }
 }
 
 pub fn int<'a>(hops: &'a [IntHop], n_flows: u16) -> IntInfo<'a> {

@@ -81,6 +81,9 @@ fn additive_and_hyper_increase_below_line() {
 #[test]
 fn np_sends_at_most_one_cnp_per_interval() {
     let mut np = DcqcnNp::new(50 * US);
-    let sent: Vec<u64> = (0..200u64).map(|i| i * US).filter(|&t| np.on_ce(t)).collect();
+    let sent: Vec<u64> = (0..200u64)
+        .map(|i| i * US)
+        .filter(|&t| np.on_ce(t))
+        .collect();
     assert_eq!(sent, vec![0, 50 * US, 100 * US, 150 * US]);
 }

@@ -13,11 +13,24 @@ fn q(x: Q32) -> f64 {
 }
 
 fn hop(ts_ns: u64, tx_bytes: u64, qlen: u64) -> IntHop {
-    IntHop { b_bps: 10 * GBPS, ts_ns, tx_bytes, qlen }
+    IntHop {
+        b_bps: 10 * GBPS,
+        ts_ns,
+        tx_bytes,
+        qlen,
+    }
 }
 
 fn int_ack<'a>(now: u64, acked: u32, info: IntInfo<'a>) -> AckEvent<'a> {
-    AckEvent { now_ns: now, psn: 0, acked_bytes: acked, ce: false, ue: false, nak: false, int: Some(info) }
+    AckEvent {
+        now_ns: now,
+        psn: 0,
+        acked_bytes: acked,
+        ce: false,
+        ue: false,
+        nak: false,
+        int: Some(info),
+    }
 }
 
 fn setup(w_ai: u64) -> (Hpcc, HpccKnobs) {
@@ -36,7 +49,11 @@ fn u_from_two_int_samples() {
     let b = [hop(10_000, 12_500, 20_000)];
     h.on_ack(&int_ack(1, 4096, int(&a, 1)));
     h.on_ack(&int_ack(2, 4096, int(&b, 1)));
-    assert!(close(q(h.utilisation()), 1.8, 1e-9), "U = {}", q(h.utilisation()));
+    assert!(
+        close(q(h.utilisation()), 1.8, 1e-9),
+        "U = {}",
+        q(h.utilisation())
+    );
 }
 
 #[test]
@@ -53,7 +70,10 @@ fn ewma_weights_by_tau_over_t() {
 #[test]
 fn counter_wrap() {
     let (mut h, _) = setup(0);
-    let widths = IntWidths { ts_bits: 24, tx_bits: 20 };
+    let widths = IntWidths {
+        ts_bits: 24,
+        tx_bits: 20,
+    };
     let a = [hop((1 << 24) - 4_000, (1 << 20) - 5_000, 10_000)];
     let b = [hop(6_000, 7_500, 20_000)]; // dt = 10 us, dtx = 12500 across the wrap
     let mut ia = int(&a, 1);
@@ -62,7 +82,11 @@ fn counter_wrap() {
     ib.widths = widths;
     h.on_ack(&int_ack(1, 4096, ia));
     h.on_ack(&int_ack(2, 4096, ib));
-    assert!(close(q(h.utilisation()), 1.8, 1e-9), "U = {}", q(h.utilisation()));
+    assert!(
+        close(q(h.utilisation()), 1.8, 1e-9),
+        "U = {}",
+        q(h.utilisation())
+    );
 }
 
 /// HPCC Fig. 5: two ACKs in one RTT that report the same load give
@@ -82,8 +106,8 @@ fn figure_5_no_overreaction() {
     let p1 = [hop(20_000, tx(eta) + tx(2.0 * eta), 0)];
     let p2 = [hop(30_000, tx(eta) + 2 * tx(2.0 * eta), 0)];
     h.on_ack(&int_ack(1, 4096, int(&a, 1))); // stores L
-    // The update point, at U = η: W^c stays, and the next update waits for
-    // the ACK of data sent from now on.
+                                             // The update point, at U = η: W^c stays, and the next update waits for
+                                             // the ACK of data sent from now on.
     h.on_ack(&int_ack(2, 4096, int(&b0, 1)));
     let wc = h.reference_window();
     // P1 and P2 both see U = 2η.
@@ -91,7 +115,10 @@ fn figure_5_no_overreaction() {
     let w1 = h.window();
     h.on_ack(&int_ack(4, 4096, int(&p2, 1)));
     let w2 = h.window();
-    assert!(close(w1 as f64, wc as f64 / 2.0, 1e-3), "W(1) = {w1}, W^c = {wc}");
+    assert!(
+        close(w1 as f64, wc as f64 / 2.0, 1e-3),
+        "W(1) = {w1}, W^c = {wc}"
+    );
     assert_eq!(w2, w1, "W(2) = W(1)");
     assert_eq!(h.reference_window(), wc, "W^c is fixed within the RTT");
 }
@@ -153,7 +180,11 @@ fn fncc_lhcs_jumps_to_fair_window() {
     // W^c = B·T·β/N, then COMPUTEWIND: U = 2 >= η, W = W^c·η/U.
     let jump = (0.9 * bdp as f64 / 4.0).floor();
     let want = jump * 0.95 / 2.0;
-    assert!(close(f.hpcc().window() as f64, want.max(4096.0), 1e-3), "W = {} want {want}", f.hpcc().window());
+    assert!(
+        close(f.hpcc().window() as f64, want.max(4096.0), 1e-3),
+        "W = {} want {want}",
+        f.hpcc().window()
+    );
     // Congestion on a middle hop does not jump.
     let mut g = Fncc::new(&l, k, 0);
     let a2 = [hop(0, 0, 0), hop(0, 0, bdp)];
@@ -169,7 +200,12 @@ fn icc_branch_selection() {
     let k = IccKnobs::for_link(&l);
     let line = 10 * GBPS;
     let mk = |qlen: u64, rate: i64, lu: u64| {
-        let hops = [IntHop { b_bps: line, ts_ns: 0, tx_bytes: 0, qlen }];
+        let hops = [IntHop {
+            b_bps: line,
+            ts_ns: 0,
+            tx_bytes: 0,
+            qlen,
+        }];
         let mut icc = Icc::new(&l, k, 0);
         let mut info = int(&hops, 4);
         info.qlen_rate = rate;
@@ -179,14 +215,27 @@ fn icc_branch_selection() {
     };
     let (b, r, icc) = mk(20_000, 1_000_000_000, 900);
     assert_eq!(b, IccBranch::Max);
-    assert_eq!(r, icc.v_max(line, Q32::from_milli(900), 4, 20_000, 1_000_000_000).min(line));
+    assert_eq!(
+        r,
+        icc.v_max(line, Q32::from_milli(900), 4, 20_000, 1_000_000_000)
+            .min(line)
+    );
     let (b, r, icc) = mk(20_000, -1_000, 900);
     assert_eq!(b, IccBranch::Min);
     // V_min = (C + C·lu)/n + qlen/(n·T) = 10G·1.9/4 + 20000 B·8/(4·10 us)
     let want = (line as f64 * 1.9 / 4.0) + 20_000.0 * 8.0 / (4.0 * 10e-6);
-    assert!(close(r as f64, want.min(line as f64), 1e-6), "V_min {r} want {want}");
-    assert_eq!(r, icc.v_min(line, Q32::from_milli(900), 4, 20_000).min(line));
+    assert!(
+        close(r as f64, want.min(line as f64), 1e-6),
+        "V_min {r} want {want}"
+    );
+    assert_eq!(
+        r,
+        icc.v_min(line, Q32::from_milli(900), 4, 20_000).min(line)
+    );
     let (b, r, _) = mk(0, 0, 600);
     assert_eq!(b, IccBranch::Increase);
-    assert_eq!(r, line, "from line rate the lu-weighted increase stays at line");
+    assert_eq!(
+        r, line,
+        "from line rate the lu-weighted increase stays at line"
+    );
 }

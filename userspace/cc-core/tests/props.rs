@@ -15,8 +15,22 @@ use proptest::prelude::*;
 #[derive(Clone, Debug)]
 enum Ev {
     Send(u32),
-    Ack { bytes: u32, ce: bool, ue: bool, nak: bool },
-    IntAck { bytes: u32, ts: u64, tx: u64, qlen: u64, path: u16, n: u16, rate: i64, lu: u32 },
+    Ack {
+        bytes: u32,
+        ce: bool,
+        ue: bool,
+        nak: bool,
+    },
+    IntAck {
+        bytes: u32,
+        ts: u64,
+        tx: u64,
+        qlen: u64,
+        path: u16,
+        n: u16,
+        rate: i64,
+        lu: u32,
+    },
     Cnp,
     Timer,
 }
@@ -26,23 +40,55 @@ fn ev() -> impl Strategy<Value = Ev> {
         (0u32..=65536).prop_map(Ev::Send),
         (0u32..=1 << 20, any::<bool>(), any::<bool>(), any::<bool>())
             .prop_map(|(bytes, ce, ue, nak)| Ev::Ack { bytes, ce, ue, nak }),
-        (0u32..=1 << 20, any::<u64>(), any::<u64>(), 0u64..1 << 40, 0u16..3, any::<u16>(), any::<i64>(), any::<u32>())
-            .prop_map(|(bytes, ts, tx, qlen, path, n, rate, lu)| Ev::IntAck { bytes, ts, tx, qlen, path, n, rate, lu }),
+        (
+            0u32..=1 << 20,
+            any::<u64>(),
+            any::<u64>(),
+            0u64..1 << 40,
+            0u16..3,
+            any::<u16>(),
+            any::<i64>(),
+            any::<u32>()
+        )
+            .prop_map(|(bytes, ts, tx, qlen, path, n, rate, lu)| Ev::IntAck {
+                bytes,
+                ts,
+                tx,
+                qlen,
+                path,
+                n,
+                rate,
+                lu
+            }),
         Just(Ev::Cnp),
         Just(Ev::Timer),
     ]
 }
 
 fn link_strategy() -> impl Strategy<Value = LinkParams> {
-    (1u64..=400_000, 256u32..=9000, 1u64..10_000_000)
-        .prop_map(|(mbps, mtu, rtt)| LinkParams { line_rate_bps: mbps * 1_000_000, mtu, base_rtt_ns: rtt })
+    (1u64..=400_000, 256u32..=9000, 1u64..10_000_000).prop_map(|(mbps, mtu, rtt)| LinkParams {
+        line_rate_bps: mbps * 1_000_000,
+        mtu,
+        base_rtt_ns: rtt,
+    })
 }
 
 /// Runs `events` (each with a time step) through `cc`, checking the rate
 /// bounds after every event. Returns an error message on a violation.
-fn drive(cc: &mut dyn CongestionControl, line: u64, min: u64, events: &[(u64, Ev)]) -> Result<(), String> {
+fn drive(
+    cc: &mut dyn CongestionControl,
+    line: u64,
+    min: u64,
+    events: &[(u64, Ev)],
+) -> Result<(), String> {
     let mut now = 1_000u64;
-    let widths = [IntWidths::FULL, IntWidths { ts_bits: 24, tx_bits: 20 }];
+    let widths = [
+        IntWidths::FULL,
+        IntWidths {
+            ts_bits: 24,
+            tx_bits: 20,
+        },
+    ];
     for (i, (dt, e)) in events.iter().enumerate() {
         now = now.saturating_add(*dt);
         match e {
@@ -56,8 +102,22 @@ fn drive(cc: &mut dyn CongestionControl, line: u64, min: u64, events: &[(u64, Ev
                 nak: *nak,
                 int: None,
             }),
-            Ev::IntAck { bytes, ts, tx, qlen, path, n, rate, lu } => {
-                let hops = [IntHop { b_bps: line, ts_ns: *ts, tx_bytes: *tx, qlen: *qlen }; 2];
+            Ev::IntAck {
+                bytes,
+                ts,
+                tx,
+                qlen,
+                path,
+                n,
+                rate,
+                lu,
+            } => {
+                let hops = [IntHop {
+                    b_bps: line,
+                    ts_ns: *ts,
+                    tx_bytes: *tx,
+                    qlen: *qlen,
+                }; 2];
                 let k = (*path as usize) % 2 + 1;
                 cc.on_ack(&AckEvent {
                     now_ns: now,
@@ -82,7 +142,11 @@ fn drive(cc: &mut dyn CongestionControl, line: u64, min: u64, events: &[(u64, Ev
         }
         let p = cc.pacing(now);
         if p.rate_bps > line || p.rate_bps < min.min(line) {
-            return Err(format!("{}: rate {} outside [{min}, {line}] after {e:?}", cc.name(), p.rate_bps));
+            return Err(format!(
+                "{}: rate {} outside [{min}, {line}] after {e:?}",
+                cc.name(),
+                p.rate_bps
+            ));
         }
     }
     Ok(())

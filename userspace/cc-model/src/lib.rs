@@ -47,7 +47,11 @@ pub enum Marking {
     /// TCD: CE when the queue exceeds the threshold (the port is always ON).
     Tcd { threshold_bytes: u64 },
     /// RED: `p = pmax·(q − kmin)/(kmax − kmin)` between the thresholds, 1 above.
-    Red { kmin: u64, kmax: u64, pmax_milli: u64 },
+    Red {
+        kmin: u64,
+        kmax: u64,
+        pmax_milli: u64,
+    },
 }
 
 /// A scenario.
@@ -81,8 +85,14 @@ impl Config {
         let line = 100_000_000_000;
         let mtu = 1024;
         let marking = match algo {
-            Algo::Acc => Marking::Tcd { threshold_bytes: 2 * u64::from(mtu) },
-            Algo::Dcqcn => Marking::Red { kmin: 5_000, kmax: 200_000, pmax_milli: 10 },
+            Algo::Acc => Marking::Tcd {
+                threshold_bytes: 2 * u64::from(mtu),
+            },
+            Algo::Dcqcn => Marking::Red {
+                kmin: 5_000,
+                kmax: 200_000,
+                pmax_milli: 10,
+            },
             _ => Marking::None,
         };
         Self {
@@ -157,9 +167,18 @@ enum Ev {
     Sample,
     TrySend(usize),
     Timer(usize),
-    Arrive { flow: usize, bytes: u32, ce: bool },
+    Arrive {
+        flow: usize,
+        bytes: u32,
+        ce: bool,
+    },
     Depart,
-    Ack { flow: usize, bytes: u32, ce: bool, hop: (u64, u64, u64) },
+    Ack {
+        flow: usize,
+        bytes: u32,
+        ce: bool,
+        hop: (u64, u64, u64),
+    },
     Cnp(usize),
 }
 
@@ -179,7 +198,11 @@ struct Flow {
 
 /// Runs `cfg` and returns its trace.
 pub fn run(cfg: &Config) -> Trace {
-    let link = LinkParams { line_rate_bps: cfg.line_rate_bps, mtu: cfg.mtu, base_rtt_ns: cfg.period_ns };
+    let link = LinkParams {
+        line_rate_bps: cfg.line_rate_bps,
+        mtu: cfg.mtu,
+        base_rtt_ns: cfg.period_ns,
+    };
     let mut flows: Vec<Flow> = (0..cfg.flows)
         .map(|i| {
             let start = cfg.starts_ns.get(i).copied().unwrap_or(0);
@@ -237,8 +260,18 @@ pub fn run(cfg: &Config) -> Trace {
         match ev {
             Ev::Sample => {
                 trace.t_ns.push(now);
-                trace.rate_bps.push(flows.iter_mut().map(|f| f.cc.get().pacing(now).rate_bps).collect());
-                trace.sent_bytes.push(flows.iter_mut().map(|f| std::mem::take(&mut f.sent_in_sample)).collect());
+                trace.rate_bps.push(
+                    flows
+                        .iter_mut()
+                        .map(|f| f.cc.get().pacing(now).rate_bps)
+                        .collect(),
+                );
+                trace.sent_bytes.push(
+                    flows
+                        .iter_mut()
+                        .map(|f| std::mem::take(&mut f.sent_in_sample))
+                        .collect(),
+                );
                 trace.queue_bytes.push(queue_bytes);
                 trace.port_bytes.push(std::mem::take(&mut port_in_sample));
                 push(&mut q, now + cfg.sample_ns, Ev::Sample);
@@ -271,7 +304,15 @@ pub fn run(cfg: &Config) -> Trace {
                 if let Some(h) = f.open_halt.take() {
                     trace.halts[h].actual_ns = Some(now - trace.halts[h].at_ns);
                 }
-                push(&mut q, now + half, Ev::Arrive { flow: i, bytes, ce: false });
+                push(
+                    &mut q,
+                    now + half,
+                    Ev::Arrive {
+                        flow: i,
+                        bytes,
+                        ce: false,
+                    },
+                );
                 f.try_at = Some(f.nic_free_ns);
                 push(&mut q, f.nic_free_ns, Ev::TrySend(i));
             }
@@ -305,7 +346,11 @@ pub fn run(cfg: &Config) -> Trace {
                 let ce = match cfg.marking {
                     Marking::None => false,
                     Marking::Tcd { threshold_bytes } => queue_bytes > threshold_bytes,
-                    Marking::Red { kmin, kmax, pmax_milli } => {
+                    Marking::Red {
+                        kmin,
+                        kmax,
+                        pmax_milli,
+                    } => {
                         if queue_bytes <= kmin {
                             false
                         } else if queue_bytes > kmax {
@@ -340,7 +385,16 @@ pub fn run(cfg: &Config) -> Trace {
                 let hop = (now, port_tx_total, queue_bytes);
                 // Receiver gets it after half the RTT and ACKs right away.
                 let ack_at = now + half + half;
-                push(&mut q, ack_at, Ev::Ack { flow, bytes, ce, hop });
+                push(
+                    &mut q,
+                    ack_at,
+                    Ev::Ack {
+                        flow,
+                        bytes,
+                        ce,
+                        hop,
+                    },
+                );
                 if ce && cfg.algo == Algo::Dcqcn && flows[flow].np.on_ce(now + half) {
                     push(&mut q, ack_at, Ev::Cnp(flow));
                 }
@@ -350,11 +404,21 @@ pub fn run(cfg: &Config) -> Trace {
                     port_busy = false;
                 }
             }
-            Ev::Ack { flow, bytes, ce, hop } => {
+            Ev::Ack {
+                flow,
+                bytes,
+                ce,
+                hop,
+            } => {
                 let f = &mut flows[flow];
                 f.inflight_bytes = f.inflight_bytes.saturating_sub(u64::from(bytes));
                 f.inflight_pkts = f.inflight_pkts.saturating_sub(1);
-                let hops = [IntHop { b_bps: cfg.line_rate_bps, ts_ns: hop.0, tx_bytes: hop.1, qlen: hop.2 }];
+                let hops = [IntHop {
+                    b_bps: cfg.line_rate_bps,
+                    ts_ns: hop.0,
+                    tx_bytes: hop.1,
+                    qlen: hop.2,
+                }];
                 let int = (cfg.algo == Algo::Hpcc).then(|| IntInfo {
                     hops: &hops,
                     path_id: 1,
@@ -400,7 +464,8 @@ impl Trace {
     pub fn sent_between(&self, from: usize, to: usize) -> Vec<u64> {
         let n = self.sent_bytes.first().map_or(0, Vec::len);
         let mut s = vec![0u64; n];
-        for row in &self.sent_bytes[from.min(self.sent_bytes.len())..to.min(self.sent_bytes.len())] {
+        for row in &self.sent_bytes[from.min(self.sent_bytes.len())..to.min(self.sent_bytes.len())]
+        {
             for (a, b) in s.iter_mut().zip(row) {
                 *a += b;
             }
@@ -410,7 +475,9 @@ impl Trace {
 
     /// Jain's index of throughput over each window of `w` samples.
     pub fn windowed_jain(&self, w: usize) -> Vec<f64> {
-        (0..self.sent_bytes.len().saturating_sub(w - 1)).map(|i| jain(&self.sent_between(i, i + w))).collect()
+        (0..self.sent_bytes.len().saturating_sub(w - 1))
+            .map(|i| jain(&self.sent_between(i, i + w)))
+            .collect()
     }
 
     /// First sample index from which every later `w`-sample window has a
@@ -429,7 +496,10 @@ impl Trace {
 /// First sample from which every later sample has each flow's pacing rate
 /// within `tol` (relative) of `target_bps`.
 pub fn settled_at(t: &Trace, target_bps: u64, tol: f64) -> Option<usize> {
-    let ok = |row: &Vec<u64>| row.iter().all(|&r| ((r as f64) - target_bps as f64).abs() <= tol * target_bps as f64);
+    let ok = |row: &Vec<u64>| {
+        row.iter()
+            .all(|&r| ((r as f64) - target_bps as f64).abs() <= tol * target_bps as f64)
+    };
     match t.rate_bps.iter().rposition(|row| !ok(row)) {
         None => Some(0),
         Some(i) if i + 1 < t.rate_bps.len() => Some(i + 1),
@@ -439,13 +509,23 @@ pub fn settled_at(t: &Trace, target_bps: u64, tol: f64) -> Option<usize> {
 
 /// First sample from which every later window of `w` samples has each
 /// flow's throughput within `tol` (relative) of `target_bps`.
-pub fn throughput_settled_at(t: &Trace, w: usize, sample_ns: u64, target_bps: u64, tol: f64) -> Option<usize> {
+pub fn throughput_settled_at(
+    t: &Trace,
+    w: usize,
+    sample_ns: u64,
+    target_bps: u64,
+    tol: f64,
+) -> Option<usize> {
     let want = target_bps as f64 * (w as u64 * sample_ns) as f64 / 8e9;
     let n = t.sent_bytes.len();
     if n < w {
         return None;
     }
-    let ok = |i: usize| t.sent_between(i, i + w).iter().all(|&b| (b as f64 - want).abs() <= tol * want);
+    let ok = |i: usize| {
+        t.sent_between(i, i + w)
+            .iter()
+            .all(|&b| (b as f64 - want).abs() <= tol * want)
+    };
     match (0..=n - w).rev().find(|&i| !ok(i)) {
         None => Some(0),
         Some(i) if i < n - w => Some(i + 1),
@@ -455,15 +535,27 @@ pub fn throughput_settled_at(t: &Trace, w: usize, sample_ns: u64, target_bps: u6
 
 /// First sample starting a window of `w` samples in which every flow's
 /// throughput is within `tol` (relative) of `target_bps`.
-pub fn first_fair_window(t: &Trace, w: usize, sample_ns: u64, target_bps: u64, tol: f64) -> Option<usize> {
+pub fn first_fair_window(
+    t: &Trace,
+    w: usize,
+    sample_ns: u64,
+    target_bps: u64,
+    tol: f64,
+) -> Option<usize> {
     let want = target_bps as f64 * (w as u64 * sample_ns) as f64 / 8e9;
-    (0..t.sent_bytes.len().saturating_sub(w))
-        .find(|&i| t.sent_between(i, i + w).iter().all(|&b| (b as f64 - want).abs() <= tol * want))
+    (0..t.sent_bytes.len().saturating_sub(w)).find(|&i| {
+        t.sent_between(i, i + w)
+            .iter()
+            .all(|&b| (b as f64 - want).abs() <= tol * want)
+    })
 }
 
 /// Whether the last window of `w` samples has every flow within `tol` of `target_bps`.
 pub fn last_window_fair(t: &Trace, w: usize, sample_ns: u64, target_bps: u64, tol: f64) -> bool {
     let n = t.sent_bytes.len();
     let want = target_bps as f64 * (w as u64 * sample_ns) as f64 / 8e9;
-    n >= w && t.sent_between(n - w, n).iter().all(|&b| (b as f64 - want).abs() <= tol * want)
+    n >= w
+        && t.sent_between(n - w, n)
+            .iter()
+            .all(|&b| (b as f64 - want).abs() <= tol * want)
 }

@@ -14,11 +14,20 @@ fn acc_prop1_aggregate_converges_within_two_periods() {
         cfg.duration_ns = 2_000_000;
         cfg.sample_ns = cfg.period_ns;
         let t = run(&cfg);
-        let first = t.halts.first().expect("congestion was never detected").at_ns;
+        let first = t
+            .halts
+            .first()
+            .expect("congestion was never detected")
+            .at_ns;
         let agg: Vec<u64> = t.rate_bps.iter().map(|r| r.iter().sum()).collect();
         let from = t.t_ns.iter().position(|&s| s >= first).unwrap();
-        let within = agg[from..].iter().position(|&a| (a as f64 - C as f64).abs() <= 0.1 * C as f64);
-        println!("ACC {n}->1: detected at {} us; aggregate within 10% of C after {within:?} periods", first / 1000);
+        let within = agg[from..]
+            .iter()
+            .position(|&a| (a as f64 - C as f64).abs() <= 0.1 * C as f64);
+        println!(
+            "ACC {n}->1: detected at {} us; aggregate within 10% of C after {within:?} periods",
+            first / 1000
+        );
         let k = within.expect("aggregate never came within 10% of C");
         assert!(k <= 2, "{n} flows: {k} periods");
     }
@@ -48,8 +57,15 @@ fn acc_halt_matches_queue_over_c() {
     let t = run(&cfg);
     let first = t.halts.first().expect("no halt").at_ns;
     let episode: Vec<_> = t.halts.iter().filter(|h| h.at_ns == first).collect();
-    assert_eq!(episode.len(), 10, "every flow halts in the first congestion episode");
-    let actual: Vec<u64> = episode.iter().map(|h| h.actual_ns.expect("flow never resumed")).collect();
+    assert_eq!(
+        episode.len(),
+        10,
+        "every flow halts in the first congestion episode"
+    );
+    let actual: Vec<u64> = episode
+        .iter()
+        .map(|h| h.actual_ns.expect("flow never resumed"))
+        .collect();
     let mean = actual.iter().sum::<u64>() as f64 / actual.len() as f64;
     let ideal = t.max_queue_bytes as f64 * 8.0 / C as f64 * 1e9;
     let ratio = mean / ideal;
@@ -71,7 +87,8 @@ fn dcqcn_converges_slower_than_acc() {
         cfg.duration_ns = 60_000_000;
         let t = run(&cfg);
         let w = (1_000_000 / cfg.sample_ns) as usize;
-        let first = first_fair_window(&t, w, cfg.sample_ns, C / 4, 0.1).map(|i| t.t_ns[i] - cfg.sample_ns);
+        let first =
+            first_fair_window(&t, w, cfg.sample_ns, C / 4, 0.1).map(|i| t.t_ns[i] - cfg.sample_ns);
         let n = t.sent_bytes.len();
         let last = jain(&t.sent_between(n.saturating_sub(10 * w), n));
         (first, last)
@@ -81,11 +98,17 @@ fn dcqcn_converges_slower_than_acc() {
     println!("4 flows, fair share ± 10% over 1 ms: ACC from {acc:?} ns (Jain over the last 10 ms: {acc_end:.4}), DCQCN from {dcqcn:?} ns (Jain over the last 10 ms: {dcqcn_end:.4})");
     let acc = acc.expect("ACC never reached the fair share");
     let dcqcn = dcqcn.expect("DCQCN never reached the fair share");
-    assert!(acc_end >= 0.97 && dcqcn_end >= 0.97, "unfair by the end: ACC {acc_end}, DCQCN {dcqcn_end}");
+    assert!(
+        acc_end >= 0.97 && dcqcn_end >= 0.97,
+        "unfair by the end: ACC {acc_end}, DCQCN {dcqcn_end}"
+    );
     // A window starting at 0 still counts 1 ms: compare window ends.
     let ratio = (dcqcn + 1_000_000) as f64 / (acc + 1_000_000) as f64;
     println!("DCQCN / ACC convergence time (window ends): {ratio:.1}x");
-    assert!(dcqcn > acc, "DCQCN {dcqcn} ns is not slower than ACC {acc} ns");
+    assert!(
+        dcqcn > acc,
+        "DCQCN {dcqcn} ns is not slower than ACC {acc} ns"
+    );
 }
 
 /// HPCC holds utilisation near η = 0.95 with a near-empty queue.
@@ -96,11 +119,18 @@ fn hpcc_utilisation_near_eta() {
     let t = run(&cfg);
     let half = t.port_bytes.len() / 2;
     let n = (t.port_bytes.len() - half) as f64;
-    let util = t.port_bytes[half..].iter().sum::<u64>() as f64 * 8.0 / (C as f64 * n * cfg.sample_ns as f64 / 1e9);
+    let util = t.port_bytes[half..].iter().sum::<u64>() as f64 * 8.0
+        / (C as f64 * n * cfg.sample_ns as f64 / 1e9);
     let mean_q = t.queue_bytes[half..].iter().sum::<u64>() as f64 / n;
     let bdp = C as f64 * cfg.prop_rtt_ns as f64 / 8e9;
-    println!("HPCC 4 flows: utilisation {util:.3}, mean queue {mean_q:.0} B ({:.2} BDP), max queue {} B",
-        mean_q / bdp, t.max_queue_bytes);
+    println!(
+        "HPCC 4 flows: utilisation {util:.3}, mean queue {mean_q:.0} B ({:.2} BDP), max queue {} B",
+        mean_q / bdp,
+        t.max_queue_bytes
+    );
     assert!((util - 0.95).abs() <= 0.03, "utilisation {util}");
-    assert!(mean_q <= 0.1 * bdp, "mean queue {mean_q} B is not near empty (BDP {bdp} B)");
+    assert!(
+        mean_q <= 0.1 * bdp,
+        "mean queue {mean_q} B is not near empty (BDP {bdp} B)"
+    );
 }

@@ -59,12 +59,23 @@ fn main() -> Result<()> {
                 );
             }
         }
-        Cmd::Flows { reports, label, json } => {
+        Cmd::Flows {
+            reports,
+            label,
+            json,
+        } => {
             let mut rows = Vec::new();
             for p in &reports {
-                let text = std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+                let text = std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read {}", p.display()))?;
                 let r = perftest::parse_bw(&text).with_context(|| format!("in {}", p.display()))?;
-                rows.push((p.file_stem().unwrap_or_default().to_string_lossy().into_owned(), r));
+                rows.push((
+                    p.file_stem()
+                        .unwrap_or_default()
+                        .to_string_lossy()
+                        .into_owned(),
+                    r,
+                ));
             }
             let rates: Vec<f64> = rows.iter().map(|(_, r)| r.avg_gbps).collect();
             let total: f64 = rates.iter().sum();
@@ -82,7 +93,10 @@ fn main() -> Result<()> {
             if !label.is_empty() {
                 println!("{label}");
             }
-            println!("{:<12} {:>12} {:>14} {:>12}", "flow", "MB moved", "avg Mb/s", "peak Mb/s");
+            println!(
+                "{:<12} {:>12} {:>14} {:>12}",
+                "flow", "MB moved", "avg Mb/s", "peak Mb/s"
+            );
             for (n, r) in &rows {
                 println!(
                     "{:<12} {:>12.1} {:>14.1} {:>12.1}",

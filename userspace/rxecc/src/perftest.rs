@@ -41,11 +41,16 @@ pub fn parse_bw(text: &str) -> Result<BwReport> {
             continue;
         }
         let num = |i: usize, what: &str| -> Result<f64> {
-            f[i].parse::<f64>().with_context(|| format!("bad {what} '{}' in '{line}'", f[i]))
+            f[i].parse::<f64>()
+                .with_context(|| format!("bad {what} '{}' in '{line}'", f[i]))
         };
         return Ok(BwReport {
-            msg_bytes: f[0].parse().with_context(|| format!("bad size in '{line}'"))?,
-            iterations: f[1].parse().with_context(|| format!("bad iterations in '{line}'"))?,
+            msg_bytes: f[0]
+                .parse()
+                .with_context(|| format!("bad size in '{line}'"))?,
+            iterations: f[1]
+                .parse()
+                .with_context(|| format!("bad iterations in '{line}'"))?,
             peak_gbps: num(2, "peak")?,
             avg_gbps: num(3, "average")?,
             msg_rate_mpps: num(4, "message rate")?,
@@ -99,13 +104,19 @@ mod tests {
     #[test]
     fn rejects_mb_reports() {
         let text = REPORT.replace("Gb/sec", "MB/sec");
-        assert!(parse_bw(&text).unwrap_err().to_string().contains("--report_gbits"));
+        assert!(parse_bw(&text)
+            .unwrap_err()
+            .to_string()
+            .contains("--report_gbits"));
     }
 
     #[test]
     fn rejects_header_without_row() {
         let text: String = REPORT.lines().take(6).collect::<Vec<_>>().join("\n");
-        assert!(parse_bw(&text).unwrap_err().to_string().contains("no result row"));
+        assert!(parse_bw(&text)
+            .unwrap_err()
+            .to_string()
+            .contains("no result row"));
     }
 
     #[test]

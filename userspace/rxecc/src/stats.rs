@@ -33,7 +33,10 @@ pub fn parse(text: &str) -> Result<Stats> {
         };
         match v.trim().parse::<u64>() {
             Ok(x) => s.counters.insert(k.to_string(), x).map(|_| ()),
-            Err(_) => s.fields.insert(k.to_string(), v.trim().to_string()).map(|_| ()),
+            Err(_) => s
+                .fields
+                .insert(k.to_string(), v.trim().to_string())
+                .map(|_| ()),
         };
     }
     Ok(s)
@@ -48,11 +51,13 @@ pub struct Snapshot {
 /// Reads the module totals and every live QP's stats.
 pub fn snapshot(root: &Path) -> Result<Snapshot> {
     let read = |p: &Path| -> Result<Stats> {
-        let text = std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+        let text =
+            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
         parse(&text).with_context(|| format!("in {}", p.display()))
     };
-    let totals = read(&root.join("totals"))
-        .context("is rxe_cc loaded and debugfs mounted (mount -t debugfs none /sys/kernel/debug)?")?;
+    let totals = read(&root.join("totals")).context(
+        "is rxe_cc loaded and debugfs mounted (mount -t debugfs none /sys/kernel/debug)?",
+    )?;
     let mut qps = BTreeMap::new();
     let dir = root.join("qps");
     for e in std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))? {
@@ -89,12 +94,19 @@ mod tests {
     fn snapshot_of_a_fake_tree() {
         let dir = std::env::temp_dir().join(format!("rxecc-stats-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("qps/rxe0-qp17")).unwrap();
-        std::fs::write(dir.join("totals"), "qps_created 2\nqps_destroyed 1\ntx_bytes 5\n").unwrap();
+        std::fs::write(
+            dir.join("totals"),
+            "qps_created 2\nqps_destroyed 1\ntx_bytes 5\n",
+        )
+        .unwrap();
         std::fs::write(dir.join("qps/rxe0-qp17/stats"), "cc none\ntx_bytes 3\n").unwrap();
         let s = snapshot(&dir).unwrap();
         assert_eq!(s.totals.get("qps_created"), Some(2));
         assert_eq!(s.qps["rxe0-qp17"].get("tx_bytes"), Some(3));
         std::fs::remove_dir_all(&dir).unwrap();
-        assert!(snapshot(&dir).unwrap_err().to_string().contains("is rxe_cc loaded"));
+        assert!(snapshot(&dir)
+            .unwrap_err()
+            .to_string()
+            .contains("is rxe_cc loaded"));
     }
 }
