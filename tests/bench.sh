@@ -45,3 +45,29 @@ awk -v s="${stock[*]}" -v p="${patched[*]}" 'BEGIN {
 	printf "mean    %-28.3f %-28.3f\n", ts / ns, tp / np
 	printf "ratio patched/stock: %.3f\n", (tp / np) / (ts / ns)
 }' | tee "$out/summary.txt"
+
+# Pacing accuracy across the guest's usable range: cc=fixed pins the payload
+# rate; goodput is perftest's average, in MiB/s for precision.
+echo
+echo "pacing accuracy: cc=fixed, ${SIZE} B messages, about 2 s per rate"
+printf '%-18s %-16s %-10s %-14s %s\n' "fixed_rate_mbps" "goodput Mb/s" "error" "timer fires" "mean lateness"
+tb_load_rxe patched
+tb_load_cc cc=fixed
+tb_up 2
+export TB_REPORT_GBITS=0
+for rate in ${BENCH_PACING_RATES:-50 100 200 400 600}; do
+	echo "$rate" >/sys/module/rxe_cc/parameters/fixed_rate_mbps
+	f0=$(tb_cc_total pacer_fires)
+	l0=$(tb_cc_total pacer_late_ns)
+	iters=$((rate * 1000000 * 2 / 8 / SIZE + 1))
+	tb_write_bw_server 0 $TB_PORT_BASE "$out/pacing-$rate-server.txt" -s $SIZE -n $iters
+	sleep 1
+	tb_write_bw_client 1 0 $TB_PORT_BASE "$out/pacing-$rate.txt" -s $SIZE -n $iters || echo "  $rate Mb/s failed" >&2
+	wait
+	bw=$(tb_bw_mbit "$out/pacing-$rate.txt")
+	f=$(($(tb_cc_total pacer_fires) - f0))
+	l=$(($(tb_cc_total pacer_late_ns) - l0))
+	printf '%-18s %-16s %-10s %-14s %s\n' "$rate" "${bw:-fail}" \
+		"$(awk -v b="${bw:-0}" -v r="$rate" 'BEGIN {printf "%+.1f%%", (b - r) * 100 / r}')" \
+		"$f" "$([ "$f" -gt 0 ] && echo "$((l / f / 1000)) us" || echo -)"
+done | tee -a "$out/summary.txt"
