@@ -99,6 +99,10 @@ RXE_CC_KNOB(line_rate_mbps, 100, 1, 400000,
 	    "link rate the algorithms assume, Mb/s");
 RXE_CC_KNOB(fixed_rate_mbps, 100, 1, 400000,
 	    "payload rate of cc=fixed QPs, Mb/s");
+RXE_CC_KNOB(data_ecn, 0, 0, 2,
+	    "IP ECN codepoint of new QPs' data: 0 not-ECT, 1 ECT(1), 2 ECT(0)");
+RXE_CC_KNOB(ack_every, 0, 0, 64,
+	    "new QPs ask for an ACK at least every n packets, 0 = rxe's default");
 
 u32 rxe_cc_param_alg(void)
 {
@@ -115,12 +119,16 @@ u32 rxe_cc_param_fixed_rate_mbps(void)
 	return READ_ONCE(knob_fixed_rate_mbps.val);
 }
 
+u32 rxe_cc_param_data_ecn(void)
+{
+	return READ_ONCE(knob_data_ecn.val);
+}
+
 /* ---- hook trampolines: unpack the ABI structs into plain values ---------- */
 
 static void *rxe_cc_ctx;
 
-static void *glue_qp_create(struct rxe_cc_qp *qp,
-			    const struct rxe_cc_qp_info *info)
+static void *glue_qp_create(struct rxe_cc_qp *qp, struct rxe_cc_qp_info *info)
 {
 	char name[48];
 
@@ -128,6 +136,8 @@ static void *glue_qp_create(struct rxe_cc_qp *qp,
 	if (info->qp_type != IB_QPT_RC)
 		return NULL;
 	snprintf(name, sizeof(name), "%s-qp%u", info->dev_name, info->qpn);
+	info->data_ecn = READ_ONCE(knob_data_ecn.val);
+	info->ack_every = READ_ONCE(knob_ack_every.val);
 	return rxe_cc_rs_qp_create(rxe_cc_ctx, qp, name, info->qpn,
 				   info->now_ns);
 }

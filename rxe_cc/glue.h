@@ -27,6 +27,7 @@ u64 rxe_cc_glue_now_ns(void);
 u32 rxe_cc_param_alg(void);
 u32 rxe_cc_param_line_rate_mbps(void);
 u32 rxe_cc_param_fixed_rate_mbps(void);
+u32 rxe_cc_param_data_ecn(void);
 
 /* Implemented in Rust, called from the glue's hook trampolines. */
 void *rxe_cc_rs_qp_create(void *ctx, void *qp, const char *name, u32 qpn,

@@ -62,6 +62,7 @@ mod ffi {
         pub(crate) fn rxe_cc_param_alg() -> u32;
         pub(crate) fn rxe_cc_param_line_rate_mbps() -> u32;
         pub(crate) fn rxe_cc_param_fixed_rate_mbps() -> u32;
+        pub(crate) fn rxe_cc_param_data_ecn() -> u32;
     }
 }
 
@@ -105,8 +106,11 @@ const ACK_KIND_CNP: u8 = 2;
 /// Echo bits, as `RXE_CC_ECHO_*`.
 const ECHO_CE: u8 = 0x1;
 const ECHO_UE: u8 = 0x2;
-/// The IP ECN codepoint "congestion experienced".
+/// IP ECN codepoints. TCD marks UE as 0b10, so senders that want UE marks
+/// send ECT(1) (0b01): an unmarked ECT(0) packet would read as UE.
 const ECN_CE: u8 = 0b11;
+const ECN_UE: u8 = 0b10;
+const ECN_ECT1: u32 = 0b01;
 
 /// Event counters kept per QP and, summed over destroyed QPs, module-wide.
 #[derive(Clone, Copy)]
@@ -124,11 +128,12 @@ enum Counter {
     RxPackets,
     RxBytes,
     RxEcnCe,
+    RxEcnUe,
     PacerFires,
     PacerLateNs,
 }
 
-const NR_COUNTERS: usize = 15;
+const NR_COUNTERS: usize = 16;
 const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "tx_packets",
     "tx_bytes",
@@ -143,6 +148,7 @@ const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "rx_packets",
     "rx_bytes",
     "rx_ecn_ce",
+    "rx_ecn_ue",
     "pacer_fires",
     "pacer_late_ns",
 ];
@@ -618,7 +624,10 @@ pub extern "C" fn rxe_cc_rs_rx_ack(
     qp.count(Counter::EchoUe, u64::from((echo & ECHO_UE) >> 1));
 }
 
-/// `rx_data` hook: returns the echo bits for the next ACK (none for `none`).
+/// `rx_data` hook: returns the echo bits for the next ACK. The responder
+/// echoes the marks its requests carry, whatever the algorithm: CE always,
+/// UE when senders use ECT(1) (`data_ecn=1`; the testbed's hosts share one
+/// kernel and so one setting).
 #[no_mangle]
 pub extern "C" fn rxe_cc_rs_rx_data(
     priv_: *mut c_void,
@@ -633,6 +642,12 @@ pub extern "C" fn rxe_cc_rs_rx_data(
     qp.count(Counter::RxBytes, u64::from(payload));
     if ecn == ECN_CE {
         qp.count(Counter::RxEcnCe, 1);
+        return ECHO_CE;
+    }
+    // SAFETY: reading a parameter has no preconditions.
+    if ecn == ECN_UE && unsafe { ffi::rxe_cc_param_data_ecn() } == ECN_ECT1 {
+        qp.count(Counter::RxEcnUe, 1);
+        return ECHO_UE;
     }
     0
 }

@@ -2,3 +2,4 @@
 
 pub mod perftest;
 pub mod stats;
+pub mod switch;

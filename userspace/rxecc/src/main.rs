@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use rxecc::{perftest, stats};
+use rxecc::{perftest, stats, switch};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -22,6 +22,15 @@ enum Cmd {
         /// debugfs directory of rxe_cc.
         #[arg(long, default_value = stats::DEBUGFS_ROOT)]
         root: PathBuf,
+    },
+    /// Attach the ECN marker (switch-ebpf/mark.bpf.c) to a port's egress:
+    /// every ECN-capable RoCEv2 packet leaving `dev` gets the mark.
+    Mark {
+        /// Network device, e.g. a bridge port.
+        #[arg(long)]
+        dev: String,
+        #[arg(long, value_enum)]
+        mode: switch::MarkMode,
     },
     /// Summarise perftest bandwidth reports as a per-flow table.
     Flows {
@@ -59,6 +68,7 @@ fn main() -> Result<()> {
                 );
             }
         }
+        Cmd::Mark { dev, mode } => switch::attach_marker(&dev, mode)?,
         Cmd::Flows {
             reports,
             label,

@@ -1,0 +1,61 @@
+# Marks and their echo, end to end: h1's data leaves ECT(1) with an ACK
+# requested on every packet; the marker on bridge port p0 (towards h0)
+# writes CE or UE; h0's responder echoes the mark in each ACK (BTH FECN/BECN)
+# and h1's completer reports it. rxe drops packets whose ICRC is wrong, so
+# exact byte counts at the responder also show marking keeps the ICRC valid.
+
+# ecn_phase <name> <perftest iterations>: one flow h1 -> h0; prints the
+# change of each rxe_cc total as "counter delta" lines into $TEST_OUT/<name>.
+ecn_phase() {
+	local name=$1 iters=$2 before=$TEST_OUT/$1.before
+	cp /sys/kernel/debug/rxe_cc/totals "$before"
+	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/$name-server.txt" -s 65536 -n "$iters"
+	sleep 1
+	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/$name-client.txt" -s 65536 -n "$iters" \
+		|| fail "$name: flow failed: $(tail -2 "$TEST_OUT/$name-client.txt")"
+	wait
+	awk 'NR == FNR {b[$1] = $2; next} {print $1, $2 - b[$1]}' "$before" /sys/kernel/debug/rxe_cc/totals >"$TEST_OUT/$name"
+}
+d() { awk -v k="$2" '$1 == k {print $2}' "$TEST_OUT/$1"; }
+
+test_ecn_echo() {
+	local iters=200 bytes=$((200 * 65536)) pkts=$((200 * 16))
+	tb_load_rxe patched
+	tb_load_cc cc=none data_ecn=1 ack_every=1
+	tb_up 2
+
+	# No marker: ECT(1) data, an ACK per packet, no marks.
+	ecn_phase clean $iters
+	assert_eq "clean: bytes at the responder" $bytes "$(d clean rx_bytes)"
+	assert_eq "clean: data packets" $pkts "$(d clean tx_packets)"
+	assert_eq "clean: one ACK per packet" "$(d clean tx_packets)" "$(d clean acks)"
+	assert_eq "clean: CE seen" 0 "$(d clean rx_ecn_ce)"
+	assert_eq "clean: UE echoed" 0 "$(d clean echo_ue)"
+
+	rxecc mark --dev p0 --mode ce
+	ecn_phase ce $iters
+	assert_eq "CE: bytes at the responder (ICRC still valid)" $bytes "$(d ce rx_bytes)"
+	assert_eq "CE: every data packet arrived CE" "$(d ce rx_packets)" "$(d ce rx_ecn_ce)"
+	assert_eq "CE: every ACK echoed CE" "$(d ce acks)" "$(d ce echo_ce)"
+	assert_eq "CE: no UE" 0 "$(d ce echo_ue)"
+
+	rxecc mark --dev p0 --mode ue
+	ecn_phase ue $iters
+	assert_eq "UE: bytes at the responder" $bytes "$(d ue rx_bytes)"
+	assert_eq "UE: every data packet arrived UE" "$(d ue rx_packets)" "$(d ue rx_ecn_ue)"
+	assert_eq "UE: every ACK echoed UE" "$(d ue acks)" "$(d ue echo_ue)"
+	assert_eq "UE: no CE" 0 "$(d ue echo_ce)"
+
+	# Not-ECT data is never marked, and stock ACK frequency returns.
+	echo 0 >/sys/module/rxe_cc/parameters/data_ecn
+	echo 0 >/sys/module/rxe_cc/parameters/ack_every
+	rxecc mark --dev p0 --mode ce
+	ecn_phase notect $iters
+	assert_eq "not-ECT: bytes" $bytes "$(d notect rx_bytes)"
+	assert_eq "not-ECT: CE seen" 0 "$(d notect rx_ecn_ce)"
+	assert_eq "not-ECT: CE echoed" 0 "$(d notect echo_ce)"
+	# rxe's default asks for an ACK at each message end (16 packets here).
+	assert_gt "not-ECT: fewer ACKs than packets" "$(d notect tx_packets)" "$(( $(d notect acks) * 8 ))"
+	rxecc mark --dev p0 --mode off
+	info "per-packet ACKs: $(d clean acks) for $(d clean tx_packets) packets; CE echoed on $(d ce echo_ce)/$(d ce acks) ACKs, UE on $(d ue echo_ue)/$(d ue acks); stock ACK frequency: $(d notect acks) for $(d notect tx_packets)"
+}
