@@ -21,6 +21,7 @@
 static const char *const rxe_cc_alg_names[RXE_CC_NR_ALGS] = {
 	[RXE_CC_ALG_NONE] = "none",
 	[RXE_CC_ALG_FIXED] = "fixed",
+	[RXE_CC_ALG_ACC] = "acc",
 };
 
 static int rxe_cc_alg = RXE_CC_ALG_NONE;
@@ -55,7 +56,7 @@ static const struct kernel_param_ops cc_ops = {
 	.get = cc_get,
 };
 module_param_cb(cc, &cc_ops, NULL, 0644);
-MODULE_PARM_DESC(cc, "congestion control for new QPs: none, fixed");
+MODULE_PARM_DESC(cc, "congestion control for new QPs: none, fixed, acc");
 
 /* An unsigned knob with an inclusive valid range. */
 struct rxe_cc_knob {
@@ -90,7 +91,8 @@ static const struct kernel_param_ops knob_ops = {
 	.get = knob_get,
 };
 
-#define RXE_CC_KNOB(name, def, lo, hi, desc)				\
+/* A writable knob: /sys/module/rxe_cc/parameters/<name>. */
+#define RXE_CC_KNOB(name, def, lo, hi, desc)			\
 	static struct rxe_cc_knob knob_##name = { def, lo, hi };	\
 	module_param_cb(name, &knob_ops, &knob_##name, 0644);		\
 	MODULE_PARM_DESC(name, desc " [" #lo ".." #hi "], default " #def)
@@ -100,28 +102,41 @@ RXE_CC_KNOB(line_rate_mbps, 100, 1, 400000,
 RXE_CC_KNOB(fixed_rate_mbps, 100, 1, 400000,
 	    "payload rate of cc=fixed QPs, Mb/s");
 RXE_CC_KNOB(data_ecn, 0, 0, 2,
-	    "IP ECN codepoint of new QPs' data: 0 not-ECT, 1 ECT(1), 2 ECT(0)");
+	    "IP ECN codepoint of new QPs' data: 0 not-ECT, 1 ECT(1), 2 ECT(0); cc=acc uses ECT(1) when 0");
 RXE_CC_KNOB(ack_every, 0, 0, 64,
-	    "new QPs ask for an ACK at least every n packets, 0 = rxe's default");
+	    "new QPs ask for an ACK at least every n packets, 0 = rxe's default; cc=acc uses 1 when 0");
+RXE_CC_KNOB(acc_t_us, 1000, 1, 1000000,
+	    "ACC: control period T, us");
+RXE_CC_KNOB(acc_ri_low_mbps, 0, 0, 400000,
+	    "ACC: first-stage increase RI_low, Mb/s; 0 = line/250");
+RXE_CC_KNOB(acc_ri_high_mbps, 0, 0, 400000,
+	    "ACC: second-stage increase RI_high, Mb/s; 0 = 10 x RI_low");
+RXE_CC_KNOB(acc_p_thresh, 1, 0, 1000,
+	    "ACC: periods with UE before a victim halves its rate");
+RXE_CC_KNOB(acc_ce_permille, 900, 1, 1000,
+	    "ACC: share of CE-marked ACKs, in 1/1000, that makes a period congested");
+
+/* For rxe_cc_knob(), by enum rxe_cc_knob_id. */
+static struct rxe_cc_knob *const rxe_cc_knobs[RXE_CC_NR_KNOBS] = {
+	[RXE_CC_KNOB_LINE_RATE_MBPS] = &knob_line_rate_mbps,
+	[RXE_CC_KNOB_FIXED_RATE_MBPS] = &knob_fixed_rate_mbps,
+	[RXE_CC_KNOB_DATA_ECN] = &knob_data_ecn,
+	[RXE_CC_KNOB_ACK_EVERY] = &knob_ack_every,
+	[RXE_CC_KNOB_ACC_T_US] = &knob_acc_t_us,
+	[RXE_CC_KNOB_ACC_RI_LOW_MBPS] = &knob_acc_ri_low_mbps,
+	[RXE_CC_KNOB_ACC_RI_HIGH_MBPS] = &knob_acc_ri_high_mbps,
+	[RXE_CC_KNOB_ACC_P_THRESH] = &knob_acc_p_thresh,
+	[RXE_CC_KNOB_ACC_CE_PERMILLE] = &knob_acc_ce_permille,
+};
 
 u32 rxe_cc_param_alg(void)
 {
 	return READ_ONCE(rxe_cc_alg);
 }
 
-u32 rxe_cc_param_line_rate_mbps(void)
+u32 rxe_cc_knob(u32 id)
 {
-	return READ_ONCE(knob_line_rate_mbps.val);
-}
-
-u32 rxe_cc_param_fixed_rate_mbps(void)
-{
-	return READ_ONCE(knob_fixed_rate_mbps.val);
-}
-
-u32 rxe_cc_param_data_ecn(void)
-{
-	return READ_ONCE(knob_data_ecn.val);
+	return id < RXE_CC_NR_KNOBS ? READ_ONCE(rxe_cc_knobs[id]->val) : 0;
 }
 
 /* ---- hook trampolines: unpack the ABI structs into plain values ---------- */
@@ -136,10 +151,11 @@ static void *glue_qp_create(struct rxe_cc_qp *qp, struct rxe_cc_qp_info *info)
 	if (info->qp_type != IB_QPT_RC)
 		return NULL;
 	snprintf(name, sizeof(name), "%s-qp%u", info->dev_name, info->qpn);
-	info->data_ecn = READ_ONCE(knob_data_ecn.val);
-	info->ack_every = READ_ONCE(knob_ack_every.val);
+	info->data_ecn = rxe_cc_knob(RXE_CC_KNOB_DATA_ECN);
+	info->ack_every = rxe_cc_knob(RXE_CC_KNOB_ACK_EVERY);
 	return rxe_cc_rs_qp_create(rxe_cc_ctx, qp, name, info->qpn,
-				   info->now_ns);
+				   info->now_ns, &info->data_ecn,
+				   &info->ack_every);
 }
 
 static void glue_qp_destroy(void *priv)

@@ -16,7 +16,22 @@
 enum rxe_cc_alg {
 	RXE_CC_ALG_NONE = 0,
 	RXE_CC_ALG_FIXED = 1,
+	RXE_CC_ALG_ACC = 2,
 	RXE_CC_NR_ALGS,
+};
+
+/* Numeric knobs; keep in sync with `Knob` in rxe_cc_main.rs. */
+enum rxe_cc_knob_id {
+	RXE_CC_KNOB_LINE_RATE_MBPS,
+	RXE_CC_KNOB_FIXED_RATE_MBPS,
+	RXE_CC_KNOB_DATA_ECN,
+	RXE_CC_KNOB_ACK_EVERY,
+	RXE_CC_KNOB_ACC_T_US,
+	RXE_CC_KNOB_ACC_RI_LOW_MBPS,
+	RXE_CC_KNOB_ACC_RI_HIGH_MBPS,
+	RXE_CC_KNOB_ACC_P_THRESH,
+	RXE_CC_KNOB_ACC_CE_PERMILLE,
+	RXE_CC_NR_KNOBS,
 };
 
 /* Implemented in C, called from Rust. */
@@ -25,13 +40,11 @@ void rxe_cc_glue_unregister(void);
 void rxe_cc_glue_kick(void *qp);
 u64 rxe_cc_glue_now_ns(void);
 u32 rxe_cc_param_alg(void);
-u32 rxe_cc_param_line_rate_mbps(void);
-u32 rxe_cc_param_fixed_rate_mbps(void);
-u32 rxe_cc_param_data_ecn(void);
+u32 rxe_cc_knob(u32 id);
 
 /* Implemented in Rust, called from the glue's hook trampolines. */
 void *rxe_cc_rs_qp_create(void *ctx, void *qp, const char *name, u32 qpn,
-			  u64 now_ns);
+			  u64 now_ns, u8 *data_ecn, u16 *ack_every);
 void rxe_cc_rs_qp_destroy(void *priv);
 u64 rxe_cc_rs_tx_gate(void *priv, u64 now_ns, u32 psn, u32 payload,
 		      u32 wire_bytes);

@@ -37,7 +37,9 @@ use kernel::{
 pub mod cc_core;
 
 use cc_core::{
+    acc::{Acc, AccClass, AccKnobs},
     cc::{AckEvent, CongestionControl, LinkParams},
+    fixed::Q32,
     fixed_rate::FixedRate,
     none::NoCc,
 };
@@ -60,10 +62,60 @@ mod ffi {
         pub(crate) fn rxe_cc_glue_kick(qp: *mut c_void);
         pub(crate) fn rxe_cc_glue_now_ns() -> u64;
         pub(crate) fn rxe_cc_param_alg() -> u32;
-        pub(crate) fn rxe_cc_param_line_rate_mbps() -> u32;
-        pub(crate) fn rxe_cc_param_fixed_rate_mbps() -> u32;
-        pub(crate) fn rxe_cc_param_data_ecn() -> u32;
+        pub(crate) fn rxe_cc_knob(id: u32) -> u32;
     }
+}
+
+/// Numeric knobs Rust reads, as `enum rxe_cc_knob_id` in `glue.h` (3,
+/// `ack_every`, is only read by the glue).
+#[derive(Clone, Copy)]
+enum Knob {
+    LineRateMbps = 0,
+    FixedRateMbps = 1,
+    DataEcn = 2,
+    AccTUs = 4,
+    AccRiLowMbps = 5,
+    AccRiHighMbps = 6,
+    AccPThresh = 7,
+    AccCePermille = 8,
+}
+
+impl Knob {
+    /// The knob's current value (validated by its setter in `glue.c`).
+    fn get(self) -> u32 {
+        // SAFETY: reading a knob has no preconditions; ids are in range.
+        unsafe { ffi::rxe_cc_knob(self as u32) }
+    }
+
+    /// The value in Mb/s as b/s.
+    fn bps(self) -> u64 {
+        u64::from(self.get()).saturating_mul(1_000_000)
+    }
+}
+
+/// The link the algorithms assume, from the knobs.
+fn link_params() -> LinkParams {
+    LinkParams {
+        line_rate_bps: Knob::LineRateMbps.bps(),
+        mtu: 4096,
+        base_rtt_ns: u64::from(Knob::AccTUs.get()).saturating_mul(1000),
+    }
+}
+
+/// ACC's knobs: the paper's defaults for the link, overridden where set.
+fn acc_knobs(link: &LinkParams) -> AccKnobs {
+    let mut k = AccKnobs::for_link(link);
+    if Knob::AccRiLowMbps.get() != 0 {
+        k.ri_low_bps = Knob::AccRiLowMbps.bps();
+    }
+    k.ri_high_bps = if Knob::AccRiHighMbps.get() != 0 {
+        Knob::AccRiHighMbps.bps()
+    } else {
+        k.ri_low_bps.saturating_mul(10)
+    };
+    k.p_thresh = Knob::AccPThresh.get();
+    k.ce_fraction = Q32::ratio(u64::from(Knob::AccCePermille.get()), 1000);
+    k
 }
 
 /// The congestion-control algorithm a QP runs; ids match `enum rxe_cc_alg`.
@@ -73,6 +125,8 @@ enum Algorithm {
     None,
     /// Pace at `fixed_rate_mbps`: the pacer's test mode.
     Fixed,
+    /// ACC (NSDI'24).
+    Acc,
 }
 
 impl Algorithm {
@@ -80,6 +134,7 @@ impl Algorithm {
         match id {
             0 => Some(Self::None),
             1 => Some(Self::Fixed),
+            2 => Some(Self::Acc),
             _ => None,
         }
     }
@@ -88,6 +143,7 @@ impl Algorithm {
         match self {
             Self::None => "none",
             Self::Fixed => "fixed",
+            Self::Acc => "acc",
         }
     }
 
@@ -96,6 +152,7 @@ impl Algorithm {
         match self {
             Self::None => "pass-through",
             Self::Fixed => "paced",
+            Self::Acc => "acc",
         }
     }
 }
@@ -111,6 +168,7 @@ const ECHO_UE: u8 = 0x2;
 const ECN_CE: u8 = 0b11;
 const ECN_UE: u8 = 0b10;
 const ECN_ECT1: u32 = 0b01;
+const ECN_ECT1_U8: u8 = 0b01;
 
 /// Event counters kept per QP and, summed over destroyed QPs, module-wide.
 #[derive(Clone, Copy)]
@@ -129,11 +187,13 @@ enum Counter {
     RxBytes,
     RxEcnCe,
     RxEcnUe,
+    PeriodFires,
+    Halts,
     PacerFires,
     PacerLateNs,
 }
 
-const NR_COUNTERS: usize = 16;
+const NR_COUNTERS: usize = 18;
 const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "tx_packets",
     "tx_bytes",
@@ -149,6 +209,8 @@ const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "rx_bytes",
     "rx_ecn_ce",
     "rx_ecn_ue",
+    "period_fires",
+    "halts",
     "pacer_fires",
     "pacer_late_ns",
 ];
@@ -197,15 +259,47 @@ struct QpStats {
     /// each event so that reading debugfs takes no lock.
     rate_bps: Atomic<u64>,
     next_send_ns: Atomic<u64>,
-    /// Shared with the QP's pacer, which counts its timer fires.
+    /// ACC: the last period's class (see `class_name`), halts and their
+    /// total planned length.
+    class: Atomic<u32>,
+    halts: Atomic<u64>,
+    halt_ns: Atomic<u64>,
+    /// Shared with the QP's timers, which count their fires.
     counters: Arc<Counters>,
+}
+
+/// Names of `AccClass` values, as `QpStats::class` stores them.
+fn class_name(c: u32) -> &'static str {
+    match c {
+        1 => "uncongested",
+        2 => "congested",
+        3 => "mixed",
+        4 => "undetermined",
+        _ => "no-info",
+    }
+}
+
+fn class_code(c: AccClass) -> u32 {
+    match c {
+        AccClass::NoInfo => 0,
+        AccClass::Uncongested => 1,
+        AccClass::Congested => 2,
+        AccClass::Mixed => 3,
+        AccClass::Undetermined => 4,
+    }
 }
 
 impl fmt::Debug for QpStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "cc {}", self.alg.name())?;
         writeln!(f, "qpn {}", self.qpn)?;
-        writeln!(f, "state {}", self.alg.state())?;
+        if self.alg == Algorithm::Acc {
+            writeln!(f, "state {}", class_name(self.class.load(Relaxed)))?;
+            writeln!(f, "halts {}", self.halts.load(Relaxed))?;
+            writeln!(f, "halt_ns {}", self.halt_ns.load(Relaxed))?;
+        } else {
+            writeln!(f, "state {}", self.alg.state())?;
+        }
         writeln!(f, "line_rate_mbps {}", self.line_rate_mbps)?;
         writeln!(f, "rate_bps {}", self.rate_bps.load(Relaxed))?;
         writeln!(f, "next_send_ns {}", self.next_send_ns.load(Relaxed))?;
@@ -234,11 +328,13 @@ impl fmt::Debug for Totals {
 enum QpCc {
     None(NoCc),
     Fixed(FixedRate),
+    Acc(Acc),
 }
 
 impl QpCc {
     fn new(alg: Algorithm, link: &LinkParams, fixed_rate_bps: u64, now_ns: u64) -> Self {
         match alg {
+            Algorithm::Acc => Self::Acc(Acc::new(link, acc_knobs(link), now_ns)),
             Algorithm::None => Self::None(NoCc::new(link)),
             Algorithm::Fixed => Self::Fixed(FixedRate::new(
                 fixed_rate_bps,
@@ -253,6 +349,7 @@ impl QpCc {
         match self {
             Self::None(cc) => cc,
             Self::Fixed(cc) => cc,
+            Self::Acc(cc) => cc,
         }
     }
 }
@@ -309,11 +406,56 @@ impl_has_hr_timer! {
     }
 }
 
-/// What the send task mutates: the algorithm and the pending timer.
+/// A QP's control-period timer (ACC's T). Like the pacer it only kicks the
+/// QP, leaving `due` set; the next send-task hook runs the algorithm's
+/// `on_timer`. It starts at the first ACK and stops after a period with no
+/// ACK and no send, so an idle QP has no timer running.
+#[pin_data]
+struct Period {
+    #[pin]
+    timer: HrTimer<Period>,
+    qp: QpHandle,
+    /// A period ended and the algorithm has not seen it yet.
+    due: Atomic<u32>,
+    /// Sends or ACKs happened since the timer last fired.
+    active: Atomic<u32>,
+    /// The timer is set or running.
+    running: Atomic<u32>,
+    period_ns: Atomic<u64>,
+    stats: Arc<Counters>,
+}
+
+impl HrTimerCallback for Period {
+    type Pointer<'a> = Arc<Self>;
+
+    fn run(this: ArcBorrow<'_, Self>, mut ctx: HrTimerCallbackContext<'_, Self>) -> HrTimerRestart {
+        this.due.store(1, Relaxed);
+        this.stats.add(Counter::PeriodFires, 1);
+        // SAFETY: as for the pacer: the QP outlives its CC state, which
+        // cancels this timer first.
+        unsafe { ffi::rxe_cc_glue_kick(this.qp.0) };
+        if this.active.xchg(0, Relaxed) == 0 {
+            this.running.store(0, Relaxed);
+            return HrTimerRestart::NoRestart;
+        }
+        let p = this.period_ns.load(Relaxed).max(1);
+        ctx.forward_now(Delta::from_nanos(i64::try_from(p).unwrap_or(i64::MAX)));
+        HrTimerRestart::Restart
+    }
+}
+
+impl_has_hr_timer! {
+    impl HasHrTimer<Self> for Period {
+        mode: RelativeMode<Monotonic>, field: self.timer
+    }
+}
+
+/// What the send task mutates: the algorithm and the timers' handles.
 struct QpCtl {
     cc: QpCc,
-    /// Dropping the handle cancels the timer and waits for its callback.
+    /// Dropping a handle cancels its timer and waits for its callback.
     timer: Option<ArcHrTimerHandle<Pacer>>,
+    period_timer: Option<ArcHrTimerHandle<Period>>,
 }
 
 /// What `rxe_cc_rs_qp_create` hands to rdma_rxe as the QP's private pointer.
@@ -326,6 +468,7 @@ struct QpState {
     #[pin]
     ctl: SpinLock<QpCtl>,
     pacer: Arc<Pacer>,
+    period: Arc<Period>,
     /// The counters, owned by their debugfs directory: dropping the scope
     /// removes the directory before the counters go.
     stats: Pin<KBox<Scope<QpStats>>>,
@@ -338,19 +481,64 @@ impl QpState {
         self.stats.counters.add(c, by);
     }
 
-    /// Mirrors the algorithm's pacing into debugfs.
+    /// Mirrors the algorithm's pacing and state into debugfs.
     fn publish(&self, cc: &mut QpCc, now_ns: u64) {
         let p = cc.get().pacing(now_ns);
         self.stats.rate_bps.store(p.rate_bps, Relaxed);
         self.stats.next_send_ns.store(p.next_send_ns, Relaxed);
+        if let QpCc::Acc(acc) = cc {
+            self.stats.class.store(class_code(acc.class()), Relaxed);
+            let halts = acc.halts();
+            let before = self.stats.halts.xchg(halts, Relaxed);
+            if before != halts {
+                self.stats.halt_ns.fetch_add(acc.last_halt_ns(), Relaxed);
+                self.count(Counter::Halts, halts.saturating_sub(before));
+            }
+        }
+    }
+
+    /// Runs a period that ended since the last hook; called with the lock.
+    /// Knob writes take effect here, at the next period.
+    fn run_due_period(&self, ctl: &mut QpCtl, now_ns: u64) {
+        if self.period.due.xchg(0, Relaxed) == 0 {
+            return;
+        }
+        if let QpCc::Acc(acc) = &mut ctl.cc {
+            let link = link_params();
+            acc.set_knobs(acc_knobs(&link));
+            self.period.period_ns.store(link.base_rtt_ns, Relaxed);
+        }
+        ctl.cc.get().on_timer(now_ns);
+    }
+
+    /// Notes activity, and starts the period timer if the algorithm needs
+    /// one and it is not running.
+    fn touch_period(&self, ctl: &mut QpCtl, start: bool) {
+        self.period.active.store(1, Relaxed);
+        if !start || self.period.running.load(Relaxed) != 0 {
+            return;
+        }
+        let Some(p) = ctl.cc.get().timer_period_ns() else {
+            return;
+        };
+        drop(ctl.period_timer.take());
+        self.period.period_ns.store(p, Relaxed);
+        self.period.running.store(1, Relaxed);
+        let delay = Delta::from_nanos(i64::try_from(p).unwrap_or(i64::MAX));
+        ctl.period_timer = Some(self.period.clone().start(delay));
     }
 }
 
 #[pinned_drop]
 impl PinnedDrop for QpState {
     fn drop(self: Pin<&mut Self>) {
-        // Cancel the pacer first: after this no callback can kick the QP.
-        drop(self.ctl.lock().timer.take());
+        // Cancel the timers first: after this no callback can kick the QP.
+        let (pacer, period) = {
+            let mut ctl = self.ctl.lock();
+            (ctl.timer.take(), ctl.period_timer.take())
+        };
+        drop(pacer);
+        drop(period);
         self.totals.counters.add_all(&self.stats.counters);
         self.totals.qps_destroyed.fetch_add(1, Relaxed);
     }
@@ -443,11 +631,7 @@ fn new_qp_state(
 ) -> Result<Pin<KBox<QpState>>> {
     // SAFETY: reading a parameter has no preconditions.
     let alg = Algorithm::from_id(unsafe { ffi::rxe_cc_param_alg() }).ok_or(EINVAL)?;
-    // SAFETY: as above.
-    let rate = unsafe { ffi::rxe_cc_param_line_rate_mbps() };
-    // SAFETY: as above.
-    let fixed_rate_bps =
-        u64::from(unsafe { ffi::rxe_cc_param_fixed_rate_mbps() }).saturating_mul(1_000_000);
+    let link = link_params();
     let name = CString::try_from_fmt(fmt!("{}", name.to_str().map_err(|_| EINVAL)?))?;
     let counters = Arc::new(Counters::new(), GFP_KERNEL)?;
     let stats = KBox::pin_init(
@@ -455,10 +639,13 @@ fn new_qp_state(
             QpStats {
                 alg,
                 qpn,
-                line_rate_mbps: rate,
+                line_rate_mbps: Knob::LineRateMbps.get(),
                 created_ns: now_ns,
                 rate_bps: Atomic::new(0),
                 next_send_ns: Atomic::new(now_ns),
+                class: Atomic::new(0),
+                halts: Atomic::new(0),
+                halt_ns: Atomic::new(0),
                 counters: counters.clone(),
             },
             &name,
@@ -466,28 +653,37 @@ fn new_qp_state(
         ),
         GFP_KERNEL,
     )?;
-    let link = LinkParams {
-        line_rate_bps: u64::from(rate).saturating_mul(1_000_000),
-        mtu: 4096,
-        base_rtt_ns: 50_000,
-    };
+    let pacer_stats = counters.clone();
     let pacer = Arc::pin_init(
         pin_init!(Pacer {
             timer <- HrTimer::new(),
             qp: QpHandle(qp),
             armed_until: Atomic::new(0),
+            stats: pacer_stats,
+        }),
+        GFP_KERNEL,
+    )?;
+    let period = Arc::pin_init(
+        pin_init!(Period {
+            timer <- HrTimer::new(),
+            qp: QpHandle(qp),
+            due: Atomic::new(0),
+            active: Atomic::new(0),
+            running: Atomic::new(0),
+            period_ns: Atomic::new(0),
             stats: counters,
         }),
         GFP_KERNEL,
     )?;
-    let mut cc = QpCc::new(alg, &link, fixed_rate_bps, now_ns);
+    let mut cc = QpCc::new(alg, &link, Knob::FixedRateMbps.bps(), now_ns);
     stats
         .rate_bps
         .store(cc.get().pacing(now_ns).rate_bps, Relaxed);
     let state = KBox::pin_init(
         pin_init!(QpState {
-            ctl <- new_spinlock!(QpCtl { cc, timer: None }),
+            ctl <- new_spinlock!(QpCtl { cc, timer: None, period_timer: None }),
             pacer,
+            period,
             stats,
             totals: ctx.totals.clone(),
         }),
@@ -505,7 +701,24 @@ pub extern "C" fn rxe_cc_rs_qp_create(
     name: *const c_char,
     qpn: u32,
     now_ns: u64,
+    data_ecn: *mut u8,
+    ack_every: *mut u16,
 ) -> *mut c_void {
+    // ACC needs its data ECN-capable, as ECT(1) because TCD's UE is 0b10,
+    // and an ACK per packet; explicit knob settings win.
+    // SAFETY: reading a parameter has no preconditions.
+    if Algorithm::from_id(unsafe { ffi::rxe_cc_param_alg() }) == Some(Algorithm::Acc) {
+        // SAFETY: the glue passes pointers into the `rxe_cc_qp_info` it is
+        // filling in, valid and exclusive for this call.
+        unsafe {
+            if *data_ecn == 0 {
+                *data_ecn = ECN_ECT1_U8;
+            }
+            if *ack_every == 0 {
+                *ack_every = 1;
+            }
+        }
+    }
     // SAFETY: `ctx` is the `Context` given to `rxe_cc_glue_register`, alive
     // until unregistration, which cannot overlap a create.
     let ctx = unsafe { &*ctx.cast::<Context>() };
@@ -544,6 +757,7 @@ pub extern "C" fn rxe_cc_rs_tx_gate(
     // SAFETY: called by rdma_rxe between create and destroy.
     let qp = unsafe { qp_state(priv_) };
     let mut ctl = qp.ctl.lock();
+    qp.run_due_period(&mut ctl, now_ns);
     let next = ctl.cc.get().pacing(now_ns).next_send_ns;
     if next <= now_ns {
         return 0;
@@ -575,7 +789,9 @@ pub extern "C" fn rxe_cc_rs_tx_done(
     // SAFETY: called by rdma_rxe between create and destroy.
     let qp = unsafe { qp_state(priv_) };
     let mut ctl = qp.ctl.lock();
+    qp.run_due_period(&mut ctl, now_ns);
     ctl.cc.get().on_send(now_ns, psn, payload);
+    qp.touch_period(&mut ctl, false);
     qp.publish(&mut ctl.cc, now_ns);
     qp.count(Counter::TxPackets, 1);
     qp.count(Counter::TxBytes, u64::from(payload));
@@ -606,11 +822,14 @@ pub extern "C" fn rxe_cc_rs_rx_ack(
             nak: kind == ACK_KIND_NAK,
             int: None,
         };
+        qp.run_due_period(&mut ctl, now_ns);
         if kind == ACK_KIND_CNP {
             ctl.cc.get().on_cnp(now_ns);
         } else {
             ctl.cc.get().on_ack(&ack);
         }
+        // The period timer starts at the first ACK.
+        qp.touch_period(&mut ctl, true);
         qp.publish(&mut ctl.cc, now_ns);
     }
     let c = match kind {
@@ -644,8 +863,7 @@ pub extern "C" fn rxe_cc_rs_rx_data(
         qp.count(Counter::RxEcnCe, 1);
         return ECHO_CE;
     }
-    // SAFETY: reading a parameter has no preconditions.
-    if ecn == ECN_UE && unsafe { ffi::rxe_cc_param_data_ecn() } == ECN_ECT1 {
+    if ecn == ECN_UE && Knob::DataEcn.get() == ECN_ECT1 {
         qp.count(Counter::RxEcnUe, 1);
         return ECHO_UE;
     }
