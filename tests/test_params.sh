@@ -13,7 +13,7 @@ test_params() {
 	if tb_load_cc cc=bogus 2>"$TEST_OUT/insmod.err"; then
 		fail "insmod cc=bogus succeeded"
 	fi
-	dmesg | grep -q "unknown cc 'bogus'; valid names: none" || fail "no message listing valid names"
+	dmesg | grep -q "unknown cc 'bogus'; valid names: none, fixed, acc" || fail "no message listing valid names"
 	[ ! -d /sys/module/rxe_cc ] || fail "rxe_cc loaded after a bad cc"
 	if tb_load_cc line_rate_mbps=0 2>/dev/null; then fail "insmod line_rate_mbps=0 succeeded"; fi
 
@@ -35,9 +35,33 @@ test_params() {
 		assert_eq "line_rate_mbps after bad write '$bad'" 250 "$(cat $p/line_rate_mbps)"
 	done
 
+	# Every other knob: a value past each end of its range is refused.
+	local knob lo hi old
+	while read -r knob lo hi; do
+		old=$(cat $p/$knob)
+		for bad in $((lo - 1)) $((hi + 1)) x; do
+			[ "$bad" -ge 0 ] 2>/dev/null || [ "$bad" = x ] || continue
+			if param_write "$knob" "$bad"; then fail "$knob accepted '$bad'"; fi
+			assert_eq "$knob after bad write '$bad'" "$old" "$(cat $p/$knob)"
+		done
+		param_write "$knob" "$hi" || fail "$knob refused its maximum $hi"
+		param_write "$knob" "$old"
+	done <<-KNOBS
+		fixed_rate_mbps 1 400000
+		data_ecn 0 2
+		ack_every 0 64
+		acc_t_us 1 1000000
+		acc_ri_low_mbps 0 400000
+		acc_ri_high_mbps 0 400000
+		acc_p_thresh 0 1000
+		acc_ce_permille 1 1000
+	KNOBS
+	param_write cc acc || fail "cc refused acc"
+	param_write cc fixed || fail "cc refused fixed"
+
 	# Good writes take effect.
 	param_write line_rate_mbps 400000 || fail "line_rate_mbps refused 400000"
 	assert_eq "line_rate_mbps" 400000 "$(cat $p/line_rate_mbps)"
 	param_write cc none || fail "cc refused none"
-	info "bad values refused: insmod cc=bogus, line_rate_mbps=0; 3 cc and 6 line_rate_mbps writes"
+	info "bad values refused: insmod cc=bogus and line_rate_mbps=0; bad writes to cc, line_rate_mbps and 8 more knobs, each at both ends of its range"
 }
