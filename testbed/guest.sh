@@ -25,8 +25,13 @@ cd '$top' && . testbed/guest-env.sh || exit 99
 ( $CMD )
 echo \$? > '$status'
 SCRIPT
+# Through a pipe: given a regular file as stdout, the guest's console output
+# is written from offset 0 again, over what the log already held.
+set +e
 timeout "${GUEST_TIMEOUT:-1800}" vng --run "$kdir" --disable-kvm --cpus 2 --memory 2G \
-	--rwdir "$RESULTS" --exec "bash $script" \
-	|| { rc=$?; [ -f "$status" ] || die "guest failed to boot or timed out (rc $rc)"; }
+	--rwdir "$RESULTS" --exec "bash $script" 2>&1 | cat
+rc=${PIPESTATUS[0]}
+set -e
+[ -f "$status" ] || die "guest failed to boot or timed out (rc $rc)"
 [ -f "$status" ] || die "guest exited without running the command"
 exit "$(cat "$status")"
