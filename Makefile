@@ -26,7 +26,7 @@ else
 KDIR_CMD = $(KDIR)
 endif
 
-.PHONY: all setup kernel modules userspace guest test cargo-test guest-test bench demo clean
+.PHONY: all setup kernel bpf-headers modules userspace guest test cargo-test guest-test bench demo clean
 
 all: modules userspace
 
@@ -37,6 +37,18 @@ setup:
 kernel: setup
 	@mkdir -p $(BUILD) && kdir=$(KDIR_CMD) && [ -n "$$kdir" ] && echo "$$kdir" > $(BUILD)/kdir
 
+# The switch's CO-RE programs build against the testbed kernel's BTF.
+bpf-headers: kernel
+	@kdir=$$(cat $(BUILD)/kdir); mkdir -p $(BUILD)/bpf; \
+	if [ ! -s $(BUILD)/bpf/vmlinux.h ] || [ "$$kdir/vmlinux" -nt $(BUILD)/bpf/vmlinux.h ] \
+		|| [ "$$(cat $(BUILD)/bpf/kdir 2>/dev/null)" != "$$kdir" ]; then \
+		"$$kdir/tools/bpf/bpftool/bpftool" btf dump file "$$kdir/vmlinux" format c > $(BUILD)/bpf/vmlinux.h.tmp && \
+		mv $(BUILD)/bpf/vmlinux.h.tmp $(BUILD)/bpf/vmlinux.h && echo "$$kdir" > $(BUILD)/bpf/kdir; \
+	fi
+
+# What build.rs needs to compile switch-ebpf/: vmlinux.h and libbpf's headers.
+CARGO_ENV = RXECC_BPF_INCLUDE="$(BUILD)/bpf:$$(cat $(BUILD)/kdir)/tools/bpf/bpftool/libbpf/include"
+
 modules: kernel
 	@kdir=$$(cat $(BUILD)/kdir); \
 	echo "==> modules: patched rdma_rxe and rxe_cc.ko against $$kdir" >&2; \
@@ -44,15 +56,15 @@ modules: kernel
 	$(MAKE) -s -C "$$kdir" M=$(TOP) LLVM=-19 RUSTC=/usr/bin/rustc \
 		RXE_GLUE_DIR=$(BUILD)/rxe KBUILD_EXTRA_SYMBOLS=$(BUILD)/rxe/Module.symvers modules
 
-userspace: setup
+userspace: bpf-headers
 	@echo "==> userspace: cargo build (rxecc)" >&2
-	@cd userspace && $(CARGO) build -q --release
+	@cd userspace && $(CARGO_ENV) $(CARGO) build -q --release
 
 guest: all
 	@bash testbed/guest.sh "$(CMD)"
 
-cargo-test: setup
-	@cd userspace && $(CARGO) test -q --release
+cargo-test: bpf-headers
+	@cd userspace && $(CARGO_ENV) $(CARGO) test -q --release
 
 guest-test: all
 	@bash tests/run.sh

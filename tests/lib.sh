@@ -23,8 +23,13 @@ assert_gt() { awk -v a="$2" -v b="$3" 'BEGIN {exit !(a + 0 > b + 0)}' || fail "$
 
 # Leave the guest as a test found it: no namespaces, no rxe devices, no modules.
 tb_reset() {
+	local d
 	pkill -x ib_write_bw 2>/dev/null || true
 	sleep 0.2
+	for d in /sys/fs/bpf/rxecc/*/; do
+		[ -d "$d" ] && rxecc port detach --dev "$(basename "$d")"
+	done
+	rxecc mark --dev p0 --mode off 2>/dev/null || true
 	tb_down
 	rmmod rxe_cc 2>/dev/null || true
 	rmmod rdma_rxe 2>/dev/null || true

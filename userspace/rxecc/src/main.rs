@@ -32,6 +32,11 @@ enum Cmd {
         #[arg(long, value_enum)]
         mode: switch::MarkMode,
     },
+    /// Emulated switch ports (switch-ebpf/port.bpf.c as a BPF qdisc).
+    Port {
+        #[command(subcommand)]
+        cmd: PortCmd,
+    },
     /// Summarise perftest bandwidth reports as a per-flow table.
     Flows {
         /// perftest client outputs, one per flow (written with --report_gbits).
@@ -42,6 +47,36 @@ enum Cmd {
         label: String,
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum PortCmd {
+    /// Make a device a switch port with a link rate and an exact queue.
+    Attach {
+        #[arg(long)]
+        dev: String,
+        /// Link rate, Mb/s.
+        #[arg(long)]
+        rate_mbps: u64,
+        /// Queue limit in packets; arrivals beyond it are dropped (counted).
+        #[arg(long, default_value_t = 10_000)]
+        limit_pkts: u32,
+        /// Pacing credit a late dequeue may catch up on, us.
+        #[arg(long, default_value_t = 1000)]
+        burst_us: u64,
+    },
+    /// Print a port's counters (a consistent snapshot).
+    Stats {
+        #[arg(long)]
+        dev: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove the port from a device.
+    Detach {
+        #[arg(long)]
+        dev: String,
     },
 }
 
@@ -69,6 +104,24 @@ fn main() -> Result<()> {
             }
         }
         Cmd::Mark { dev, mode } => switch::attach_marker(&dev, mode)?,
+        Cmd::Port { cmd } => match cmd {
+            PortCmd::Attach { dev, rate_mbps, limit_pkts, burst_us } => {
+                switch::attach_port(&dev, &switch::PortConfig { rate_mbps, limit_pkts, burst_us })?
+            }
+            PortCmd::Detach { dev } => switch::detach_port(&dev)?,
+            PortCmd::Stats { dev, json } => {
+                let s = switch::port_stats(&dev)?;
+                if json {
+                    println!("{}", serde_json::to_string(&s)?);
+                } else {
+                    println!(
+                        "{dev}: enq {} pkts {} B, deq {} pkts {} B, queue {} pkts {} B (max {} B), drops {}",
+                        s.enq_pkts, s.enq_bytes, s.deq_pkts, s.deq_bytes, s.qlen_pkts, s.qlen_bytes,
+                        s.max_qlen_bytes, s.drops
+                    );
+                }
+            }
+        },
         Cmd::Flows {
             reports,
             label,

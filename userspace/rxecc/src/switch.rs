@@ -68,3 +68,136 @@ pub fn attach_marker(dev: &str, mode: MarkMode) -> Result<()> {
     }
     Ok(())
 }
+
+mod port_skel {
+    include!(concat!(env!("OUT_DIR"), "/port.skel.rs"));
+}
+use port_skel::{types::port_state, PortSkelBuilder};
+
+/// bpffs directory of a port's pinned objects.
+fn pin_dir(dev: &str) -> String {
+    format!("/sys/fs/bpf/rxecc/{dev}")
+}
+
+/// An emulated switch port's configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct PortConfig {
+    pub rate_mbps: u64,
+    pub limit_pkts: u32,
+    pub burst_us: u64,
+}
+
+/// A consistent snapshot of a port's counters (taken under the queue lock).
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct PortStats {
+    pub enq_pkts: u64,
+    pub enq_bytes: u64,
+    pub deq_pkts: u64,
+    pub deq_bytes: u64,
+    pub drops: u64,
+    pub qlen_pkts: u64,
+    pub qlen_bytes: u64,
+    pub max_qlen_bytes: u64,
+}
+
+/// Qdisc_ops ids are at most 15 characters; one per port.
+fn ops_id(dev: &str) -> Result<String> {
+    let id = format!("rxecc_{dev}");
+    if id.len() > 15 {
+        bail!("device name '{dev}' is too long for a port (at most 9 characters)");
+    }
+    Ok(id)
+}
+
+fn run_tc(args: &[&str]) -> Result<std::process::Output> {
+    std::process::Command::new("tc").args(args).output().context("running tc (iproute2)")
+}
+
+/// Makes `dev` an emulated switch port: loads its own instance of
+/// switch-ebpf/port.bpf.c, registers it as qdisc kind `rxecc_<dev>`, pins it
+/// under /sys/fs/bpf/rxecc/<dev>/ and installs it as `dev`'s root qdisc.
+/// An existing port on `dev` is replaced.
+pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
+    libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Info, libbpf_print)));
+    ifindex(dev)?;
+    if cfg.rate_mbps == 0 {
+        bail!("a port needs a rate above 0 Mb/s");
+    }
+    let id = ops_id(dev)?;
+    detach_port(dev)?;
+    let mut storage = MaybeUninit::uninit();
+    let mut open = PortSkelBuilder::default().open(&mut storage).context("opening port.bpf.o")?;
+    let ro = open.maps.rodata_data.as_deref_mut().context("port.bpf.o has no .rodata")?;
+    ro.rate_bps = cfg.rate_mbps.saturating_mul(1_000_000);
+    ro.burst_ns = cfg.burst_us.saturating_mul(1000);
+    ro.limit_pkts = cfg.limit_pkts;
+    let ops = open.struct_ops.port_mut();
+    ops.id = [0; 16];
+    for (dst, src) in ops.id.iter_mut().zip(id.bytes()) {
+        *dst = src as _;
+    }
+    let mut skel = open.load().context("loading port.bpf.o (is this the testbed kernel, and are you root?)")?;
+    let mut link = skel.maps.port.attach_struct_ops().context("registering the port's Qdisc_ops")?;
+    let dir = pin_dir(dev);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {dir} (is bpffs mounted?)"))?;
+    link.pin(format!("{dir}/ops")).context("pinning the struct_ops link")?;
+    skel.maps.port_state.pin(format!("{dir}/state")).context("pinning the port's counters")?;
+    let out = run_tc(&["qdisc", "replace", "dev", dev, "root", &id])?;
+    if !out.status.success() {
+        let _ = detach_port(dev);
+        bail!("tc qdisc replace dev {dev} root {id}: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(())
+}
+
+/// Removes the port from `dev` (nothing to do if there is none).
+pub fn detach_port(dev: &str) -> Result<()> {
+    let dir = pin_dir(dev);
+    if !std::path::Path::new(&dir).exists() {
+        return Ok(());
+    }
+    let out = run_tc(&["qdisc", "del", "dev", dev, "root"])?;
+    if !out.status.success() && ifindex(dev).is_ok() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        // No root qdisc of ours left is fine.
+        if !err.contains("Cannot delete qdisc with handle of zero") && !err.contains("No such file") {
+            bail!("tc qdisc del dev {dev} root: {}", err.trim());
+        }
+    }
+    for f in ["ops", "state"] {
+        let p = format!("{dir}/{f}");
+        if std::path::Path::new(&p).exists() {
+            std::fs::remove_file(&p).with_context(|| format!("unpinning {p}"))?;
+        }
+    }
+    std::fs::remove_dir(&dir).with_context(|| format!("removing {dir}"))?;
+    Ok(())
+}
+
+/// Reads `dev`'s counters, consistently (BPF_F_LOCK).
+pub fn port_stats(dev: &str) -> Result<PortStats> {
+    let path = format!("{}/state", pin_dir(dev));
+    let map = libbpf_rs::MapHandle::from_pinned_path(&path)
+        .with_context(|| format!("{dev} is not a port (no {path})"))?;
+    let bytes = map
+        .lookup(&0u32.to_ne_bytes(), MapFlags::LOCK)
+        .context("reading the port's counters")?
+        .context("the port's counters are missing")?;
+    if bytes.len() < std::mem::size_of::<port_state>() {
+        bail!("the port's state map value is {} bytes, expected {}", bytes.len(), std::mem::size_of::<port_state>());
+    }
+    // SAFETY: `bytes` holds at least one `port_state`, a plain-old-data C
+    // struct generated from the object's BTF; read_unaligned copies it out.
+    let q: port_state = unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) };
+    let s = q.stats;
+    Ok(PortStats {
+        enq_pkts: s.enq_pkts,
+        enq_bytes: s.enq_bytes,
+        deq_pkts: s.deq_pkts,
+        deq_bytes: s.deq_bytes,
+        drops: s.drops,
+        qlen_pkts: s.qlen_pkts,
+        qlen_bytes: s.qlen_bytes,
+        max_qlen_bytes: s.max_qlen_bytes,
+    })
+}

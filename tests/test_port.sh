@@ -1,0 +1,77 @@
+# The switch's port model (switch-ebpf/port.bpf.c, a BPF qdisc) on the
+# bridge port towards the receiver, with real RoCE traffic through it.
+
+# One h1 -> h0 flow of <iters> x 64 KiB through port p0; MiB/s reports.
+port_flow() { # <name> <iters>
+	export TB_REPORT_GBITS=0
+	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/$1-server.txt" -s 65536 -n "$2"
+	sleep 1
+	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/$1-client.txt" -s 65536 -n "$2"
+}
+pstat() { rxecc port stats --dev p0 --json | sed 's/[{}"]//g' | tr ',' '\n' | awk -F: -v k="$1" '$1 == k {print $2}'; }
+
+# Rate: the port, not the guest's CPU, is the bottleneck at 100 Mb/s, so the
+# flow's wire rate (goodput scaled by wire bytes per payload byte) follows
+# the port's rate. Never faster than the rate (+3%); the low side allows
+# for TCG's late watchdogs (`make bench` reports the exact figure).
+test_port_rate() {
+	local rate=100 iters=400
+	tb_load_rxe patched
+	tb_up 2
+	rxecc port attach --dev p0 --rate-mbps $rate
+	port_flow rate $iters || fail "flow through the port failed"
+	local good wire
+	good=$(tb_bw_mbit "$TEST_OUT/rate-client.txt")
+	rxecc port stats --dev p0 --json >"$TEST_OUT/stats.json"
+	# Wire bytes per payload byte, from the port's own count of this flow.
+	wire=$(awk -v g="$good" -v d="$(pstat deq_bytes)" -v p=$((iters * 65536)) 'BEGIN {printf "%.3f", g * d / p}')
+	info "port at $rate Mb/s: goodput $good Mb/s, wire rate $wire Mb/s ($(awk -v w="$wire" -v r=$rate 'BEGIN {printf "%+.1f%%", (w - r) * 100 / r}')), $(pstat drops) drops"
+	awk -v w="$wire" -v r=$rate 'BEGIN {exit !(w <= r * 1.03)}' || fail "wire rate $wire Mb/s is above the port's $rate Mb/s + 3%"
+	awk -v w="$wire" -v r=$rate 'BEGIN {exit !(w >= r * 0.85)}' || fail "wire rate $wire Mb/s is below 85% of the port's $rate Mb/s"
+	assert_eq "drops" 0 "$(pstat drops)"
+	rxecc port detach --dev p0
+	[ ! -e /sys/fs/bpf/rxecc/p0 ] || fail "detach left pins behind"
+	tc qdisc show dev p0 | grep -q rxecc && fail "detach left the qdisc"
+	true
+}
+
+# Exact queue: every snapshot during the flow has queue = enqueued -
+# dequeued, in bytes and packets; a queue really forms; it drains to 0.
+test_port_queue() {
+	tb_load_rxe patched
+	tb_up 2
+	rxecc port attach --dev p0 --rate-mbps 100
+	port_flow queue 300 &
+	local flow=$! samples=0 peak=0 s
+	while kill -0 $flow 2>/dev/null; do
+		rxecc port stats --dev p0 --json >>"$TEST_OUT/samples.jsonl"
+		sleep 0.2
+	done
+	wait $flow || fail "flow through the port failed"
+	samples=$(wc -l <"$TEST_OUT/samples.jsonl")
+	assert_gt "samples" "$samples" 3
+	awk -F'[:,{}"]+' '{for (i = 2; i < NF; i += 2) v[$i] = $(i + 1)
+		if (v["qlen_bytes"] != v["enq_bytes"] - v["deq_bytes"] || v["qlen_pkts"] != v["enq_pkts"] - v["deq_pkts"]) {
+			print "sample " NR ": queue " v["qlen_bytes"] " B / " v["qlen_pkts"] " pkts != enq - deq"; bad = 1 }
+		if (v["qlen_bytes"] > peak) peak = v["qlen_bytes"] }
+		END {print "peak " peak; exit bad}' "$TEST_OUT/samples.jsonl" >"$TEST_OUT/check.txt" \
+		|| fail "$(head -3 "$TEST_OUT/check.txt")"
+	peak=$(awk '/^peak/ {print $2}' "$TEST_OUT/check.txt")
+	assert_gt "queue seen during the flow (B)" "$peak" 0
+	assert_eq "queue after the flow (B)" 0 "$(pstat qlen_bytes)"
+	assert_eq "queue after the flow (pkts)" 0 "$(pstat qlen_pkts)"
+	assert_eq "enqueued = dequeued" "$(pstat enq_bytes)" "$(pstat deq_bytes)"
+	info "$samples snapshots, each with queue = enqueued - dequeued; peak sampled queue $peak B, max $(pstat max_qlen_bytes) B; 0 at the end"
+}
+
+# Lossy contrast: with a 4-packet queue the port drops, the counters see
+# it, and RC retransmission still completes the transfer.
+test_port_drops() {
+	tb_load_rxe patched
+	tb_up 2
+	rxecc port attach --dev p0 --rate-mbps 100 --limit-pkts 4
+	port_flow drops 100 || fail "flow failed over a lossy port"
+	assert_gt "drops with a 4-packet queue" "$(pstat drops)" 0
+	assert_eq "enqueued = dequeued" "$(pstat enq_pkts)" "$(pstat deq_pkts)"
+	info "limit 4 packets: $(pstat drops) drops, $(pstat enq_pkts) packets through; the flow completed"
+}
