@@ -8,7 +8,10 @@ port_flow() { # <name> <iters>
 	sleep 1
 	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/$1-client.txt" -s 65536 -n "$2"
 }
-pstat() { rxecc port stats --dev p0 --json | sed 's/[{}"]//g' | tr ',' '\n' | awk -F: -v k="$1" '$1 == k {print $2}'; }
+# snap: one consistent snapshot of p0's counters into $TEST_OUT/snap.json;
+# pstat <counter> reads from it, so related counters come from one instant.
+snap() { rxecc port stats --dev p0 --json >"$TEST_OUT/snap.json"; }
+pstat() { sed 's/[{}"]//g' "$TEST_OUT/snap.json" | tr ',' '\n' | awk -F: -v k="$1" '$1 == k {print $2}'; }
 
 # Rate: the port, not the guest's CPU, is the bottleneck at 100 Mb/s, so the
 # flow's wire rate (goodput scaled by wire bytes per payload byte) follows
@@ -22,7 +25,7 @@ test_port_rate() {
 	port_flow rate $iters || fail "flow through the port failed"
 	local good wire
 	good=$(tb_bw_mbit "$TEST_OUT/rate-client.txt")
-	rxecc port stats --dev p0 --json >"$TEST_OUT/stats.json"
+	snap
 	# Wire bytes per payload byte, from the port's own count of this flow.
 	wire=$(awk -v g="$good" -v d="$(pstat deq_bytes)" -v p=$((iters * 65536)) 'BEGIN {printf "%.3f", g * d / p}')
 	info "port at $rate Mb/s: goodput $good Mb/s, wire rate $wire Mb/s ($(awk -v w="$wire" -v r=$rate 'BEGIN {printf "%+.1f%%", (w - r) * 100 / r}')), $(pstat drops) drops"
@@ -58,6 +61,7 @@ test_port_queue() {
 		|| fail "$(head -3 "$TEST_OUT/check.txt")"
 	peak=$(awk '/^peak/ {print $2}' "$TEST_OUT/check.txt")
 	assert_gt "queue seen during the flow (B)" "$peak" 0
+	snap
 	assert_eq "queue after the flow (B)" 0 "$(pstat qlen_bytes)"
 	assert_eq "queue after the flow (pkts)" 0 "$(pstat qlen_pkts)"
 	assert_eq "enqueued = dequeued" "$(pstat enq_bytes)" "$(pstat deq_bytes)"
@@ -71,6 +75,7 @@ test_port_drops() {
 	tb_up 2
 	rxecc port attach --dev p0 --rate-mbps 100 --limit-pkts 4
 	port_flow drops 100 || fail "flow failed over a lossy port"
+	snap
 	assert_gt "drops with a 4-packet queue" "$(pstat drops)" 0
 	assert_eq "enqueued = dequeued" "$(pstat enq_pkts)" "$(pstat deq_pkts)"
 	info "limit 4 packets: $(pstat drops) drops, $(pstat enq_pkts) packets through; the flow completed"
