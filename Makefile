@@ -35,7 +35,8 @@ setup:
 
 # Resolve (and if needed build) the kernel once; later steps read build/kdir.
 kernel: setup
-	@mkdir -p $(BUILD) && kdir=$(KDIR_CMD) && [ -n "$$kdir" ] && echo "$$kdir" > $(BUILD)/kdir
+	@mkdir -p $(BUILD)/bin && kdir=$(KDIR_CMD) && [ -n "$$kdir" ] && echo "$$kdir" > $(BUILD)/kdir && \
+	ln -sfn "$$kdir/tools/bpf/bpftool/bpftool" $(BUILD)/bin/bpftool
 
 # The switch's CO-RE programs build against the testbed kernel's BTF.
 bpf-headers: kernel
