@@ -2,10 +2,14 @@
 /*
  * mark: a TC egress program that writes ECN marks on RoCEv2 packets.
  *
- * It is the switch's marking primitive, for now in a fixed mode set at load
- * time (the queue-driven RED and TCD modes come with the port model):
- *   MARK_CE: every ECN-capable packet leaves CE (0b11);
- *   MARK_UE: every ECN-capable packet that is not CE leaves UE (0b10).
+ * It runs before the port's qdisc, so it sees the queue each packet joins.
+ * Modes, set at load time:
+ *   MARK_CE: every ECN-capable packet leaves CE (0b11), a test fixture;
+ *   MARK_UE: every ECN-capable packet that is not CE leaves UE (0b10);
+ *   MARK_RED: RED on the port's queue, for DCQCN: with q the queue in bytes,
+ *     p = 0 below Kmin, Pmax (q - Kmin) / (Kmax - Kmin) up to Kmax, 1 at
+ *     or above Kmax. The queue and the thresholds come from the port's maps
+ *     (port.h), which the loader shares with this program.
  * Only IPv4/UDP to port 4791 is touched. The IP TOS byte lies outside the
  * RoCE ICRC, so marking keeps the ICRC valid; the IP checksum is fixed up.
  */
@@ -17,6 +21,7 @@
 #include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
+#include "port.h"
 
 #define ROCE_V2_PORT	4791
 #define ECN_MASK	0x3
@@ -28,6 +33,7 @@ enum mark_mode {
 	MARK_OFF = 0,
 	MARK_CE = 1,
 	MARK_UE = 2,
+	MARK_RED = 3,
 };
 
 /* Set by the loader before the program is loaded. */
@@ -40,6 +46,53 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } mark_stats SEC(".maps");
+
+/* The port's maps (the loader reuses the port's pinned ones for MARK_RED). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct port_state);
+} port_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct port_cfg);
+} port_cfg SEC(".maps");
+
+/* RED's decision for a packet joining a queue of `q` bytes; counts it. */
+static __always_inline int red_mark(void)
+{
+	__u32 zero = 0, r = bpf_get_prandom_u32() % 1000;
+	struct port_state *st = bpf_map_lookup_elem(&port_state, &zero);
+	struct port_cfg *cfg = bpf_map_lookup_elem(&port_cfg, &zero);
+	__u64 q, kmin, kmax, p;
+	int mark;
+
+	if (!st || !cfg)
+		return 0;
+	kmin = cfg->kmin_bytes;
+	kmax = cfg->kmax_bytes;
+	bpf_spin_lock(&st->lock);
+	q = st->stats.qlen_bytes;
+	if (q >= kmax) {
+		mark = 1;
+		st->stats.red_above++;
+		st->stats.red_above_marked++;
+	} else if (q < kmin) {
+		mark = 0;
+		st->stats.red_below++;
+	} else {
+		p = (__u64)cfg->pmax_permille * (q - kmin) / (kmax - kmin);
+		mark = r < p;
+		st->stats.red_between++;
+		st->stats.red_between_marked += mark;
+	}
+	bpf_spin_unlock(&st->lock);
+	return mark;
+}
 
 static __always_inline void count(__u32 idx)
 {
@@ -73,7 +126,11 @@ int mark_egress(struct __sk_buff *skb)
 	ecn = ip->tos & ECN_MASK;
 	if (ecn == ECN_NOT_ECT)
 		return TC_ACT_OK;
-	if (mark_mode == MARK_CE)
+	if (mark_mode == MARK_RED) {
+		if (!red_mark())
+			return TC_ACT_OK;
+		want = ECN_CE;
+	} else if (mark_mode == MARK_CE)
 		want = ECN_CE;
 	else if (mark_mode == MARK_UE && ecn != ECN_CE)
 		want = ECN_UE;

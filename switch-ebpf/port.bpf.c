@@ -15,6 +15,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "kfuncs.h"
+#include "port.h"
 
 #define NET_XMIT_SUCCESS	0x00
 #define NET_XMIT_DROP		0x01
@@ -27,29 +28,20 @@ const volatile __u64 rate_bps = 100000000;	/* link rate */
 const volatile __u64 burst_ns = 1000000;	/* pacing credit kept */
 const volatile __u32 limit_pkts = 10000;	/* queue limit: drops above */
 
-/*
- * The port's counters, changed only under the lock in the same map value,
- * so that rxecc reads consistent snapshots (lookup with BPF_F_LOCK).
- */
-struct rxecc_port_stats {
-	__u64 enq_pkts, enq_bytes;
-	__u64 deq_pkts, deq_bytes;
-	__u64 drops;
-	__u64 qlen_pkts, qlen_bytes;	/* exact: enqueued minus dequeued */
-	__u64 max_qlen_bytes;
-};
-
-struct port_state {
-	struct bpf_spin_lock lock;
-	struct rxecc_port_stats stats;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct port_state);
 } port_state SEC(".maps");
+
+/* Created here so that it is pinned with the port; read by mark.bpf.c. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct port_cfg);
+} port_cfg SEC(".maps");
 
 static __always_inline struct port_state *state(void)
 {

@@ -80,3 +80,47 @@ test_port_drops() {
 	assert_eq "enqueued = dequeued" "$(pstat enq_pkts)" "$(pstat deq_pkts)"
 	info "limit 4 packets: $(pstat drops) drops, $(pstat enq_pkts) packets through; the flow completed"
 }
+
+# RED marking on the port's live queue (rxecc mark --mode red), for DCQCN:
+# every ECN-capable packet that joins a queue at or above Kmax leaves CE,
+# the receiver sees exactly the marks the port wrote, thresholds above any
+# queue give no marks, and thresholds at 0 mark every packet.
+red_phase() { # <name> <kmin> <kmax>
+	rxecc port red --dev p0 --kmin-bytes "$2" --kmax-bytes "$3" --pmax-permille 200
+	snap && cp "$TEST_OUT/snap.json" "$TEST_OUT/$1.port.before"
+	cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/$1.cc.before"
+	port_flow "$1" 200 || fail "$1: flow failed"
+	snap
+	awk 'NR == FNR {b[$1] = $2; next} {print $1, $2 - b[$1]}' "$TEST_OUT/$1.cc.before" /sys/kernel/debug/rxe_cc/totals >"$TEST_OUT/$1.cc"
+	sed 's/[{}"]//g' "$TEST_OUT/$1.port.before" | tr ',' '\n' | tr ':' ' ' >"$TEST_OUT/$1.p0"
+	sed 's/[{}"]//g' "$TEST_OUT/snap.json" | tr ',' '\n' | tr ':' ' ' >"$TEST_OUT/$1.p1"
+	awk 'NR == FNR {b[$1] = $2; next} {print $1, $2 - b[$1]}' "$TEST_OUT/$1.p0" "$TEST_OUT/$1.p1" >"$TEST_OUT/$1.port"
+}
+rv() { awk -v k="$2" '$1 == k {print $2}' "$TEST_OUT/$1.$3"; }
+
+test_port_red() {
+	tb_load_rxe patched
+	tb_load_cc cc=none data_ecn=1
+	tb_up 2
+	rxecc port attach --dev p0 --rate-mbps 100
+	rxecc mark --dev p0 --mode red
+
+	red_phase mid 20000 100000
+	local above marked_above marked ce
+	above=$(rv mid red_above port)
+	marked_above=$(rv mid red_above_marked port)
+	marked=$(( marked_above + $(rv mid red_between_marked port) ))
+	ce=$(rv mid rx_ecn_ce cc)
+	assert_gt "packets that met a queue >= Kmax" "$above" 0
+	assert_gt "packets that met a queue < Kmin" "$(rv mid red_below port)" 0
+	assert_eq "marked among those >= Kmax" "$above" "$marked_above"
+	assert_eq "CE at the receiver = marks written by the port" "$marked" "$ce"
+
+	red_phase none 10000000 10000000
+	assert_eq "thresholds above any queue: CE at the receiver" 0 "$(rv none rx_ecn_ce cc)"
+	assert_gt "thresholds above any queue: packets below Kmin" "$(rv none red_below port)" 0
+
+	red_phase all 0 0
+	assert_eq "thresholds at 0: every data packet CE" "$(rv all rx_packets cc)" "$(rv all rx_ecn_ce cc)"
+	info "Kmin 20 KB, Kmax 100 KB, Pmax 20%: $above packets met >= Kmax (all marked), $(rv mid red_between port) between ($(rv mid red_between_marked port) marked), $(rv mid red_below port) below; receiver saw $ce CE = $marked marks"
+}

@@ -16,7 +16,9 @@ fn main() {
     let multiarch = "/usr/include/x86_64-linux-gnu".to_string();
     let clang = std::env::var("BPF_CLANG").unwrap_or_else(|_| "clang-19".to_string());
     println!("cargo:rerun-if-env-changed=RXECC_BPF_INCLUDE");
-    println!("cargo:rerun-if-changed={}", src_dir.join("kfuncs.h").display());
+    for h in ["kfuncs.h", "port.h"] {
+        println!("cargo:rerun-if-changed={}", src_dir.join(h).display());
+    }
     let core_includes: Vec<String> = std::env::var("RXECC_BPF_INCLUDE")
         .unwrap_or_default()
         .split(':')

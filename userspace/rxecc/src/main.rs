@@ -73,6 +73,18 @@ enum PortCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Set the port's RED thresholds (and mark with `rxecc mark --mode red`).
+    Red {
+        #[arg(long)]
+        dev: String,
+        #[arg(long)]
+        kmin_bytes: u64,
+        #[arg(long)]
+        kmax_bytes: u64,
+        /// Marking probability at Kmax, per mille.
+        #[arg(long)]
+        pmax_permille: u32,
+    },
     /// Remove the port from a device.
     Detach {
         #[arg(long)]
@@ -109,6 +121,9 @@ fn main() -> Result<()> {
                 switch::attach_port(&dev, &switch::PortConfig { rate_mbps, limit_pkts, burst_us })?
             }
             PortCmd::Detach { dev } => switch::detach_port(&dev)?,
+            PortCmd::Red { dev, kmin_bytes, kmax_bytes, pmax_permille } => {
+                switch::set_red(&dev, &switch::Red { kmin_bytes, kmax_bytes, pmax_permille })?
+            }
             PortCmd::Stats { dev, json } => {
                 let s = switch::port_stats(&dev)?;
                 if json {

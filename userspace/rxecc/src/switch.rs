@@ -16,10 +16,12 @@ use mark_skel::MarkSkelBuilder;
 pub enum MarkMode {
     /// Remove the marker.
     Off,
-    /// Congestion experienced (0b11).
+    /// Congestion experienced (0b11) on every packet.
     Ce,
     /// TCD's undetermined (0b10), on packets that are not CE.
     Ue,
+    /// RED on the port's queue (needs `rxecc port attach` first).
+    Red,
 }
 
 fn ifindex(dev: &str) -> Result<i32> {
@@ -47,7 +49,17 @@ pub fn attach_marker(dev: &str, mode: MarkMode) -> Result<()> {
         MarkMode::Off => 0,
         MarkMode::Ce => 1,
         MarkMode::Ue => 2,
+        MarkMode::Red => 3,
     };
+    if mode == MarkMode::Red {
+        // Share the port's queue state and thresholds.
+        let dir = pin_dir(dev);
+        open.maps
+            .port_state
+            .reuse_pinned_map(format!("{dir}/state"))
+            .with_context(|| format!("{dev} is not a port: run `rxecc port attach` first"))?;
+        open.maps.port_cfg.reuse_pinned_map(format!("{dir}/cfg")).context("reusing the port's RED thresholds")?;
+    }
     let skel = open.load().context("loading mark.bpf.o (is this the testbed kernel, and are you root?)")?;
     let mut hook = TcHookBuilder::new(skel.progs.mark_egress.as_fd())
         .ifindex(idx)
@@ -87,7 +99,7 @@ pub struct PortConfig {
     pub burst_us: u64,
 }
 
-/// A consistent snapshot of a port's counters (taken under the queue lock).
+/// A consistent snapshot of a port's counters (taken under their lock).
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
 pub struct PortStats {
     pub enq_pkts: u64,
@@ -98,6 +110,40 @@ pub struct PortStats {
     pub qlen_pkts: u64,
     pub qlen_bytes: u64,
     pub max_qlen_bytes: u64,
+    pub red_above: u64,
+    pub red_above_marked: u64,
+    pub red_below: u64,
+    pub red_between: u64,
+    pub red_between_marked: u64,
+}
+
+/// RED thresholds of a port's marker.
+#[derive(Clone, Copy, Debug)]
+pub struct Red {
+    pub kmin_bytes: u64,
+    pub kmax_bytes: u64,
+    pub pmax_permille: u32,
+}
+
+/// Sets `dev`'s RED thresholds; the marker uses them from its next packet.
+pub fn set_red(dev: &str, red: &Red) -> Result<()> {
+    if red.kmin_bytes > red.kmax_bytes || red.pmax_permille > 1000 {
+        bail!("RED needs Kmin <= Kmax and Pmax <= 1000 per mille");
+    }
+    let path = format!("{}/cfg", pin_dir(dev));
+    let map = libbpf_rs::MapHandle::from_pinned_path(&path).with_context(|| format!("{dev} is not a port (no {path})"))?;
+    let cfg = port_skel::types::port_cfg {
+        kmin_bytes: red.kmin_bytes,
+        kmax_bytes: red.kmax_bytes,
+        pmax_permille: red.pmax_permille,
+        pad: 0,
+    };
+    // SAFETY: `port_cfg` is a plain-old-data C struct; viewing it as bytes
+    // for the map update reads initialised memory only.
+    let bytes = unsafe {
+        std::slice::from_raw_parts((&cfg as *const port_skel::types::port_cfg).cast::<u8>(), std::mem::size_of_val(&cfg))
+    };
+    map.update(&0u32.to_ne_bytes(), bytes, MapFlags::ANY).context("writing the RED thresholds")
 }
 
 /// Qdisc_ops ids are at most 15 characters; one per port.
@@ -142,6 +188,7 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {dir} (is bpffs mounted?)"))?;
     link.pin(format!("{dir}/ops")).context("pinning the struct_ops link")?;
     skel.maps.port_state.pin(format!("{dir}/state")).context("pinning the port's counters")?;
+    skel.maps.port_cfg.pin(format!("{dir}/cfg")).context("pinning the port's configuration")?;
     let out = run_tc(&["qdisc", "replace", "dev", dev, "root", &id])?;
     if !out.status.success() {
         let _ = detach_port(dev);
@@ -164,7 +211,7 @@ pub fn detach_port(dev: &str) -> Result<()> {
             bail!("tc qdisc del dev {dev} root: {}", err.trim());
         }
     }
-    for f in ["ops", "state"] {
+    for f in ["ops", "state", "cfg"] {
         let p = format!("{dir}/{f}");
         if std::path::Path::new(&p).exists() {
             std::fs::remove_file(&p).with_context(|| format!("unpinning {p}"))?;
@@ -199,5 +246,10 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         qlen_pkts: s.qlen_pkts,
         qlen_bytes: s.qlen_bytes,
         max_qlen_bytes: s.max_qlen_bytes,
+        red_above: s.red_above,
+        red_above_marked: s.red_above_marked,
+        red_below: s.red_below,
+        red_between: s.red_between,
+        red_between_marked: s.red_between_marked,
     })
 }
