@@ -47,20 +47,6 @@ struct {
 	__type(value, __u64);
 } mark_stats SEC(".maps");
 
-/* The port's maps (the loader reuses the port's pinned ones for MARK_RED). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct port_state);
-} port_state SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct port_cfg);
-} port_cfg SEC(".maps");
 
 /* RED's decision for a packet joining a queue of `q` bytes; counts it. */
 static __always_inline int red_mark(void)

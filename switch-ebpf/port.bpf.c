@@ -28,20 +28,6 @@ const volatile __u64 rate_bps = 100000000;	/* link rate */
 const volatile __u64 burst_ns = 1000000;	/* pacing credit kept */
 const volatile __u32 limit_pkts = 10000;	/* queue limit: drops above */
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct port_state);
-} port_state SEC(".maps");
-
-/* Created here so that it is pinned with the port; read by mark.bpf.c. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct port_cfg);
-} port_cfg SEC(".maps");
 
 static __always_inline struct port_state *state(void)
 {

@@ -2,7 +2,8 @@
 /*
  * State one emulated switch port shares between its programs: the qdisc
  * (port.bpf.c) counts the queue, the TC egress marker (mark.bpf.c) reads it
- * to mark. rxecc pins both maps under /sys/fs/bpf/rxecc/<dev>/.
+ * to mark. rxecc pins both maps under /sys/fs/bpf/rxecc/<dev>/. Include it
+ * after <bpf/bpf_helpers.h>.
  */
 #ifndef RXECC_PORT_H
 #define RXECC_PORT_H
@@ -33,5 +34,21 @@ struct port_cfg {
 	__u32 pmax_permille;	/* marking probability at Kmax, 1/1000 */
 	__u32 pad;
 };
+
+/* The port's maps: each program object declares them; rxecc pins the
+ * qdisc's and hands the same ones to the marker. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct port_state);
+} port_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct port_cfg);
+} port_cfg SEC(".maps");
 
 #endif /* RXECC_PORT_H */

@@ -549,13 +549,3 @@ pub fn first_fair_window(
             .all(|&b| (b as f64 - want).abs() <= tol * want)
     })
 }
-
-/// Whether the last window of `w` samples has every flow within `tol` of `target_bps`.
-pub fn last_window_fair(t: &Trace, w: usize, sample_ns: u64, target_bps: u64, tol: f64) -> bool {
-    let n = t.sent_bytes.len();
-    let want = target_bps as f64 * (w as u64 * sample_ns) as f64 / 8e9;
-    n >= w
-        && t.sent_between(n - w, n)
-            .iter()
-            .all(|&b| (b as f64 - want).abs() <= tol * want)
-}
