@@ -188,12 +188,15 @@ enum Counter {
     RxEcnCe,
     RxEcnUe,
     PeriodFires,
+    PeriodsCongested,
+    PeriodsUndetermined,
+    PeriodsUncongested,
     Halts,
     PacerFires,
     PacerLateNs,
 }
 
-const NR_COUNTERS: usize = 18;
+const NR_COUNTERS: usize = 21;
 const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "tx_packets",
     "tx_bytes",
@@ -210,6 +213,9 @@ const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "rx_ecn_ce",
     "rx_ecn_ue",
     "period_fires",
+    "periods_congested",
+    "periods_undetermined",
+    "periods_uncongested",
     "halts",
     "pacer_fires",
     "pacer_late_ns",
@@ -509,6 +515,16 @@ impl QpState {
             self.period.period_ns.store(link.base_rtt_ns, Relaxed);
         }
         ctl.cc.get().on_timer(now_ns);
+        if let QpCc::Acc(acc) = &ctl.cc {
+            match acc.class() {
+                AccClass::Congested => self.count(Counter::PeriodsCongested, 1),
+                AccClass::Undetermined => self.count(Counter::PeriodsUndetermined, 1),
+                AccClass::Uncongested | AccClass::Mixed => {
+                    self.count(Counter::PeriodsUncongested, 1)
+                }
+                AccClass::NoInfo => {}
+            }
+        }
     }
 
     /// Notes activity, and starts the period timer if the algorithm needs
