@@ -21,17 +21,30 @@ rm -f "$status"
 # passing the status through.
 script=$RESULTS/.guest-cmd.sh
 cat >"$script" <<SCRIPT
+echo @@rxecc-guest-command@@
 cd '$top' && . testbed/guest-env.sh || exit 99
 ( $CMD )
 echo \$? > '$status'
 SCRIPT
-# Through a pipe: given a regular file as stdout, the guest's console output
-# is written from offset 0 again, over what the log already held.
+# The guest kernel's console goes to guest-console.log; only the command's
+# own lines (after its start marker, without the kernel's "[ seconds ]"
+# prefix) reach stdout, unless GUEST_CONSOLE=1. The pipe matters too: given a regular file as stdout,
+# vng writes from offset 0 again, over what the log already held.
+console=$top/build/guest-console.log
 set +e
 timeout "${GUEST_TIMEOUT:-1800}" vng --run "$kdir" --disable-kvm --cpus 2 --memory 2G \
-	--rwdir "$RESULTS" --exec "bash $script" 2>&1 | cat
+	--verbose --rwdir "$RESULTS" --exec "bash $script" 2>&1 | tee "$console" |
+	if [ -n "${GUEST_CONSOLE:-}" ]; then cat; else
+		awk '/^@@rxecc-guest-command@@$/ {on = 1; next} on && !/^\[ *[0-9]+\.[0-9]+\]/ {print; fflush()}'
+	fi
 rc=${PIPESTATUS[0]}
 set -e
-[ -f "$status" ] || die "guest failed to boot or timed out (rc $rc)"
+if [ ! -f "$status" ]; then
+	echo "error: the guest died before the command finished (vng rc $rc); console tail ($console):" >&2
+	tail -25 "$console" >&2
+	# 98: the kernel reported an error; 97: it died without one.
+	grep -qE 'Kernel panic|Oops|BUG:|WARNING:|general protection|Call Trace' "$console" && exit 98
+	exit 97
+fi
 [ -f "$status" ] || die "guest exited without running the command"
 exit "$(cat "$status")"
