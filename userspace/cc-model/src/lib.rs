@@ -493,46 +493,6 @@ impl Trace {
     }
 }
 
-/// First sample from which every later sample has each flow's pacing rate
-/// within `tol` (relative) of `target_bps`.
-pub fn settled_at(t: &Trace, target_bps: u64, tol: f64) -> Option<usize> {
-    let ok = |row: &Vec<u64>| {
-        row.iter()
-            .all(|&r| ((r as f64) - target_bps as f64).abs() <= tol * target_bps as f64)
-    };
-    match t.rate_bps.iter().rposition(|row| !ok(row)) {
-        None => Some(0),
-        Some(i) if i + 1 < t.rate_bps.len() => Some(i + 1),
-        _ => None,
-    }
-}
-
-/// First sample from which every later window of `w` samples has each
-/// flow's throughput within `tol` (relative) of `target_bps`.
-pub fn throughput_settled_at(
-    t: &Trace,
-    w: usize,
-    sample_ns: u64,
-    target_bps: u64,
-    tol: f64,
-) -> Option<usize> {
-    let want = target_bps as f64 * (w as u64 * sample_ns) as f64 / 8e9;
-    let n = t.sent_bytes.len();
-    if n < w {
-        return None;
-    }
-    let ok = |i: usize| {
-        t.sent_between(i, i + w)
-            .iter()
-            .all(|&b| (b as f64 - want).abs() <= tol * want)
-    };
-    match (0..=n - w).rev().find(|&i| !ok(i)) {
-        None => Some(0),
-        Some(i) if i < n - w => Some(i + 1),
-        _ => None,
-    }
-}
-
 /// First sample starting a window of `w` samples in which every flow's
 /// throughput is within `tol` (relative) of `target_bps`.
 pub fn first_fair_window(
