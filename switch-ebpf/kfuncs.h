@@ -13,6 +13,7 @@ extern int bpf_list_push_back_impl(struct bpf_list_head *head,
 				   struct bpf_list_node *node, void *meta,
 				   __u64 off) __ksym;
 extern struct bpf_list_node *bpf_list_pop_front(struct bpf_list_head *head) __ksym;
+extern struct bpf_list_node *bpf_list_front(struct bpf_list_head *head) __ksym;
 
 extern void bpf_qdisc_skb_drop(struct sk_buff *skb,
 			       struct bpf_sk_buff_ptr *to_free) __ksym;
@@ -21,6 +22,11 @@ extern void bpf_qdisc_watchdog_schedule(struct Qdisc *sch, __u64 expire,
 extern void bpf_qdisc_bstats_update(struct Qdisc *sch,
 				    const struct sk_buff *skb) __ksym;
 extern void bpf_kfree_skb(struct sk_buff *skb) __ksym;
+
+/* From rxecc_switch.ko (switch-ebpf/kmod/), which must be loaded first. */
+extern int rxecc_pfc_send(struct Qdisc *sch, __u32 ifindex, __u32 class_vec,
+			  __u32 quanta, __u64 stamp_ns) __ksym;
+extern void rxecc_port_kick(struct __sk_buff *ctx) __ksym;
 
 #define bpf_obj_new(type) \
 	((type *)bpf_obj_new_impl(bpf_core_type_id_local(type), NULL))

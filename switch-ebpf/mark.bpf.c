@@ -3,13 +3,16 @@
  * mark: a TC egress program that writes ECN marks on RoCEv2 packets.
  *
  * It runs before the port's qdisc, so it sees the queue each packet joins.
- * Modes, set at load time:
+ * The mode is the port's `mark_mode` (port.h), changed at run time:
  *   MARK_CE: every ECN-capable packet leaves CE (0b11), a test fixture;
  *   MARK_UE: every ECN-capable packet that is not CE leaves UE (0b10);
  *   MARK_RED: RED on the port's queue, for DCQCN: with q the queue in bytes,
  *     p = 0 below Kmin, Pmax (q - Kmin) / (Kmax - Kmin) up to Kmax, 1 at
- *     or above Kmax. The queue and the thresholds come from the port's maps
- *     (port.h), which the loader shares with this program.
+ *     or above Kmax;
+ *   MARK_TCD: TCD's ternary marks for ACC (tcd_mark() below).
+ * The queue, the pause state and the thresholds come from the port's maps,
+ * which the loader shares with this program; without a port (a fixture on a
+ * plain device) the marker has maps of its own and only CE/UE make sense.
  * Only IPv4/UDP to port 4791 is touched. The IP TOS byte lies outside the
  * RoCE ICRC, so marking keeps the ICRC valid; the IP checksum is fixed up.
  */
@@ -29,16 +32,6 @@
 #define ECN_UE		0x2
 #define ECN_CE		0x3
 
-enum mark_mode {
-	MARK_OFF = 0,
-	MARK_CE = 1,
-	MARK_UE = 2,
-	MARK_RED = 3,
-};
-
-/* Set by the loader before the program is loaded. */
-const volatile __u32 mark_mode = MARK_OFF;
-
 /* Packets seen and marked; index 0 seen, 1 marked. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -47,18 +40,13 @@ struct {
 	__type(value, __u64);
 } mark_stats SEC(".maps");
 
-
-/* RED's decision for a packet joining a queue of `q` bytes; counts it. */
-static __always_inline int red_mark(void)
+/* RED's decision for a packet joining the port's queue; counts it. */
+static __always_inline int red_mark(struct port_state *st, struct port_cfg *cfg)
 {
-	__u32 zero = 0, r = bpf_get_prandom_u32() % 1000;
-	struct port_state *st = bpf_map_lookup_elem(&port_state, &zero);
-	struct port_cfg *cfg = bpf_map_lookup_elem(&port_cfg, &zero);
+	__u32 r = bpf_get_prandom_u32() % 1000;
 	__u64 q, kmin, kmax, p;
 	int mark;
 
-	if (!st || !cfg)
-		return 0;
 	kmin = cfg->kmin_bytes;
 	kmax = cfg->kmax_bytes;
 	bpf_spin_lock(&st->lock);
@@ -80,6 +68,35 @@ static __always_inline int red_mark(void)
 	return mark;
 }
 
+/*
+ * TCD's state of the port for a packet joining its queue (see
+ * docs/switch.md): with the queue at or below the threshold the port is
+ * non-congested (no mark); above it, the port is a congestion port (CE) if
+ * it has been ON - free to send - for longer than max(T_on), and
+ * undetermined (UE) if it is paused now or was within max(T_on), because
+ * then PFC may be what built the queue. Counts the decision.
+ */
+static __always_inline __u8 tcd_mark(struct port_state *st, struct port_cfg *cfg)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u8 want;
+
+	bpf_spin_lock(&st->lock);
+	if (st->stats.qlen_bytes <= cfg->tcd_thresh_bytes) {
+		want = ECN_NOT_ECT;
+		st->stats.tcd_none++;
+	} else if (st->stats.paused ||
+		   now - st->stats.last_resume_ns < cfg->tcd_max_ton_ns) {
+		want = ECN_UE;
+		st->stats.tcd_ue++;
+	} else {
+		want = ECN_CE;
+		st->stats.tcd_ce++;
+	}
+	bpf_spin_unlock(&st->lock);
+	return want;
+}
+
 static __always_inline void count(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&mark_stats, &idx);
@@ -96,6 +113,9 @@ int mark_egress(struct __sk_buff *skb)
 	struct ethhdr *eth = data;
 	struct iphdr *ip;
 	struct udphdr *udp;
+	struct port_state *st;
+	struct port_cfg *cfg;
+	__u32 zero = 0;
 	__u8 ecn, want;
 	__u16 old, new;
 
@@ -112,15 +132,28 @@ int mark_egress(struct __sk_buff *skb)
 	ecn = ip->tos & ECN_MASK;
 	if (ecn == ECN_NOT_ECT)
 		return TC_ACT_OK;
-	if (mark_mode == MARK_RED) {
-		if (!red_mark())
-			return TC_ACT_OK;
+	st = bpf_map_lookup_elem(&port_state, &zero);
+	cfg = bpf_map_lookup_elem(&port_cfg, &zero);
+	if (!st || !cfg)
+		return TC_ACT_OK;
+	switch (cfg->mark_mode) {
+	case MARK_CE:
 		want = ECN_CE;
-	} else if (mark_mode == MARK_CE)
-		want = ECN_CE;
-	else if (mark_mode == MARK_UE && ecn != ECN_CE)
+		break;
+	case MARK_UE:
 		want = ECN_UE;
-	else
+		break;
+	case MARK_RED:
+		want = red_mark(st, cfg) ? ECN_CE : ECN_NOT_ECT;
+		break;
+	case MARK_TCD:
+		want = tcd_mark(st, cfg);
+		break;
+	default:
+		want = ECN_NOT_ECT;
+	}
+	/* Never unmark, and UE never overwrites CE from an earlier hop. */
+	if (want == ECN_NOT_ECT || ecn == ECN_CE)
 		return TC_ACT_OK;
 	if (ecn == want)
 		return TC_ACT_OK;

@@ -1,17 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * port: one emulated switch port, as a BPF qdisc (struct_ops Qdisc_ops).
+ * port: one emulated switch port (or host NIC), as a BPF qdisc (struct_ops
+ * Qdisc_ops) plus a TC ingress program.
  *
- * A FIFO egress queue drained at the port's link rate, enforced at dequeue
- * with the qdisc watchdog, with exact byte and packet counts. Each port
- * loads its own instance of this object (its own globals and its own
- * Qdisc_ops id), so no state is shared between ports.
+ * Egress (the qdisc): a FIFO drained at the port's link rate, enforced at
+ * dequeue with the qdisc watchdog, with exact byte and packet counts, an
+ * optional propagation delay, and PFC: while the link peer has paused this
+ * port, nothing but control frames leaves. Control frames (PFC) jump the
+ * queue, the pause and the rate, as MAC control frames do.
  *
- * The pacer keeps credit up to `burst_ns` instead of restarting from "now":
- * under QEMU TCG the watchdog fires late, and that lateness would be lost.
+ * Shared buffer (switch ports): a packet that entered the switch at port I
+ * is charged to I from enqueue to dequeue, in the maps all ports share.
+ * Crossing XOFF at enqueue sends an 802.1Qbb PAUSE out of I; falling to XON
+ * at dequeue sends the resume. The frames are built and sent by
+ * rxecc_switch.ko's kfunc: a qdisc program cannot transmit.
+ *
+ * Ingress (TC): consumes PFC frames from the link peer and pauses or
+ * resumes this port's egress.
+ *
+ * Each port loads its own instance of this object (its own globals and its
+ * own Qdisc_ops id). The pacer keeps credit up to `burst_ns` instead of
+ * restarting from "now": under QEMU TCG the watchdog fires late, and that
+ * lateness would otherwise be lost.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "kfuncs.h"
@@ -20,14 +34,39 @@
 #define NET_XMIT_SUCCESS	0x00
 #define NET_XMIT_DROP		0x01
 #define NSEC_PER_SEC		1000000000ULL
+#define TC_ACT_OK		0
+#define TC_ACT_SHOT		2
+#define ETH_P_PAUSE		0x8808
+#define PFC_OPCODE		0x0101
+#define PFC_QUANTUM_BITS	512
 
 char _license[] SEC("license") = "GPL";
 
 /* Set by the loader before load. */
-const volatile __u64 rate_bps = 100000000;	/* link rate */
 const volatile __u64 burst_ns = 1000000;	/* pacing credit kept */
-const volatile __u32 limit_pkts = 10000;	/* queue limit: drops above */
+const volatile __u32 limit_pkts = 10000;	/* egress queue limit: drops above */
 
+/* Shared by every port: rxecc pins them once and reuses them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RXECC_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct ingress_cfg);
+} ingress_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RXECC_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct ingress_acct);
+} ingress_acct SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RXECC_MAX_SWITCHES);
+	__type(key, __u32);
+	__type(value, struct switch_buf);
+} switch_buf SEC(".maps");
 
 static __always_inline struct port_state *state(void)
 {
@@ -35,19 +74,145 @@ static __always_inline struct port_state *state(void)
 
 	return bpf_map_lookup_elem(&port_state, &zero);
 }
+
+static __always_inline struct port_cfg *config(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&port_cfg, &zero);
+}
+
 __u64 next_tx_ns;
 
 struct skb_node {
 	struct sk_buff __kptr *skb;
+	__u64 ready_ns;		/* enqueue time plus the link delay */
+	__u32 acct_iif;		/* ingress port charged for it; 0: none */
+	__u32 switch_id;
+	__u32 len;
 	struct bpf_list_node node;
 };
 
+/* Data packets. */
 private(Q) struct bpf_spin_lock q_lock;
 private(Q) struct bpf_list_head q_head __contains(skb_node, node);
+/* Control frames (PFC), sent ahead of everything. */
+private(C) struct bpf_spin_lock c_lock;
+private(C) struct bpf_list_head c_head __contains(skb_node, node);
 
 static __always_inline unsigned int pkt_len(const struct sk_buff *skb)
 {
 	return ((struct qdisc_skb_cb *)skb->cb)->pkt_len;
+}
+
+static __always_inline void count_drop(struct port_state *st)
+{
+	if (st) {
+		bpf_spin_lock(&st->lock);
+		st->stats.drops++;
+		bpf_spin_unlock(&st->lock);
+	}
+}
+
+enum pfc_action { PFC_NONE, PFC_XOFF, PFC_REFRESH, PFC_XON };
+
+static __always_inline void pfc_send(struct Qdisc *sch, __u32 iif,
+				     struct ingress_cfg *ic,
+				     struct ingress_acct *ia, int action,
+				     __u64 now)
+{
+	__u32 quanta = action == PFC_XON ? 0 : ic->pause_quanta;
+
+	if (rxecc_pfc_send(sch, iif, 1U << (ic->pfc_class & 7), quanta, now)) {
+		bpf_spin_lock(&ia->lock);
+		ia->pfc_tx_failed++;
+		bpf_spin_unlock(&ia->lock);
+	}
+}
+
+/*
+ * Charges `len` bytes to ingress port `iif` of its switch. Returns false
+ * when the switch's shared buffer cannot take them (the packet is dropped).
+ */
+static __always_inline bool charge_ingress(struct Qdisc *sch, __u32 iif,
+					   __u32 len, __u64 now,
+					   __u32 *switch_id)
+{
+	struct ingress_cfg *ic = bpf_map_lookup_elem(&ingress_cfg, &iif);
+	struct ingress_acct *ia;
+	struct switch_buf *sb;
+	int action = PFC_NONE;
+	__u32 sw;
+	bool ok = true;
+
+	if (!ic)
+		return true;
+	ia = bpf_map_lookup_elem(&ingress_acct, &iif);
+	sw = ic->switch_id;
+	sb = bpf_map_lookup_elem(&switch_buf, &sw);
+	if (!ia || !sb)
+		return true;
+	bpf_spin_lock(&sb->lock);
+	if (ic->buffer_bytes && sb->used_bytes + len > ic->buffer_bytes) {
+		sb->drops++;
+		ok = false;
+	} else {
+		sb->used_bytes += len;
+		if (sb->used_bytes > sb->max_used_bytes)
+			sb->max_used_bytes = sb->used_bytes;
+	}
+	bpf_spin_unlock(&sb->lock);
+	if (!ok)
+		return false;
+
+	bpf_spin_lock(&ia->lock);
+	ia->bytes += len;
+	ia->pkts++;
+	if (ia->bytes > ia->max_bytes)
+		ia->max_bytes = ia->bytes;
+	if (ic->pfc_on && !ia->xoff_active && ia->bytes >= ic->xoff_bytes) {
+		ia->xoff_active = 1;
+		ia->last_xoff_ns = now;
+		ia->pfc_tx_xoff++;
+		action = PFC_XOFF;
+	} else if (ia->xoff_active && now - ia->last_xoff_ns >= ic->refresh_ns) {
+		ia->last_xoff_ns = now;
+		ia->pfc_tx_refresh++;
+		action = PFC_REFRESH;
+	}
+	bpf_spin_unlock(&ia->lock);
+	*switch_id = sw;
+	if (action != PFC_NONE)
+		pfc_send(sch, iif, ic, ia, action, now);
+	return true;
+}
+
+/* Returns what a dequeued packet held back to its ingress port and switch. */
+static __always_inline void release_ingress(struct Qdisc *sch, __u32 iif,
+					    __u32 sw, __u32 len, __u64 now)
+{
+	struct ingress_cfg *ic = bpf_map_lookup_elem(&ingress_cfg, &iif);
+	struct ingress_acct *ia = bpf_map_lookup_elem(&ingress_acct, &iif);
+	struct switch_buf *sb = bpf_map_lookup_elem(&switch_buf, &sw);
+	int action = PFC_NONE;
+
+	if (sb) {
+		bpf_spin_lock(&sb->lock);
+		sb->used_bytes -= len;
+		bpf_spin_unlock(&sb->lock);
+	}
+	if (!ia)
+		return;
+	bpf_spin_lock(&ia->lock);
+	ia->bytes -= len;
+	if (ia->xoff_active && ic && ia->bytes <= ic->xon_bytes) {
+		ia->xoff_active = 0;
+		ia->pfc_tx_xon++;
+		action = PFC_XON;
+	}
+	bpf_spin_unlock(&ia->lock);
+	if (action != PFC_NONE && ic)
+		pfc_send(sch, iif, ic, ia, action, now);
 }
 
 SEC("struct_ops")
@@ -55,14 +220,41 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	     struct bpf_sk_buff_ptr *to_free)
 {
 	struct port_state *st = state();
+	struct port_cfg *cfg = config();
+	__u64 now = bpf_ktime_get_ns();
+	__u32 len = pkt_len(skb), iif = skb->skb_iif, sw = 0;
 	struct skb_node *n;
-	__u32 len = pkt_len(skb);
 
-	if (!st || sch->q.qlen >= limit_pkts)
+	if (!st || !cfg)
+		goto drop;
+	if (skb->protocol == bpf_htons(ETH_P_PAUSE)) {
+		n = bpf_obj_new(typeof(*n));
+		if (!n)
+			goto drop;
+		n->len = len;
+		skb = bpf_kptr_xchg(&n->skb, skb);
+		if (skb)
+			bpf_qdisc_skb_drop(skb, to_free);	/* cannot happen: n is new */
+		bpf_spin_lock(&c_lock);
+		bpf_list_push_back(&c_head, &n->node);
+		bpf_spin_unlock(&c_lock);
+		sch->q.qlen++;
+		return NET_XMIT_SUCCESS;
+	}
+	if (sch->q.qlen >= limit_pkts)
+		goto drop;
+	if (iif && !charge_ingress(sch, iif, len, now, &sw))
 		goto drop;
 	n = bpf_obj_new(typeof(*n));
-	if (!n)
+	if (!n) {
+		if (iif)
+			release_ingress(sch, iif, sw, len, now);
 		goto drop;
+	}
+	n->ready_ns = now + cfg->delay_ns;
+	n->acct_iif = iif;
+	n->switch_id = sw;
+	n->len = len;
 	skb = bpf_kptr_xchg(&n->skb, skb);
 	if (skb)
 		bpf_qdisc_skb_drop(skb, to_free);	/* cannot happen: n is new */
@@ -84,61 +276,134 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	sch->qstats.backlog += len;
 	return NET_XMIT_SUCCESS;
 drop:
-	if (st) {
-		bpf_spin_lock(&st->lock);
-		st->stats.drops++;
-		bpf_spin_unlock(&st->lock);
-	}
+	count_drop(st);
 	sch->qstats.drops++;
 	bpf_qdisc_skb_drop(skb, to_free);
 	return NET_XMIT_DROP;
 }
 
-SEC("struct_ops")
-struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
+/* Pops the head of a list; NULL if empty. */
+static __always_inline struct sk_buff *pop(struct bpf_spin_lock *lock,
+					   struct bpf_list_head *head,
+					   struct skb_node **out)
 {
 	struct bpf_list_node *node;
 	struct sk_buff *skb = NULL;
-	struct port_state *st;
 	struct skb_node *n;
-	__u64 now = bpf_ktime_get_ns(), start;
-	__u32 len;
+
+	bpf_spin_lock(lock);
+	node = bpf_list_pop_front(head);
+	bpf_spin_unlock(lock);
+	if (!node)
+		return NULL;
+	n = container_of(node, struct skb_node, node);
+	skb = bpf_kptr_xchg(&n->skb, skb);
+	*out = n;
+	return skb;
+}
+
+SEC("struct_ops")
+struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
+{
+	struct port_state *st = state();
+	struct port_cfg *cfg = config();
+	__u64 now = bpf_ktime_get_ns(), start, floor, until = 0, ready = 0;
+	__u64 rate, resumed_at = 0;
+	struct bpf_list_node *node;
+	struct sk_buff *skb;
+	struct skb_node *n = NULL;
+	__u32 len, iif, sw;
+	bool paused = false;
+
+	/* Control frames first: not paused, not paced, not counted. */
+	skb = pop(&c_lock, &c_head, &n);
+	if (n)
+		bpf_obj_drop(n);
+	if (skb) {
+		sch->q.qlen--;
+		if (st) {
+			bpf_spin_lock(&st->lock);
+			st->stats.ctl_pkts++;
+			bpf_spin_unlock(&st->lock);
+		}
+		bpf_qdisc_bstats_update(sch, skb);
+		return skb;
+	}
+	if (!st || !cfg)
+		return NULL;
+
+	/* PFC: the peer paused us; the pause ends by a resume frame (the
+	 * ingress program) or when its quanta run out (here). */
+	bpf_spin_lock(&st->lock);
+	if (st->stats.paused) {
+		if (now >= st->stats.pause_until_ns) {
+			st->stats.paused = 0;
+			st->stats.pause_expired++;
+			st->stats.paused_ns += now - st->stats.pause_start_ns;
+			st->stats.last_resume_ns = now;
+		} else {
+			paused = true;
+			until = st->stats.pause_until_ns;
+		}
+	}
+	resumed_at = st->stats.last_resume_ns;
+	bpf_spin_unlock(&st->lock);
+	if (paused) {
+		bpf_qdisc_watchdog_schedule(sch, until, 0);
+		return NULL;
+	}
 
 	if (now < next_tx_ns) {
 		bpf_qdisc_watchdog_schedule(sch, next_tx_ns, 0);
 		return NULL;
 	}
 
+	/* The link's propagation delay: the head waits until it is due. */
 	bpf_spin_lock(&q_lock);
-	node = bpf_list_pop_front(&q_head);
+	node = bpf_list_front(&q_head);
+	if (node)
+		ready = container_of(node, struct skb_node, node)->ready_ns;
 	bpf_spin_unlock(&q_lock);
 	if (!node)
 		return NULL;
-	n = container_of(node, struct skb_node, node);
-	skb = bpf_kptr_xchg(&n->skb, skb);
+	if (ready > now) {
+		bpf_qdisc_watchdog_schedule(sch, ready, 0);
+		return NULL;
+	}
+
+	n = NULL;
+	skb = pop(&q_lock, &q_head, &n);
+	if (!n)
+		return NULL;
+	iif = n->acct_iif;
+	sw = n->switch_id;
+	len = n->len;
 	bpf_obj_drop(n);
 	if (!skb)
 		return NULL;
 
-	len = pkt_len(skb);
 	sch->q.qlen--;
 	sch->qstats.backlog -= len;
-	st = state();
-	if (st) {
-		bpf_spin_lock(&st->lock);
-		st->stats.deq_pkts++;
-		st->stats.deq_bytes += len;
-		st->stats.qlen_pkts--;
-		st->stats.qlen_bytes -= len;
-		bpf_spin_unlock(&st->lock);
-	}
+	bpf_spin_lock(&st->lock);
+	st->stats.deq_pkts++;
+	st->stats.deq_bytes += len;
+	st->stats.qlen_pkts--;
+	st->stats.qlen_bytes -= len;
+	bpf_spin_unlock(&st->lock);
+	if (iif)
+		release_ingress(sch, iif, sw, len, now);
 
 	/* Next departure: this packet's serialisation after the last one,
-	 * keeping at most burst_ns of credit. */
+	 * keeping at most burst_ns of credit, and none from before a pause
+	 * ended (a paused link does not bank time). */
 	start = next_tx_ns;
-	if (start + burst_ns < now)
-		start = now - burst_ns;
-	next_tx_ns = start + (__u64)len * 8 * NSEC_PER_SEC / rate_bps;
+	floor = now > burst_ns ? now - burst_ns : 0;
+	if (resumed_at > floor)
+		floor = resumed_at;
+	if (start < floor)
+		start = floor;
+	rate = cfg->rate_bps ?: 1;
+	next_tx_ns = start + (__u64)len * 8 * NSEC_PER_SEC / rate;
 
 	bpf_qdisc_bstats_update(sch, skb);
 	return skb;
@@ -152,27 +417,37 @@ int BPF_PROG(port_init, struct Qdisc *sch, struct nlattr *opt,
 	return 0;
 }
 
+/* Frees every queued packet, returning its buffer to its ingress port. */
 SEC("struct_ops")
 void BPF_PROG(port_reset, struct Qdisc *sch)
 {
-	struct bpf_list_node *node;
 	struct port_state *st;
 	struct skb_node *n;
 	int i;
 
 	bpf_for(i, 0, 100000) {
-		struct sk_buff *skb = NULL;
+		struct sk_buff *skb;
 
-		bpf_spin_lock(&q_lock);
-		node = bpf_list_pop_front(&q_head);
-		bpf_spin_unlock(&q_lock);
-		if (!node)
+		n = NULL;
+		skb = pop(&q_lock, &q_head, &n);
+		if (!n)
 			break;
-		n = container_of(node, struct skb_node, node);
-		skb = bpf_kptr_xchg(&n->skb, skb);
+		if (n->acct_iif)
+			release_ingress(sch, n->acct_iif, n->switch_id, n->len, 0);
+		bpf_obj_drop(n);
 		if (skb)
 			bpf_kfree_skb(skb);
+	}
+	bpf_for(i, 0, 1000) {
+		struct sk_buff *skb;
+
+		n = NULL;
+		skb = pop(&c_lock, &c_head, &n);
+		if (!n)
+			break;
 		bpf_obj_drop(n);
+		if (skb)
+			bpf_kfree_skb(skb);
 	}
 	sch->q.qlen = 0;
 	sch->qstats.backlog = 0;
@@ -199,3 +474,94 @@ struct Qdisc_ops port = {
 	.destroy = (void *)port_destroy,
 	.id = "rxecc_port",
 };
+
+/* An 802.1Qbb PFC frame, less the FCS. */
+struct pfc_frame {
+	__u8 dst[6];
+	__u8 src[6];
+	__be16 proto;		/* 0x8808, MAC control */
+	__be16 opcode;		/* 0x0101, PFC */
+	__be16 class_vec;	/* bit n: time[n] is valid */
+	__be16 time[8];		/* pause quanta per class; 0 resumes */
+	__u8 stamp[8];		/* rxe-cc: sender's XOFF time (pad in 802.1Qbb) */
+} __attribute__((packed));
+
+/*
+ * Parses a PFC frame for class `cls`. Returns -1 if the packet is not a PFC
+ * frame, 0 if it is one that does not name `cls`, 1 with *quanta and
+ * *stamp set if it does.
+ */
+static __always_inline int pfc_parse(struct __sk_buff *skb, __u32 cls,
+				     __u32 *quanta, __u64 *stamp)
+{
+	void *data = (void *)(long)skb->data;
+	void *data_end = (void *)(long)skb->data_end;
+	struct pfc_frame *f = data;
+	__u64 s = 0;
+	int i;
+
+	if ((void *)(f + 1) > data_end)
+		return -1;
+	if (f->proto != bpf_htons(ETH_P_PAUSE) || f->opcode != bpf_htons(PFC_OPCODE))
+		return -1;
+	if (f->dst[0] != 0x01 || f->dst[1] != 0x80 || f->dst[2] != 0xc2 ||
+	    f->dst[3] != 0x00 || f->dst[4] != 0x00 || f->dst[5] != 0x01)
+		return -1;
+	cls &= 7;
+	if (!(bpf_ntohs(f->class_vec) & (1U << cls)))
+		return 0;
+	*quanta = bpf_ntohs(f->time[cls]);
+	for (i = 0; i < 8; i++)
+		s = (s << 8) | f->stamp[i];
+	*stamp = s;
+	return 1;
+}
+
+SEC("tc")
+int port_ingress(struct __sk_buff *skb)
+{
+	struct port_state *st = state();
+	struct port_cfg *cfg = config();
+	__u64 now = bpf_ktime_get_ns(), stamp = 0, pause_ns, rate;
+	__u32 quanta = 0;
+	bool kick = false;
+	int r;
+
+	if (!st || !cfg)
+		return TC_ACT_OK;
+	r = pfc_parse(skb, cfg->pfc_class, &quanta, &stamp);
+	if (r < 0)
+		return TC_ACT_OK;
+	if (r == 0)
+		return TC_ACT_SHOT;	/* PFC for a class we do not carry */
+	rate = cfg->rate_bps ?: 1;
+	pause_ns = (__u64)quanta * PFC_QUANTUM_BITS * NSEC_PER_SEC / rate;
+
+	bpf_spin_lock(&st->lock);
+	if (quanta == 0) {
+		st->stats.pfc_rx_xon++;
+		if (st->stats.paused) {
+			st->stats.paused = 0;
+			st->stats.paused_ns += now - st->stats.pause_start_ns;
+			st->stats.last_resume_ns = now;
+			kick = true;
+		}
+	} else {
+		st->stats.pfc_rx_xoff++;
+		if (!st->stats.paused) {
+			st->stats.paused = 1;
+			st->stats.pause_start_ns = now;
+			if (stamp && stamp <= now) {
+				st->stats.tau_n++;
+				st->stats.tau_sum_ns += now - stamp;
+				if (now - stamp > st->stats.tau_max_ns)
+					st->stats.tau_max_ns = now - stamp;
+			}
+		}
+		st->stats.pause_until_ns = now + pause_ns;
+	}
+	bpf_spin_unlock(&st->lock);
+	if (kick)
+		rxecc_port_kick(skb);
+	return TC_ACT_SHOT;
+}

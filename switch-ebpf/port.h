@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * State one emulated switch port shares between its programs: the qdisc
- * (port.bpf.c) counts the queue, the TC egress marker (mark.bpf.c) reads it
- * to mark. rxecc pins both maps under /sys/fs/bpf/rxecc/<dev>/. Include it
- * after <bpf/bpf_helpers.h>.
+ * State the programs of one emulated switch port share: the qdisc and the
+ * TC ingress program (port.bpf.c, one instance per port) and the TC egress
+ * marker (mark.bpf.c), which reads the queue and the pause state to mark.
+ * rxecc pins the maps under /sys/fs/bpf/rxecc/<dev>/, and the maps every
+ * port of every switch shares under /sys/fs/bpf/rxecc/. Include it after
+ * <bpf/bpf_helpers.h>.
  */
 #ifndef RXECC_PORT_H
 #define RXECC_PORT_H
@@ -12,7 +14,7 @@
 struct rxecc_port_stats {
 	__u64 enq_pkts, enq_bytes;
 	__u64 deq_pkts, deq_bytes;
-	__u64 drops;
+	__u64 drops;			/* egress limit or shared buffer full */
 	__u64 qlen_pkts, qlen_bytes;	/* exact: enqueued minus dequeued */
 	__u64 max_qlen_bytes;
 	/* RED marking: ECN-capable packets that arrived with the queue at or
@@ -20,6 +22,19 @@ struct rxecc_port_stats {
 	__u64 red_above, red_above_marked;
 	__u64 red_below;
 	__u64 red_between, red_between_marked;
+	/* TCD marking: ECN-capable packets this port marked CE, marked UE,
+	 * and left alone. */
+	__u64 tcd_ce, tcd_ue, tcd_none;
+	/* PFC received: this port's egress obeys its link peer. */
+	__u64 pfc_rx_xoff, pfc_rx_xon;	/* frames with a pause time, with 0 */
+	__u64 pause_expired;		/* pauses that ran out of quanta */
+	__u64 paused_ns;		/* total, over finished pauses */
+	__u64 paused;			/* 1 while paused */
+	__u64 pause_start_ns, pause_until_ns;
+	__u64 last_resume_ns;		/* end of the last OFF period (TCD) */
+	/* Feedback latency: XOFF crossing at the peer to pause applied here. */
+	__u64 tau_n, tau_sum_ns, tau_max_ns;
+	__u64 ctl_pkts;			/* control frames sent out of this port */
 };
 
 struct port_state {
@@ -27,15 +42,64 @@ struct port_state {
 	struct rxecc_port_stats stats;
 };
 
-/* Marking configuration, rewritten by rxecc at run time. */
+enum mark_mode {
+	MARK_OFF = 0,
+	MARK_CE = 1,	/* test fixture: every ECN-capable packet CE */
+	MARK_UE = 2,	/* test fixture: every one not CE gets UE */
+	MARK_RED = 3,	/* RED on the queue (DCQCN) */
+	MARK_TCD = 4,	/* TCD ternary marks (ACC) */
+};
+
+/* Port configuration, rewritten by rxecc at run time (no reload, nothing
+ * lost); programs read it at every packet. */
 struct port_cfg {
-	__u64 kmin_bytes;
+	__u64 kmin_bytes;		/* RED */
 	__u64 kmax_bytes;
-	__u32 pmax_permille;	/* marking probability at Kmax, 1/1000 */
+	__u32 pmax_permille;		/* marking probability at Kmax, 1/1000 */
+	__u32 mark_mode;		/* enum mark_mode, for the marker */
+	__u64 tcd_thresh_bytes;		/* TCD: queue above this is not "non-congested" */
+	__u64 tcd_max_ton_ns;		/* TCD: max(T_on) */
+	__u64 rate_bps;			/* link rate */
+	__u64 delay_ns;			/* propagation delay added at egress */
+	__u32 pfc_class;		/* the one priority class RoCE uses */
 	__u32 pad;
 };
 
-/* The port's maps: each program object declares them; rxecc pins the
+/*
+ * Shared-buffer accounting of a switch, per ingress port (keyed by
+ * ifindex; all switch ports live in the guest's root namespace). A packet
+ * that entered the switch at port I and waits in any egress queue holds
+ * buffer charged to I, from enqueue to dequeue.
+ */
+struct ingress_cfg {
+	__u32 switch_id;		/* index into switch_buf */
+	__u32 pfc_on;
+	__u64 xoff_bytes, xon_bytes;
+	__u64 buffer_bytes;		/* the switch's shared buffer; 0: unlimited */
+	__u32 pfc_class;
+	__u32 pause_quanta;		/* pause time sent with XOFF */
+	__u64 refresh_ns;		/* re-send XOFF this often while it holds */
+};
+
+struct ingress_acct {
+	struct bpf_spin_lock lock;
+	__u64 bytes, max_bytes, pkts;
+	__u64 xoff_active;		/* the peer is paused by us */
+	__u64 last_xoff_ns;		/* when XOFF was last sent */
+	__u64 pfc_tx_xoff, pfc_tx_xon, pfc_tx_refresh;
+	__u64 pfc_tx_failed;		/* frames the kfunc could not send */
+};
+
+struct switch_buf {
+	struct bpf_spin_lock lock;
+	__u64 used_bytes, max_used_bytes;
+	__u64 drops;			/* arrivals refused: buffer full */
+};
+
+#define RXECC_MAX_SWITCHES	16
+#define RXECC_MAX_PORTS		256
+
+/* The port's own maps: each program object declares them; rxecc pins the
  * qdisc's and hands the same ones to the marker. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -1,5 +1,8 @@
-//! Library behind the `rxecc` command: report parsing and statistics.
+//! Library behind the `rxecc` command: report parsing, statistics, the
+//! switch's eBPF programs and topologies.
 
 pub mod perftest;
+pub mod selftest;
 pub mod stats;
 pub mod switch;
+pub mod topology;

@@ -2,27 +2,41 @@
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use rxecc::{perftest, stats, switch};
+use rxecc::{perftest, selftest, stats, switch, topology};
 use std::path::PathBuf;
 
 #[derive(Parser)]
 #[command(name = "rxecc", version, about = "rxe-cc congestion-control testbed")]
 struct Cli {
+    /// Run in this network namespace (`ip netns` name), e.g. for a host's NIC.
+    #[arg(long, global = true)]
+    netns: Option<String>,
     #[command(subcommand)]
     cmd: Cmd,
 }
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Print rxe_cc's module totals and per-QP statistics (debugfs).
+    /// Print per-port (switch) and per-QP (rxe_cc) statistics.
     Stats {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
+        /// Print again every this many milliseconds, until interrupted.
+        #[arg(long, value_name = "MS", num_args = 0..=1, default_missing_value = "1000")]
+        watch: Option<u64>,
         /// debugfs directory of rxe_cc.
         #[arg(long, default_value = stats::DEBUGFS_ROOT)]
         root: PathBuf,
     },
+    /// Bring a topology up or down (namespaces, bridges, rxe, ports).
+    Testbed {
+        #[command(subcommand)]
+        cmd: TestbedCmd,
+    },
+    /// Unit-test the switch's eBPF programs on crafted packets
+    /// (BPF_PROG_TEST_RUN); needs the testbed kernel.
+    Selftest,
     /// Attach the ECN marker (switch-ebpf/mark.bpf.c) to a port's egress:
     /// every ECN-capable RoCEv2 packet leaving `dev` gets the mark.
     Mark {
@@ -51,6 +65,22 @@ enum Cmd {
 }
 
 #[derive(Subcommand)]
+enum TestbedCmd {
+    /// Build a topology from its TOML file (see testbed/topologies/).
+    Up {
+        /// A topology file, or the name of one in testbed/topologies/.
+        topology: String,
+        /// Print what would be run instead of running it.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Tear down what `up` built.
+    Down,
+    /// Print the topology that is up (JSON).
+    Show,
+}
+
+#[derive(Subcommand)]
 enum PortCmd {
     /// Make a device a switch port with a link rate and an exact queue.
     Attach {
@@ -65,11 +95,58 @@ enum PortCmd {
         /// Pacing credit a late dequeue may catch up on, us.
         #[arg(long, default_value_t = 1000)]
         burst_us: u64,
+        /// Propagation delay, us.
+        #[arg(long, default_value_t = 0)]
+        delay_us: u64,
+        /// PFC priority class of RoCE traffic.
+        #[arg(long, default_value_t = 3)]
+        pfc_class: u32,
+    },
+    /// Change a port's link rate at run time.
+    Rate {
+        #[arg(long)]
+        dev: String,
+        #[arg(long)]
+        rate_mbps: u64,
+    },
+    /// Set a port's TCD threshold and max(T_on) (mark with `--mode tcd`).
+    Tcd {
+        #[arg(long)]
+        dev: String,
+        #[arg(long)]
+        thresh_bytes: u64,
+        #[arg(long)]
+        max_ton_us: u64,
+    },
+    /// Make a port an ingress port of switch `switch-id`: shared-buffer
+    /// accounting and PFC thresholds.
+    Ingress {
+        #[arg(long)]
+        dev: String,
+        #[arg(long, default_value_t = 0)]
+        switch_id: u32,
+        /// Send PFC frames.
+        #[arg(long)]
+        pfc: bool,
+        #[arg(long, default_value_t = 0)]
+        xoff_bytes: u64,
+        #[arg(long, default_value_t = 0)]
+        xon_bytes: u64,
+        /// The switch's shared buffer, bytes; 0: unlimited.
+        #[arg(long, default_value_t = 0)]
+        buffer_bytes: u64,
+        #[arg(long, default_value_t = 3)]
+        pfc_class: u32,
+        #[arg(long, default_value_t = 0xffff)]
+        pause_quanta: u32,
+        #[arg(long, default_value_t = 10_000)]
+        refresh_us: u64,
     },
     /// Print a port's counters (a consistent snapshot).
     Stats {
+        /// One port; all of them if absent.
         #[arg(long)]
-        dev: String,
+        dev: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -93,47 +170,71 @@ enum PortCmd {
 }
 
 fn main() -> Result<()> {
-    match Cli::parse().cmd {
-        Cmd::Stats { json, root } => {
-            let snap = stats::snapshot(&root)?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&snap)?);
-                return Ok(());
+    let cli = Cli::parse();
+    if let Some(ns) = &cli.netns {
+        switch::enter_netns(ns)?;
+    }
+    match cli.cmd {
+        Cmd::Stats { json, watch, root } => loop {
+            print_stats(json, &root)?;
+            match watch {
+                Some(ms) => std::thread::sleep(std::time::Duration::from_millis(ms.max(10))),
+                None => break,
             }
-            println!("totals:");
-            for (k, v) in &snap.totals.counters {
-                println!("  {k:<16} {v}");
-            }
-            for (name, s) in &snap.qps {
-                let cc = s.fields.get("cc").map_or("?", String::as_str);
-                println!(
-                    "{name}: cc={cc} tx_packets={} tx_bytes={} acks={} naks={}",
-                    s.get("tx_packets").unwrap_or(0),
-                    s.get("tx_bytes").unwrap_or(0),
-                    s.get("acks").unwrap_or(0),
-                    s.get("naks").unwrap_or(0),
-                );
-            }
-        }
+        },
+        Cmd::Testbed { cmd } => match cmd {
+            TestbedCmd::Up { topology, dry_run } => topology::up(&topology, dry_run)?,
+            TestbedCmd::Down => topology::down()?,
+            TestbedCmd::Show => println!("{}", serde_json::to_string_pretty(&topology::current()?)?),
+        },
+        Cmd::Selftest => selftest::run()?,
         Cmd::Mark { dev, mode } => switch::attach_marker(&dev, mode)?,
         Cmd::Port { cmd } => match cmd {
-            PortCmd::Attach { dev, rate_mbps, limit_pkts, burst_us } => {
-                switch::attach_port(&dev, &switch::PortConfig { rate_mbps, limit_pkts, burst_us })?
-            }
+            PortCmd::Attach { dev, rate_mbps, limit_pkts, burst_us, delay_us, pfc_class } => switch::attach_port(
+                &dev,
+                &switch::PortConfig { rate_mbps, limit_pkts, burst_us, delay_us, pfc_class },
+            )?,
             PortCmd::Detach { dev } => switch::detach_port(&dev)?,
             PortCmd::Red { dev, kmin_bytes, kmax_bytes, pmax_permille } => {
                 switch::set_red(&dev, &switch::Red { kmin_bytes, kmax_bytes, pmax_permille })?
             }
+            PortCmd::Rate { dev, rate_mbps } => switch::set_rate(&dev, rate_mbps)?,
+            PortCmd::Tcd { dev, thresh_bytes, max_ton_us } => switch::set_tcd(&dev, thresh_bytes, max_ton_us)?,
+            PortCmd::Ingress {
+                dev,
+                switch_id,
+                pfc,
+                xoff_bytes,
+                xon_bytes,
+                buffer_bytes,
+                pfc_class,
+                pause_quanta,
+                refresh_us,
+            } => switch::set_ingress(
+                &dev,
+                &switch::IngressConfig {
+                    switch_id,
+                    pfc,
+                    xoff_bytes,
+                    xon_bytes,
+                    buffer_bytes,
+                    pfc_class,
+                    pause_quanta,
+                    refresh_us,
+                },
+            )?,
             PortCmd::Stats { dev, json } => {
-                let s = switch::port_stats(&dev)?;
-                if json {
-                    println!("{}", serde_json::to_string(&s)?);
-                } else {
-                    println!(
-                        "{dev}: enq {} pkts {} B, deq {} pkts {} B, queue {} pkts {} B (max {} B), drops {}",
-                        s.enq_pkts, s.enq_bytes, s.deq_pkts, s.deq_bytes, s.qlen_pkts, s.qlen_bytes,
-                        s.max_qlen_bytes, s.drops
-                    );
+                let devs = match dev {
+                    Some(d) => vec![d],
+                    None => switch::ports(),
+                };
+                for d in devs {
+                    let s = switch::port_stats(&d)?;
+                    if json {
+                        println!("{}", serde_json::to_string(&s)?);
+                    } else {
+                        print_port(&s);
+                    }
                 }
             }
         },
@@ -189,6 +290,71 @@ fn main() -> Result<()> {
                 println!("Jain's fairness index: {j:.3}");
             }
         }
+    }
+    Ok(())
+}
+
+fn print_port(s: &switch::PortStats) {
+    println!(
+        "{:<8} enq {:>8} pkts {:>11} B  deq {:>8} pkts  queue {:>7} B (max {:>8} B)  drops {}",
+        s.dev, s.enq_pkts, s.enq_bytes, s.deq_pkts, s.qlen_bytes, s.max_qlen_bytes, s.drops
+    );
+    if s.pfc_rx_xoff + s.pfc_rx_xon > 0 {
+        println!(
+            "         PFC rx: {} pause, {} resume, {} expired; paused {:.3} ms; tau mean {:.1} us max {:.1} us",
+            s.pfc_rx_xoff,
+            s.pfc_rx_xon,
+            s.pause_expired,
+            s.paused_ns as f64 / 1e6,
+            s.tau_mean_ns as f64 / 1e3,
+            s.tau_max_ns as f64 / 1e3
+        );
+    }
+    if let Some(i) = &s.ingress {
+        println!(
+            "         ingress (switch {}): {} B held (max {} B); PFC tx: {} pause, {} resume, {} refresh",
+            i.switch_id, i.bytes, i.max_bytes, i.pfc_tx_xoff, i.pfc_tx_xon, i.pfc_tx_refresh
+        );
+    }
+    if s.tcd_ce + s.tcd_ue > 0 || s.red_above + s.red_between > 0 {
+        println!(
+            "         marks: TCD {} CE {} UE {} none; RED {} + {} CE",
+            s.tcd_ce, s.tcd_ue, s.tcd_none, s.red_above_marked, s.red_between_marked
+        );
+    }
+}
+
+/// Per-port and per-QP statistics; either part may be absent.
+fn print_stats(json: bool, root: &std::path::Path) -> Result<()> {
+    let ports: Vec<switch::PortStats> =
+        switch::ports().iter().map(|d| switch::port_stats(d)).collect::<Result<_>>()?;
+    let qps = if root.exists() { Some(stats::snapshot(root)?) } else { None };
+    if json {
+        println!("{}", serde_json::to_string(&serde_json::json!({ "ports": ports, "rxe_cc": qps }))?);
+        return Ok(());
+    }
+    for p in &ports {
+        print_port(p);
+    }
+    let Some(snap) = qps else {
+        if ports.is_empty() {
+            println!("no switch ports and no rxe_cc (is the testbed up?)");
+        }
+        return Ok(());
+    };
+    println!("rxe_cc totals:");
+    for (k, v) in &snap.totals.counters {
+        println!("  {k:<16} {v}");
+    }
+    for (name, s) in &snap.qps {
+        let cc = s.fields.get("cc").map_or("?", String::as_str);
+        println!(
+            "{name}: cc={cc} tx_packets={} tx_bytes={} acks={} naks={}",
+            s.get("tx_packets").unwrap_or(0),
+            s.get("tx_bytes").unwrap_or(0),
+            s.get("acks").unwrap_or(0),
+            s.get("naks").unwrap_or(0),
+        );
     }
     Ok(())
 }

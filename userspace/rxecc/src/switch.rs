@@ -1,33 +1,85 @@
-//! Loading and attaching the switch's eBPF programs (`switch-ebpf/`).
+//! Loading, configuring and reading the switch's eBPF programs
+//! (`switch-ebpf/`).
+//!
+//! A port is one instance of `port.bpf.c`: its qdisc (registered as kind
+//! `rxecc_<dev>`) and its TC ingress program, with its maps pinned under
+//! `/sys/fs/bpf/rxecc/<dev>/`. The maps every port shares (ingress
+//! accounting, switch buffers) are pinned once under `/sys/fs/bpf/rxecc/`.
+//! The marker (`mark.bpf.c`) is a TC egress program that reuses a port's maps.
 
 use anyhow::{bail, Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::{MapCore, MapFlags, TcHookBuilder, TC_EGRESS};
+use libbpf_rs::{MapCore, MapFlags, MapHandle, TcHookBuilder, TC_EGRESS, TC_INGRESS};
 use std::mem::MaybeUninit;
 use std::os::fd::AsFd;
+use std::path::Path;
 
-mod mark_skel {
+pub(crate) mod mark_skel {
     include!(concat!(env!("OUT_DIR"), "/mark.skel.rs"));
 }
+pub(crate) mod port_skel {
+    include!(concat!(env!("OUT_DIR"), "/port.skel.rs"));
+}
 use mark_skel::MarkSkelBuilder;
+use port_skel::types::{ingress_acct, ingress_cfg, port_cfg, port_state, switch_buf};
+use port_skel::PortSkelBuilder;
+
+/// Root of everything rxecc pins.
+pub const PIN_ROOT: &str = "/sys/fs/bpf/rxecc";
+/// Maps shared by all ports, pinned under [`PIN_ROOT`].
+const SHARED_MAPS: [&str; 3] = ["ingress_cfg", "ingress_acct", "switch_buf"];
+/// How many switches the shared buffer map holds.
+pub const MAX_SWITCHES: u32 = 16;
 
 /// What the marker writes on ECN-capable RoCEv2 packets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum MarkMode {
-    /// Remove the marker.
+    /// No marks (the marker is removed).
     Off,
-    /// Congestion experienced (0b11) on every packet.
+    /// Congestion experienced (0b11) on every packet: a test fixture.
     Ce,
-    /// TCD's undetermined (0b10), on packets that are not CE.
+    /// TCD's undetermined (0b10), on packets that are not CE: a fixture.
     Ue,
-    /// RED on the port's queue (needs `rxecc port attach` first).
+    /// RED on the port's queue, for DCQCN.
     Red,
+    /// TCD ternary marks on the port's queue and pause state, for ACC.
+    Tcd,
 }
 
-fn ifindex(dev: &str) -> Result<i32> {
-    let path = format!("/sys/class/net/{dev}/ifindex");
-    let s = std::fs::read_to_string(&path).with_context(|| format!("no network device '{dev}' ({path})"))?;
-    s.trim().parse().with_context(|| format!("bad ifindex in {path}"))
+impl MarkMode {
+    fn code(self) -> u32 {
+        match self {
+            MarkMode::Off => 0,
+            MarkMode::Ce => 1,
+            MarkMode::Ue => 2,
+            MarkMode::Red => 3,
+            MarkMode::Tcd => 4,
+        }
+    }
+}
+
+/// The interface index of `dev` in this process's network namespace.
+pub fn ifindex(dev: &str) -> Result<u32> {
+    let name = std::ffi::CString::new(dev).context("device name contains NUL")?;
+    // SAFETY: `name` is a valid NUL-terminated string that outlives the call.
+    let idx = unsafe { libc::if_nametoindex(name.as_ptr()) };
+    if idx == 0 {
+        bail!("no network device '{dev}' in this network namespace");
+    }
+    Ok(idx)
+}
+
+/// Moves this process into network namespace `name` (`ip netns` naming).
+pub fn enter_netns(name: &str) -> Result<()> {
+    let path = format!("/run/netns/{name}");
+    let f = std::fs::File::open(&path).with_context(|| format!("no network namespace '{name}' ({path})"))?;
+    use std::os::fd::AsRawFd;
+    // SAFETY: `f` is an open namespace file descriptor for the whole call.
+    if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        return Err(std::io::Error::last_os_error()).with_context(|| format!("entering network namespace '{name}'"));
+    }
+    Ok(())
 }
 
 /// libbpf's messages, less the kernel's notice that a clsact qdisc exists
@@ -38,27 +90,72 @@ fn libbpf_print(level: libbpf_rs::PrintLevel, msg: String) {
     }
 }
 
+/// Views a plain-old-data value as bytes, for a map update.
+fn pod_bytes<T: Copy>(v: &T) -> &[u8] {
+    // SAFETY: `T` is a `Copy` C struct generated from BTF (no padding is
+    // read as anything but bytes, and no references are formed to it).
+    unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), std::mem::size_of::<T>()) }
+}
+
+/// Reads a plain-old-data value out of map bytes.
+fn from_bytes<T: Copy>(bytes: &[u8], what: &str) -> Result<T> {
+    if bytes.len() < std::mem::size_of::<T>() {
+        bail!("{what}: map value is {} bytes, expected {}", bytes.len(), std::mem::size_of::<T>());
+    }
+    // SAFETY: `bytes` holds at least one `T`, a plain-old-data C struct
+    // generated from the object's BTF; read_unaligned copies it out.
+    Ok(unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) })
+}
+
+fn pinned(path: &str, what: &str) -> Result<MapHandle> {
+    MapHandle::from_pinned_path(path).with_context(|| format!("{what} (no {path})"))
+}
+
+/// bpffs directory of a port's pinned objects.
+fn pin_dir(dev: &str) -> String {
+    format!("{PIN_ROOT}/{dev}")
+}
+
+/// True if `dev` is an emulated port.
+pub fn is_port(dev: &str) -> bool {
+    Path::new(&pin_dir(dev)).exists()
+}
+
+/// Makes sure `rxecc_switch.ko` (the PFC kfuncs) is loaded: the port's
+/// programs cannot load without it. Looks for the module next to the
+/// source tree this binary was built from, or at `$RXECC_SWITCH_KO`.
+pub fn ensure_switch_module() -> Result<()> {
+    if Path::new("/sys/module/rxecc_switch").exists() {
+        return Ok(());
+    }
+    let ko = std::env::var("RXECC_SWITCH_KO")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../switch-ebpf/kmod/rxecc_switch.ko").into());
+    if !Path::new(&ko).exists() {
+        bail!("rxecc_switch.ko is not loaded and {ko} does not exist: run `make modules`");
+    }
+    let out = std::process::Command::new("insmod").arg(&ko).output().context("running insmod")?;
+    if !out.status.success() {
+        bail!("insmod {ko}: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(())
+}
+
 /// Attaches the marker to `dev`'s TC egress in `mode`, replacing any marker
-/// already there; `Off` removes it. The filter stays after this process exits.
+/// already there; `Off` removes it. On a port, the marker shares the port's
+/// queue, pause state and thresholds; on a plain device only the CE and UE
+/// fixtures make sense. The filter stays after this process exits.
 pub fn attach_marker(dev: &str, mode: MarkMode) -> Result<()> {
     libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Info, libbpf_print)));
-    let idx = ifindex(dev)?;
+    let idx = ifindex(dev)? as i32;
     let mut storage = MaybeUninit::uninit();
     let mut open = MarkSkelBuilder::default().open(&mut storage).context("opening mark.bpf.o")?;
-    open.maps.rodata_data.as_deref_mut().context("mark.bpf.o has no .rodata")?.mark_mode = match mode {
-        MarkMode::Off => 0,
-        MarkMode::Ce => 1,
-        MarkMode::Ue => 2,
-        MarkMode::Red => 3,
-    };
-    if mode == MarkMode::Red {
-        // Share the port's queue state and thresholds.
+    let port = is_port(dev);
+    if port {
         let dir = pin_dir(dev);
-        open.maps
-            .port_state
-            .reuse_pinned_map(format!("{dir}/state"))
-            .with_context(|| format!("{dev} is not a port: run `rxecc port attach` first"))?;
-        open.maps.port_cfg.reuse_pinned_map(format!("{dir}/cfg")).context("reusing the port's RED thresholds")?;
+        open.maps.port_state.reuse_pinned_map(format!("{dir}/state")).context("reusing the port's state")?;
+        open.maps.port_cfg.reuse_pinned_map(format!("{dir}/cfg")).context("reusing the port's configuration")?;
+    } else if matches!(mode, MarkMode::Red | MarkMode::Tcd) {
+        bail!("{dev} is not a port: {mode:?} marks need the port's queue (`rxecc port attach` first)");
     }
     let skel = open.load().context("loading mark.bpf.o (is this the testbed kernel, and are you root?)")?;
     let mut hook = TcHookBuilder::new(skel.progs.mark_egress.as_fd())
@@ -68,53 +165,52 @@ pub fn attach_marker(dev: &str, mode: MarkMode) -> Result<()> {
         .priority(1)
         .hook(TC_EGRESS);
     if mode == MarkMode::Off {
-        hook.detach().with_context(|| format!("removing the marker from {dev}"))?;
+        // Nothing attached is fine.
+        let _ = hook.detach();
+        if port {
+            update_port_cfg(dev, |c| c.mark_mode = 0)?;
+        }
         return Ok(());
     }
+    let zero = 0u32.to_ne_bytes();
+    let map = &skel.maps.port_cfg;
+    let mut cfg: port_cfg = match map.lookup(&zero, MapFlags::ANY)? {
+        Some(b) => from_bytes(&b, "port_cfg")?,
+        None => bail!("port_cfg has no entry 0"),
+    };
+    cfg.mark_mode = mode.code();
+    map.update(&zero, pod_bytes(&cfg), MapFlags::ANY).context("setting the mark mode")?;
     hook.create().with_context(|| format!("creating clsact on {dev}"))?;
     hook.attach().with_context(|| format!("attaching the marker to {dev} egress"))?;
-    // Smoke-read the stats map, so a broken map layout fails here, loudly.
-    let zero = 0u32.to_ne_bytes();
-    if skel.maps.mark_stats.lookup_percpu(&zero, MapFlags::ANY)?.is_none() {
-        bail!("mark_stats map has no entry 0");
-    }
     Ok(())
 }
 
-mod port_skel {
-    include!(concat!(env!("OUT_DIR"), "/port.skel.rs"));
-}
-use port_skel::{types::port_state, PortSkelBuilder};
-
-/// bpffs directory of a port's pinned objects.
-fn pin_dir(dev: &str) -> String {
-    format!("/sys/fs/bpf/rxecc/{dev}")
-}
-
-/// An emulated switch port's configuration.
+/// An emulated port's link.
 #[derive(Clone, Copy, Debug)]
 pub struct PortConfig {
     pub rate_mbps: u64,
     pub limit_pkts: u32,
     pub burst_us: u64,
+    /// Propagation delay added at egress.
+    pub delay_us: u64,
+    /// The PFC priority class RoCE traffic uses.
+    pub pfc_class: u32,
 }
 
-/// A consistent snapshot of a port's counters (taken under their lock).
-#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
-pub struct PortStats {
-    pub enq_pkts: u64,
-    pub enq_bytes: u64,
-    pub deq_pkts: u64,
-    pub deq_bytes: u64,
-    pub drops: u64,
-    pub qlen_pkts: u64,
-    pub qlen_bytes: u64,
-    pub max_qlen_bytes: u64,
-    pub red_above: u64,
-    pub red_above_marked: u64,
-    pub red_below: u64,
-    pub red_between: u64,
-    pub red_between_marked: u64,
+impl Default for PortConfig {
+    fn default() -> Self {
+        PortConfig { rate_mbps: 100, limit_pkts: 10_000, burst_us: 1000, delay_us: 0, pfc_class: 3 }
+    }
+}
+
+/// Reads, changes and writes back a port's configuration. The programs
+/// pick the change up at their next packet; nothing is reloaded.
+pub fn update_port_cfg(dev: &str, f: impl FnOnce(&mut port_cfg)) -> Result<()> {
+    let map = pinned(&format!("{}/cfg", pin_dir(dev)), &format!("{dev} is not a port"))?;
+    let zero = 0u32.to_ne_bytes();
+    let mut cfg: port_cfg = from_bytes(&map.lookup(&zero, MapFlags::ANY)?.context("port_cfg has no entry 0")?, "port_cfg")?;
+    f(&mut cfg);
+    map.update(&zero, pod_bytes(&cfg), MapFlags::ANY).context("writing the port's configuration")
 }
 
 /// RED thresholds of a port's marker.
@@ -130,20 +226,27 @@ pub fn set_red(dev: &str, red: &Red) -> Result<()> {
     if red.kmin_bytes > red.kmax_bytes || red.pmax_permille > 1000 {
         bail!("RED needs Kmin <= Kmax and Pmax <= 1000 per mille");
     }
-    let path = format!("{}/cfg", pin_dir(dev));
-    let map = libbpf_rs::MapHandle::from_pinned_path(&path).with_context(|| format!("{dev} is not a port (no {path})"))?;
-    let cfg = port_skel::types::port_cfg {
-        kmin_bytes: red.kmin_bytes,
-        kmax_bytes: red.kmax_bytes,
-        pmax_permille: red.pmax_permille,
-        pad: 0,
-    };
-    // SAFETY: `port_cfg` is a plain-old-data C struct; viewing it as bytes
-    // for the map update reads initialised memory only.
-    let bytes = unsafe {
-        std::slice::from_raw_parts((&cfg as *const port_skel::types::port_cfg).cast::<u8>(), std::mem::size_of_val(&cfg))
-    };
-    map.update(&0u32.to_ne_bytes(), bytes, MapFlags::ANY).context("writing the RED thresholds")
+    update_port_cfg(dev, |c| {
+        c.kmin_bytes = red.kmin_bytes;
+        c.kmax_bytes = red.kmax_bytes;
+        c.pmax_permille = red.pmax_permille;
+    })
+}
+
+/// Sets `dev`'s TCD threshold and max(T_on).
+pub fn set_tcd(dev: &str, thresh_bytes: u64, max_ton_us: u64) -> Result<()> {
+    update_port_cfg(dev, |c| {
+        c.tcd_thresh_bytes = thresh_bytes;
+        c.tcd_max_ton_ns = max_ton_us.saturating_mul(1000);
+    })
+}
+
+/// Changes a port's link rate at run time.
+pub fn set_rate(dev: &str, rate_mbps: u64) -> Result<()> {
+    if rate_mbps == 0 {
+        bail!("a port needs a rate above 0 Mb/s");
+    }
+    update_port_cfg(dev, |c| c.rate_bps = rate_mbps.saturating_mul(1_000_000))
 }
 
 /// Qdisc_ops ids are at most 15 characters; one per port.
@@ -159,22 +262,26 @@ fn run_tc(args: &[&str]) -> Result<std::process::Output> {
     std::process::Command::new("tc").args(args).output().context("running tc (iproute2)")
 }
 
-/// Makes `dev` an emulated switch port: loads its own instance of
+/// Makes `dev` an emulated port: loads its own instance of
 /// switch-ebpf/port.bpf.c, registers it as qdisc kind `rxecc_<dev>`, pins it
-/// under /sys/fs/bpf/rxecc/<dev>/ and installs it as `dev`'s root qdisc.
-/// An existing port on `dev` is replaced.
+/// under /sys/fs/bpf/rxecc/<dev>/, installs it as `dev`'s root qdisc and
+/// attaches its PFC receiver to `dev`'s TC ingress. An existing port on
+/// `dev` is replaced.
 pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
     libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Info, libbpf_print)));
-    ifindex(dev)?;
+    let idx = ifindex(dev)?;
     if cfg.rate_mbps == 0 {
         bail!("a port needs a rate above 0 Mb/s");
     }
+    if cfg.pfc_class > 7 {
+        bail!("PFC classes are 0..7, not {}", cfg.pfc_class);
+    }
+    ensure_switch_module()?;
     let id = ops_id(dev)?;
     detach_port(dev)?;
     let mut storage = MaybeUninit::uninit();
     let mut open = PortSkelBuilder::default().open(&mut storage).context("opening port.bpf.o")?;
     let ro = open.maps.rodata_data.as_deref_mut().context("port.bpf.o has no .rodata")?;
-    ro.rate_bps = cfg.rate_mbps.saturating_mul(1_000_000);
     ro.burst_ns = cfg.burst_us.saturating_mul(1000);
     ro.limit_pkts = cfg.limit_pkts;
     let ops = open.struct_ops.port_mut();
@@ -182,10 +289,44 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
     for (dst, src) in ops.id.iter_mut().zip(id.bytes()) {
         *dst = src as _;
     }
+    // Every port shares one set of accounting maps.
+    let mut fresh = Vec::new();
+    for name in SHARED_MAPS {
+        let path = format!("{PIN_ROOT}/{name}");
+        let map = match name {
+            "ingress_cfg" => &mut open.maps.ingress_cfg,
+            "ingress_acct" => &mut open.maps.ingress_acct,
+            _ => &mut open.maps.switch_buf,
+        };
+        if Path::new(&path).exists() {
+            map.reuse_pinned_map(&path).with_context(|| format!("reusing {path}"))?;
+        } else {
+            fresh.push(name);
+        }
+    }
     let mut skel = open.load().context("loading port.bpf.o (is this the testbed kernel, and are you root?)")?;
+    std::fs::create_dir_all(PIN_ROOT).with_context(|| format!("creating {PIN_ROOT} (is bpffs mounted?)"))?;
+    for name in fresh {
+        let path = format!("{PIN_ROOT}/{name}");
+        let map = match name {
+            "ingress_cfg" => &mut skel.maps.ingress_cfg,
+            "ingress_acct" => &mut skel.maps.ingress_acct,
+            _ => &mut skel.maps.switch_buf,
+        };
+        map.pin(&path).with_context(|| format!("pinning {path}"))?;
+    }
+    // The link configuration must be in place before the first packet.
+    let zero = 0u32.to_ne_bytes();
+    // SAFETY: `port_cfg` is plain-old-data; all zeroes is a valid value.
+    let mut pc: port_cfg = unsafe { std::mem::zeroed() };
+    pc.rate_bps = cfg.rate_mbps.saturating_mul(1_000_000);
+    pc.delay_ns = cfg.delay_us.saturating_mul(1000);
+    pc.pfc_class = cfg.pfc_class;
+    skel.maps.port_cfg.update(&zero, pod_bytes(&pc), MapFlags::ANY).context("writing the port's configuration")?;
+
     let mut link = skel.maps.port.attach_struct_ops().context("registering the port's Qdisc_ops")?;
     let dir = pin_dir(dev);
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {dir} (is bpffs mounted?)"))?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {dir}"))?;
     link.pin(format!("{dir}/ops")).context("pinning the struct_ops link")?;
     skel.maps.port_state.pin(format!("{dir}/state")).context("pinning the port's counters")?;
     skel.maps.port_cfg.pin(format!("{dir}/cfg")).context("pinning the port's configuration")?;
@@ -194,26 +335,51 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
         let _ = detach_port(dev);
         bail!("tc qdisc replace dev {dev} root {id}: {}", String::from_utf8_lossy(&out.stderr).trim());
     }
+    let mut hook = TcHookBuilder::new(skel.progs.port_ingress.as_fd())
+        .ifindex(idx as i32)
+        .replace(true)
+        .handle(1)
+        .priority(1)
+        .hook(TC_INGRESS);
+    hook.create().with_context(|| format!("creating clsact on {dev}"))?;
+    if let Err(e) = hook.attach() {
+        let _ = detach_port(dev);
+        return Err(e).with_context(|| format!("attaching the PFC receiver to {dev} ingress"));
+    }
     Ok(())
 }
 
-/// Removes the port from `dev` (nothing to do if there is none).
+/// Removes the port (and any marker) from `dev`; nothing to do if there is
+/// none. Its ingress accounting entry goes too.
 pub fn detach_port(dev: &str) -> Result<()> {
     let dir = pin_dir(dev);
-    if !std::path::Path::new(&dir).exists() {
+    if !Path::new(&dir).exists() {
         return Ok(());
     }
-    let out = run_tc(&["qdisc", "del", "dev", dev, "root"])?;
-    if !out.status.success() && ifindex(dev).is_ok() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        // No root qdisc of ours left is fine.
-        if !err.contains("Cannot delete qdisc with handle of zero") && !err.contains("No such file") {
-            bail!("tc qdisc del dev {dev} root: {}", err.trim());
+    if ifindex(dev).is_ok() {
+        let out = run_tc(&["qdisc", "del", "dev", dev, "root"])?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            // No root qdisc of ours left is fine.
+            if !err.contains("Cannot delete qdisc with handle of zero") && !err.contains("No such file") {
+                bail!("tc qdisc del dev {dev} root: {}", err.trim());
+            }
         }
+        // Removes the PFC receiver and the marker with it.
+        let _ = run_tc(&["qdisc", "del", "dev", dev, "clsact"]);
+    }
+    let idx_file = format!("{PIN_ROOT}/.{dev}.ifindex");
+    if let Ok(idx) = std::fs::read_to_string(&idx_file).map(|s| s.trim().parse::<u32>().unwrap_or(0)) {
+        for name in ["ingress_cfg", "ingress_acct"] {
+            if let Ok(map) = MapHandle::from_pinned_path(format!("{PIN_ROOT}/{name}")) {
+                let _ = map.delete(&idx.to_ne_bytes());
+            }
+        }
+        let _ = std::fs::remove_file(&idx_file);
     }
     for f in ["ops", "state", "cfg"] {
         let p = format!("{dir}/{f}");
-        if std::path::Path::new(&p).exists() {
+        if Path::new(&p).exists() {
             std::fs::remove_file(&p).with_context(|| format!("unpinning {p}"))?;
         }
     }
@@ -221,23 +387,141 @@ pub fn detach_port(dev: &str) -> Result<()> {
     Ok(())
 }
 
+/// Removes the shared maps once no port is left.
+pub fn remove_shared_maps() -> Result<()> {
+    for name in SHARED_MAPS {
+        let p = format!("{PIN_ROOT}/{name}");
+        if Path::new(&p).exists() {
+            std::fs::remove_file(&p).with_context(|| format!("unpinning {p}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// A switch port's role as an ingress port: its share of the switch's
+/// buffer and its PFC thresholds.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IngressConfig {
+    pub switch_id: u32,
+    pub pfc: bool,
+    pub xoff_bytes: u64,
+    pub xon_bytes: u64,
+    /// The switch's shared buffer; 0 means unlimited.
+    pub buffer_bytes: u64,
+    pub pfc_class: u32,
+    /// Pause time sent with XOFF, in 512-bit quanta.
+    pub pause_quanta: u32,
+    /// XOFF is sent again this often while it holds.
+    pub refresh_us: u64,
+}
+
+/// Sets `dev`'s ingress accounting and PFC thresholds (creating its
+/// counters the first time). Safe under traffic: counters are kept.
+pub fn set_ingress(dev: &str, ic: &IngressConfig) -> Result<()> {
+    if ic.switch_id >= MAX_SWITCHES {
+        bail!("switch id {} is out of range (0..{MAX_SWITCHES})", ic.switch_id);
+    }
+    if ic.pfc && ic.xon_bytes > ic.xoff_bytes {
+        bail!("{dev}: XON ({} B) must not exceed XOFF ({} B)", ic.xon_bytes, ic.xoff_bytes);
+    }
+    if ic.pfc && ic.pause_quanta == 0 {
+        bail!("{dev}: a pause of 0 quanta would resume, not pause");
+    }
+    let idx = ifindex(dev)?.to_ne_bytes();
+    let acct = pinned(&format!("{PIN_ROOT}/ingress_acct"), "no switch port is attached yet")?;
+    if acct.lookup(&idx, MapFlags::ANY)?.is_none() {
+        // SAFETY: `ingress_acct` is plain-old-data; zeroes are a valid value
+        // (the spin lock included).
+        let zero: ingress_acct = unsafe { std::mem::zeroed() };
+        acct.update(&idx, pod_bytes(&zero), MapFlags::NO_EXIST).context("creating the ingress counters")?;
+    }
+    let cfg = pinned(&format!("{PIN_ROOT}/ingress_cfg"), "no switch port is attached yet")?;
+    let v = ingress_cfg {
+        switch_id: ic.switch_id,
+        pfc_on: ic.pfc as u32,
+        xoff_bytes: ic.xoff_bytes,
+        xon_bytes: ic.xon_bytes,
+        buffer_bytes: ic.buffer_bytes,
+        pfc_class: ic.pfc_class,
+        pause_quanta: ic.pause_quanta,
+        refresh_ns: ic.refresh_us.saturating_mul(1000),
+    };
+    cfg.update(&idx, pod_bytes(&v), MapFlags::ANY).context("writing the ingress configuration")?;
+    // Remembered so that stats and detach find the entry by name.
+    let f = format!("{PIN_ROOT}/.{dev}.ifindex");
+    std::fs::write(&f, u32::from_ne_bytes(idx).to_string()).with_context(|| format!("writing {f}"))
+}
+
+/// A consistent snapshot of a port's counters (each map read under its lock).
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct PortStats {
+    pub dev: String,
+    pub enq_pkts: u64,
+    pub enq_bytes: u64,
+    pub deq_pkts: u64,
+    pub deq_bytes: u64,
+    pub drops: u64,
+    pub qlen_pkts: u64,
+    pub qlen_bytes: u64,
+    pub max_qlen_bytes: u64,
+    pub red_above: u64,
+    pub red_above_marked: u64,
+    pub red_below: u64,
+    pub red_between: u64,
+    pub red_between_marked: u64,
+    pub tcd_ce: u64,
+    pub tcd_ue: u64,
+    pub tcd_none: u64,
+    pub pfc_rx_xoff: u64,
+    pub pfc_rx_xon: u64,
+    pub pause_expired: u64,
+    pub paused_ns: u64,
+    pub paused: u64,
+    pub tau_n: u64,
+    pub tau_mean_ns: u64,
+    pub tau_max_ns: u64,
+    pub ctl_pkts: u64,
+    /// As an ingress port of a switch (absent on host NICs).
+    pub ingress: Option<IngressStats>,
+}
+
+/// A switch port's ingress accounting and the PFC frames it sent.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct IngressStats {
+    pub switch_id: u32,
+    pub bytes: u64,
+    pub max_bytes: u64,
+    pub pkts: u64,
+    pub xoff_active: u64,
+    pub pfc_tx_xoff: u64,
+    pub pfc_tx_xon: u64,
+    pub pfc_tx_refresh: u64,
+    pub pfc_tx_failed: u64,
+}
+
+/// A switch's shared buffer.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct BufferStats {
+    pub switch_id: u32,
+    pub used_bytes: u64,
+    pub max_used_bytes: u64,
+    pub drops: u64,
+}
+
 /// Reads `dev`'s counters, consistently (BPF_F_LOCK).
 pub fn port_stats(dev: &str) -> Result<PortStats> {
-    let path = format!("{}/state", pin_dir(dev));
-    let map = libbpf_rs::MapHandle::from_pinned_path(&path)
-        .with_context(|| format!("{dev} is not a port (no {path})"))?;
+    let map = pinned(&format!("{}/state", pin_dir(dev)), &format!("{dev} is not a port"))?;
     let bytes = map
         .lookup(&0u32.to_ne_bytes(), MapFlags::LOCK)
         .context("reading the port's counters")?
         .context("the port's counters are missing")?;
-    if bytes.len() < std::mem::size_of::<port_state>() {
-        bail!("the port's state map value is {} bytes, expected {}", bytes.len(), std::mem::size_of::<port_state>());
-    }
-    // SAFETY: `bytes` holds at least one `port_state`, a plain-old-data C
-    // struct generated from the object's BTF; read_unaligned copies it out.
-    let q: port_state = unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) };
-    let s = q.stats;
+    let s = from_bytes::<port_state>(&bytes, "port_state")?.stats;
+    let ingress = match std::fs::read_to_string(format!("{PIN_ROOT}/.{dev}.ifindex")) {
+        Ok(idx) => ingress_stats(idx.trim().parse().unwrap_or(0))?,
+        Err(_) => None,
+    };
     Ok(PortStats {
+        dev: dev.to_string(),
         enq_pkts: s.enq_pkts,
         enq_bytes: s.enq_bytes,
         deq_pkts: s.deq_pkts,
@@ -251,5 +535,66 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         red_below: s.red_below,
         red_between: s.red_between,
         red_between_marked: s.red_between_marked,
+        tcd_ce: s.tcd_ce,
+        tcd_ue: s.tcd_ue,
+        tcd_none: s.tcd_none,
+        pfc_rx_xoff: s.pfc_rx_xoff,
+        pfc_rx_xon: s.pfc_rx_xon,
+        pause_expired: s.pause_expired,
+        paused_ns: s.paused_ns,
+        paused: s.paused,
+        tau_n: s.tau_n,
+        tau_mean_ns: s.tau_sum_ns.checked_div(s.tau_n).unwrap_or(0),
+        tau_max_ns: s.tau_max_ns,
+        ctl_pkts: s.ctl_pkts,
+        ingress,
     })
+}
+
+fn ingress_stats(idx: u32) -> Result<Option<IngressStats>> {
+    let (Ok(acct), Ok(cfg)) = (
+        MapHandle::from_pinned_path(format!("{PIN_ROOT}/ingress_acct")),
+        MapHandle::from_pinned_path(format!("{PIN_ROOT}/ingress_cfg")),
+    ) else {
+        return Ok(None);
+    };
+    let key = idx.to_ne_bytes();
+    let (Some(a), Some(c)) = (acct.lookup(&key, MapFlags::LOCK)?, cfg.lookup(&key, MapFlags::ANY)?) else {
+        return Ok(None);
+    };
+    let a: ingress_acct = from_bytes(&a, "ingress_acct")?;
+    let c: ingress_cfg = from_bytes(&c, "ingress_cfg")?;
+    Ok(Some(IngressStats {
+        switch_id: c.switch_id,
+        bytes: a.bytes,
+        max_bytes: a.max_bytes,
+        pkts: a.pkts,
+        xoff_active: a.xoff_active,
+        pfc_tx_xoff: a.pfc_tx_xoff,
+        pfc_tx_xon: a.pfc_tx_xon,
+        pfc_tx_refresh: a.pfc_tx_refresh,
+        pfc_tx_failed: a.pfc_tx_failed,
+    }))
+}
+
+/// Reads switch `id`'s shared-buffer counters.
+pub fn buffer_stats(id: u32) -> Result<BufferStats> {
+    let map = pinned(&format!("{PIN_ROOT}/switch_buf"), "no switch port is attached")?;
+    let b = map.lookup(&id.to_ne_bytes(), MapFlags::LOCK)?.context("switch id out of range")?;
+    let b: switch_buf = from_bytes(&b, "switch_buf")?;
+    Ok(BufferStats { switch_id: id, used_bytes: b.used_bytes, max_used_bytes: b.max_used_bytes, drops: b.drops })
+}
+
+/// Every attached port, by name.
+pub fn ports() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(PIN_ROOT)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter(|e| e.path().is_dir())
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
 }

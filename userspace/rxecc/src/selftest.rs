@@ -1,0 +1,275 @@
+//! `rxecc selftest`: unit tests of the switch's eBPF programs on crafted
+//! packets, with BPF_PROG_TEST_RUN. They load fresh, unattached instances
+//! of the objects (maps of their own), so they can run next to a live
+//! testbed. They need the testbed kernel and `rxecc_switch.ko`.
+
+use crate::switch::{ensure_switch_module, mark_skel, port_skel};
+use anyhow::{bail, Context, Result};
+use libbpf_rs::skel::{OpenSkel, SkelBuilder};
+use libbpf_rs::{MapCore, MapFlags, ProgramInput};
+use port_skel::types::{port_cfg, port_state};
+use std::mem::MaybeUninit;
+
+const TC_ACT_OK: u32 = 0;
+const TC_ACT_SHOT: u32 = 2;
+const RATE_BPS: u64 = 100_000_000;
+
+fn now_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec for clock_gettime to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// An 802.1Qbb frame: class-enable vector, one time for every enabled
+/// class, and a stamp in the pad.
+pub fn pfc_frame(dst_last: u8, opcode: u16, class_vec: u8, quanta: u16, stamp: u64) -> Vec<u8> {
+    let mut f = vec![0x01, 0x80, 0xc2, 0x00, 0x00, dst_last];
+    f.extend_from_slice(&[0x02, 0x77, 0, 0, 0, 0x63]);
+    f.extend_from_slice(&0x8808u16.to_be_bytes());
+    f.extend_from_slice(&opcode.to_be_bytes());
+    f.extend_from_slice(&(class_vec as u16).to_be_bytes());
+    for c in 0..8 {
+        let q = if class_vec & (1 << c) != 0 { quanta } else { 0 };
+        f.extend_from_slice(&q.to_be_bytes());
+    }
+    f.extend_from_slice(&stamp.to_be_bytes());
+    f.resize(60, 0);
+    f
+}
+
+fn ip_csum(h: &[u8]) -> u16 {
+    let mut s: u32 = h.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum();
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    !(s as u16)
+}
+
+/// An Ethernet/IPv4/UDP packet to `dport` with ECN bits `ecn`, a valid IP
+/// checksum and a RoCE-sized payload.
+pub fn udp_packet(dport: u16, ecn: u8) -> Vec<u8> {
+    let mut p = vec![0x02, 0x77, 0, 0, 0, 1, 0x02, 0x77, 0, 0, 0, 2, 0x08, 0x00];
+    let payload = 64usize;
+    let tot = (20 + 8 + payload) as u16;
+    let mut ip = vec![0x45, ecn & 3];
+    ip.extend_from_slice(&tot.to_be_bytes());
+    ip.extend_from_slice(&[0, 0, 0x40, 0, 64, 17, 0, 0, 10, 77, 0, 2, 10, 77, 0, 1]);
+    let c = ip_csum(&ip);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    p.extend_from_slice(&ip);
+    p.extend_from_slice(&49152u16.to_be_bytes());
+    p.extend_from_slice(&dport.to_be_bytes());
+    p.extend_from_slice(&((8 + payload) as u16).to_be_bytes());
+    p.extend_from_slice(&[0, 0]);
+    p.extend(std::iter::repeat_n(0xab, payload));
+    p
+}
+
+struct Tally {
+    passed: usize,
+    failed: Vec<String>,
+}
+
+impl Tally {
+    fn check(&mut self, name: &str, ok: bool, detail: String) {
+        if ok {
+            self.passed += 1;
+            println!("ok   {name}");
+        } else {
+            println!("FAIL {name}: {detail}");
+            self.failed.push(name.to_string());
+        }
+    }
+}
+
+fn run_prog(prog: &libbpf_rs::ProgramMut<'_>, pkt: &[u8]) -> Result<(u32, Vec<u8>)> {
+    let mut out = vec![0u8; pkt.len() + 256];
+    let mut input = ProgramInput::default();
+    input.data_in = Some(pkt);
+    input.data_out = Some(&mut out);
+    let o = prog.test_run(input).context("BPF_PROG_TEST_RUN")?;
+    let rv = o.return_value;
+    let n = o.data.map_or(0, |d| d.len());
+    out.truncate(n);
+    Ok((rv, out))
+}
+
+fn read<T: Copy>(map: &dyn MapCore) -> Result<T> {
+    let b = map.lookup(&0u32.to_ne_bytes(), MapFlags::ANY)?.context("map has no entry 0")?;
+    if b.len() < std::mem::size_of::<T>() {
+        bail!("map value too small");
+    }
+    // SAFETY: `b` holds a plain-old-data `T` (checked length above).
+    Ok(unsafe { std::ptr::read_unaligned(b.as_ptr().cast()) })
+}
+
+fn write<T: Copy>(map: &dyn MapCore, v: &T) -> Result<()> {
+    // SAFETY: `T` is a plain-old-data C struct; its bytes are initialised.
+    let bytes = unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), std::mem::size_of::<T>()) };
+    map.update(&0u32.to_ne_bytes(), bytes, MapFlags::ANY).context("map update")
+}
+
+/// The PFC receiver (port.bpf.c's `port_ingress`).
+fn pfc_tests(t: &mut Tally) -> Result<()> {
+    let mut storage = MaybeUninit::uninit();
+    let open = port_skel::PortSkelBuilder::default().open(&mut storage).context("opening port.bpf.o")?;
+    let skel = open.load().context("loading port.bpf.o")?;
+    // SAFETY: plain-old-data; zeroes are valid.
+    let mut cfg: port_cfg = unsafe { std::mem::zeroed() };
+    cfg.rate_bps = RATE_BPS;
+    cfg.pfc_class = 3;
+    write(&skel.maps.port_cfg, &cfg)?;
+    let prog = &skel.progs.port_ingress;
+    let st = |s: &port_skel::PortSkel| read::<port_state>(&s.maps.port_state).map(|v| v.stats);
+
+    let t0 = now_ns();
+    let (rv, _) = run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 100, t0))?;
+    let s = st(&skel)?;
+    let want_ns = 100 * 512 * 1_000_000_000 / RATE_BPS;
+    t.check(
+        "pfc: pause for class 3 is consumed and pauses the port",
+        rv == TC_ACT_SHOT && s.paused == 1 && s.pfc_rx_xoff == 1,
+        format!("rv {rv}, paused {}, pfc_rx_xoff {}", s.paused, s.pfc_rx_xoff),
+    );
+    t.check(
+        "pfc: pause time is quanta x 512 bit times at the port's rate",
+        s.pause_until_ns - s.pause_start_ns == want_ns,
+        format!("{} ns, expected {want_ns}", s.pause_until_ns - s.pause_start_ns),
+    );
+    t.check(
+        "pfc: the pad's stamp gives one tau sample",
+        s.tau_n == 1 && s.tau_max_ns < 10_000_000_000,
+        format!("tau_n {}, tau_max {}", s.tau_n, s.tau_max_ns),
+    );
+    let (rv, _) = run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 100, now_ns()))?;
+    let s2 = st(&skel)?;
+    t.check(
+        "pfc: a refresh extends the pause without a new tau sample",
+        rv == TC_ACT_SHOT && s2.pfc_rx_xoff == 2 && s2.tau_n == 1 && s2.pause_until_ns >= s.pause_until_ns,
+        format!("rv {rv}, xoff {}, tau_n {}", s2.pfc_rx_xoff, s2.tau_n),
+    );
+    let (rv, _) = run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 0, 0))?;
+    let s = st(&skel)?;
+    t.check(
+        "pfc: quanta 0 resumes and accounts the paused time",
+        rv == TC_ACT_SHOT && s.paused == 0 && s.pfc_rx_xon == 1 && s.paused_ns > 0 && s.last_resume_ns >= t0,
+        format!("rv {rv}, paused {}, xon {}, paused_ns {}", s.paused, s.pfc_rx_xon, s.paused_ns),
+    );
+    let before = st(&skel)?;
+    let cases: [(&str, Vec<u8>, u32); 5] = [
+        ("pfc: a frame for another class is consumed and ignored", pfc_frame(0x01, 0x0101, 1 << 5, 100, 0), TC_ACT_SHOT),
+        ("pfc: wrong destination address passes untouched", pfc_frame(0x02, 0x0101, 1 << 3, 100, 0), TC_ACT_OK),
+        ("pfc: 802.3x PAUSE (opcode 1) passes untouched", pfc_frame(0x01, 0x0001, 1 << 3, 100, 0), TC_ACT_OK),
+        ("pfc: a truncated frame passes untouched", pfc_frame(0x01, 0x0101, 1 << 3, 100, 0)[..30].to_vec(), TC_ACT_OK),
+        ("pfc: RoCEv2 data passes untouched", udp_packet(4791, 1), TC_ACT_OK),
+    ];
+    for (name, pkt, want) in cases {
+        let (rv, out) = run_prog(prog, &pkt)?;
+        let s = st(&skel)?;
+        let same = s.paused == before.paused && s.pfc_rx_xoff == before.pfc_rx_xoff && s.pfc_rx_xon == before.pfc_rx_xon;
+        t.check(name, rv == want && same && (want != TC_ACT_OK || out == pkt), format!("rv {rv}, state changed: {}", !same));
+    }
+    Ok(())
+}
+
+/// The marker (mark.bpf.c) in every mode.
+fn mark_tests(t: &mut Tally) -> Result<()> {
+    let mut storage = MaybeUninit::uninit();
+    let open = mark_skel::MarkSkelBuilder::default().open(&mut storage).context("opening mark.bpf.o")?;
+    let skel = open.load().context("loading mark.bpf.o")?;
+    let prog = &skel.progs.mark_egress;
+    let set_cfg = |f: &dyn Fn(&mut mark_skel::types::port_cfg)| -> Result<()> {
+        let mut c: mark_skel::types::port_cfg = read(&skel.maps.port_cfg)?;
+        f(&mut c);
+        write(&skel.maps.port_cfg, &c)
+    };
+    let set_state = |qlen: u64, paused: u64, last_resume: u64| -> Result<()> {
+        let mut s: mark_skel::types::port_state = read(&skel.maps.port_state)?;
+        s.stats.qlen_bytes = qlen;
+        s.stats.paused = paused;
+        s.stats.last_resume_ns = last_resume;
+        write(&skel.maps.port_state, &s)
+    };
+    // (name, mode, dport, ecn in, ecn out, queue, paused, resumed ago ns)
+    const CE: u8 = 3;
+    const UE: u8 = 2;
+    const ECT1: u8 = 1;
+    let far = 10_000_000_000u64;
+    let cases: &[(&str, u32, u16, u8, u8, u64, u64, u64)] = &[
+        ("mark ce: ECT(1) -> CE", 1, 4791, ECT1, CE, 0, 0, far),
+        ("mark ce: not-ECT stays not-ECT", 1, 4791, 0, 0, 0, 0, far),
+        ("mark ce: non-RoCE UDP untouched", 1, 53, ECT1, ECT1, 0, 0, far),
+        ("mark ue: ECT(1) -> UE", 2, 4791, ECT1, UE, 0, 0, far),
+        ("mark ue: CE is never downgraded to UE", 2, 4791, CE, CE, 0, 0, far),
+        ("red: queue above Kmax -> CE", 3, 4791, ECT1, CE, 200_000, 0, far),
+        ("red: queue below Kmin -> unmarked", 3, 4791, ECT1, ECT1, 10_000, 0, far),
+        ("tcd: queue above threshold, ON for long -> CE", 4, 4791, ECT1, CE, 20_000, 0, far),
+        ("tcd: queue above threshold while paused -> UE", 4, 4791, ECT1, UE, 20_000, 1, far),
+        ("tcd: queue above threshold, resumed just now -> UE", 4, 4791, ECT1, UE, 20_000, 0, 0),
+        ("tcd: UE decision keeps an upstream CE", 4, 4791, CE, CE, 20_000, 1, far),
+        ("tcd: queue at threshold -> unmarked", 4, 4791, ECT1, ECT1, 8_400, 0, far),
+    ];
+    for &(name, mode, dport, ein, eout, q, paused, ago) in cases {
+        set_cfg(&|c| {
+            c.mark_mode = mode;
+            c.kmin_bytes = 20_000;
+            c.kmax_bytes = 100_000;
+            c.pmax_permille = 200;
+            c.tcd_thresh_bytes = 8_400;
+            c.tcd_max_ton_ns = 2_000_000;
+        })?;
+        let now = now_ns();
+        set_state(q, paused, now.saturating_sub(ago))?;
+        let pkt = udp_packet(dport, ein);
+        let (rv, out) = run_prog(prog, &pkt)?;
+        let ecn = out.get(15).map_or(255, |b| b & 3);
+        let csum_ok = out.len() >= 34 && ip_csum(&out[14..34]) == 0;
+        // Only the TOS byte and the IP checksum may change.
+        let rest_same = out.len() == pkt.len()
+            && out.iter().zip(&pkt).enumerate().all(|(i, (a, b))| a == b || matches!(i, 15 | 24 | 25));
+        t.check(
+            name,
+            rv == TC_ACT_OK && ecn == eout && csum_ok && rest_same,
+            format!("rv {rv}, ECN {ecn:#b} (want {eout:#b}), IP checksum valid: {csum_ok}"),
+        );
+    }
+    let s: mark_skel::types::port_state = read(&skel.maps.port_state)?;
+    t.check(
+        "tcd: decisions are counted",
+        s.stats.tcd_ce == 1 && s.stats.tcd_ue == 3 && s.stats.tcd_none == 1,
+        format!("CE {} UE {} none {}", s.stats.tcd_ce, s.stats.tcd_ue, s.stats.tcd_none),
+    );
+    Ok(())
+}
+
+/// Runs every test; fails if any does.
+pub fn run() -> Result<()> {
+    ensure_switch_module()?;
+    let mut t = Tally { passed: 0, failed: Vec::new() };
+    pfc_tests(&mut t)?;
+    mark_tests(&mut t)?;
+    println!("selftest: {} passed, {} failed", t.passed, t.failed.len());
+    if !t.failed.is_empty() {
+        bail!("failed: {}", t.failed.join(", "));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crafted_packets_are_well_formed() {
+        let p = udp_packet(4791, 1);
+        assert_eq!(ip_csum(&p[14..34]), 0);
+        assert_eq!(p[15] & 3, 1);
+        let f = pfc_frame(1, 0x0101, 0x08, 7, 0x0102030405060708);
+        assert_eq!(f.len(), 60);
+        assert_eq!(&f[12..16], &[0x88, 0x08, 0x01, 0x01]);
+        assert_eq!(&f[16..18], &[0, 8]);
+        assert_eq!(&f[24..26], &[0, 7], "time[3]");
+        assert_eq!(&f[34..42], &[1, 2, 3, 4, 5, 6, 7, 8]);
+    }
+}

@@ -1,0 +1,696 @@
+//! Topologies from TOML files (`testbed/topologies/*.toml`): parsing,
+//! validation, and `rxecc testbed up|down`.
+//!
+//! Hosts are network namespaces, switches are Linux bridges whose ports are
+//! emulated switch ports (`switch-ebpf/`), and every host NIC is a port too
+//! (it obeys PFC). Naming, from each host's and switch's position in the
+//! file: host i has NIC `v<i>` (10.77.0.<i+1>/24, MAC 02:77:00:00:00:<i+1>)
+//! and rxe device `rxe<i>`; its switch-side port is `p<i>`; a link between
+//! switches a and b has port `x<a>_<b>` on a and `x<b>_<a>` on b.
+//!
+//! Forwarding is static: bridges neither learn nor flood; every switch gets
+//! an FDB entry per host (shortest path, unless a `[[route]]` says
+//! otherwise), and every host a permanent neighbour entry per other host.
+//! So a topology with a loop (`triangle`) has no broadcast storm, and its
+//! routes can form a cyclic buffer dependency on purpose.
+
+use crate::switch::{self, IngressConfig, MarkMode, PortConfig};
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// Where `up` records what it built, for `down`.
+pub const STATE_FILE: &str = "/run/rxecc/topology.json";
+const NET: &str = "10.77.0";
+const MTU: &str = "9000";
+
+fn default_rate() -> u64 {
+    100
+}
+fn default_quanta() -> u32 {
+    0xffff
+}
+fn default_refresh() -> u64 {
+    10_000
+}
+fn default_class() -> u32 {
+    3
+}
+fn default_limit() -> u32 {
+    10_000
+}
+fn default_burst() -> u64 {
+    1000
+}
+
+/// A topology file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    /// Free text, printed by `up`.
+    #[serde(default)]
+    pub description: String,
+    /// Link settings used where a link does not give its own.
+    #[serde(default)]
+    pub defaults: LinkDefaults,
+    #[serde(default, rename = "switch")]
+    pub switches: Vec<Switch>,
+    #[serde(default, rename = "host")]
+    pub hosts: Vec<Host>,
+    #[serde(default, rename = "link")]
+    pub links: Vec<Link>,
+    #[serde(default, rename = "route")]
+    pub routes: Vec<Route>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkDefaults {
+    #[serde(default = "default_rate")]
+    pub rate_mbps: u64,
+    #[serde(default)]
+    pub delay_us: u64,
+    /// Egress queue limit of every port, packets (drops above it).
+    #[serde(default = "default_limit")]
+    pub limit_pkts: u32,
+    /// Pacing credit a late dequeue may catch up on, us.
+    #[serde(default = "default_burst")]
+    pub burst_us: u64,
+}
+
+impl Default for LinkDefaults {
+    fn default() -> Self {
+        LinkDefaults { rate_mbps: default_rate(), delay_us: 0, limit_pkts: default_limit(), burst_us: default_burst() }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Switch {
+    pub name: Spanned<String>,
+    /// Shared buffer, bytes; 0 is unlimited.
+    #[serde(default)]
+    pub buffer_bytes: u64,
+    #[serde(default)]
+    pub pfc: bool,
+    /// Per ingress port, bytes (a link may override them).
+    #[serde(default)]
+    pub xoff_bytes: u64,
+    #[serde(default)]
+    pub xon_bytes: u64,
+    #[serde(default = "default_quanta")]
+    pub pause_quanta: u32,
+    #[serde(default = "default_refresh")]
+    pub refresh_us: u64,
+    #[serde(default = "default_class")]
+    pub pfc_class: u32,
+    /// Marks on every egress port: off, ce, ue, red or tcd.
+    #[serde(default = "mark_off")]
+    pub mark: MarkMode,
+    #[serde(default)]
+    pub red: Option<RedCfg>,
+    #[serde(default)]
+    pub tcd: Option<TcdCfg>,
+}
+
+fn mark_off() -> MarkMode {
+    MarkMode::Off
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+pub struct RedCfg {
+    pub kmin_bytes: u64,
+    pub kmax_bytes: u64,
+    pub pmax_permille: u32,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+pub struct TcdCfg {
+    pub thresh_bytes: u64,
+    pub max_ton_us: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    pub name: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Link {
+    pub a: Spanned<String>,
+    pub b: Spanned<String>,
+    pub rate_mbps: Option<u64>,
+    pub delay_us: Option<u64>,
+    pub limit_pkts: Option<u32>,
+    /// Overrides of the switch's thresholds for the switch ports of this link.
+    pub xoff_bytes: Option<u64>,
+    pub xon_bytes: Option<u64>,
+}
+
+/// At switch `at`, traffic to host `to` leaves towards switch `via`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Route {
+    pub at: Spanned<String>,
+    pub to: Spanned<String>,
+    pub via: Spanned<String>,
+}
+
+/// An error at a place in a topology file.
+fn at(file: &Path, src: &str, span: std::ops::Range<usize>, field: &str, msg: impl std::fmt::Display) -> anyhow::Error {
+    let line = src[..span.start.min(src.len())].matches('\n').count() + 1;
+    anyhow::anyhow!("{}:{line}: {field}: {msg}", file.display())
+}
+
+/// One end of a link, resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Node {
+    Host(usize),
+    Switch(usize),
+}
+
+/// A port to create: its device, where it lives, and its settings.
+#[derive(Clone, Debug, Serialize)]
+pub struct PortPlan {
+    pub dev: String,
+    /// The host namespace, for host NICs.
+    pub netns: Option<String>,
+    pub switch: Option<usize>,
+    pub rate_mbps: u64,
+    pub delay_us: u64,
+    pub limit_pkts: u32,
+    pub xoff_bytes: u64,
+    pub xon_bytes: u64,
+}
+
+/// What `up` builds, derived from a validated file; `down` reads it back.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Plan {
+    pub file: PathBuf,
+    pub hosts: Vec<String>,
+    pub switches: Vec<String>,
+    /// Every port device, host NICs first.
+    pub ports: Vec<(String, Option<String>)>,
+    /// Root-namespace veths to delete (one end of each pair).
+    pub veths: Vec<String>,
+}
+
+/// A parsed and checked topology, with what it takes to build it.
+pub struct Built {
+    pub topo: Topology,
+    pub plan: Plan,
+    ports: Vec<PortPlan>,
+    /// (switch, host index, port device) static FDB entries.
+    fdb: Vec<(usize, usize, String)>,
+    /// Switch-to-switch links: (a, b, dev on a, dev on b).
+    trunks: Vec<(usize, usize, String, String)>,
+    /// Host i's port on its switch.
+    host_port: Vec<(usize, String)>,
+}
+
+/// Finds a topology: a path, or a name in testbed/topologies/.
+pub fn resolve(name: &str) -> Result<PathBuf> {
+    let p = PathBuf::from(name);
+    if p.exists() {
+        return Ok(p);
+    }
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testbed/topologies"));
+    let q = dir.join(format!("{name}.toml"));
+    if q.exists() {
+        return Ok(q);
+    }
+    bail!("no topology '{name}': not a file, and not in {}", dir.display())
+}
+
+fn valid_name(s: &str, max: usize) -> bool {
+    !s.is_empty() && s.len() <= max && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Parses and checks a topology file; every error names the file, the
+/// line and the field.
+pub fn load(file: &Path) -> Result<Built> {
+    let src = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    parse(file, &src)
+}
+
+/// As [`load`], from text.
+pub fn parse(file: &Path, src: &str) -> Result<Built> {
+    let topo: Topology = toml::from_str(src).map_err(|e| {
+        let line = e.span().map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1).unwrap_or(0);
+        anyhow::anyhow!("{}:{line}: {}", file.display(), e.message())
+    })?;
+    if topo.hosts.is_empty() || topo.switches.is_empty() {
+        bail!("{}: a topology needs at least one [[host]] and one [[switch]]", file.display());
+    }
+    if topo.hosts.len() > 200 {
+        bail!("{}: at most 200 hosts, not {}", file.display(), topo.hosts.len());
+    }
+    if topo.switches.len() > switch::MAX_SWITCHES as usize {
+        bail!("{}: at most {} switches", file.display(), switch::MAX_SWITCHES);
+    }
+    let mut names: BTreeMap<String, Node> = BTreeMap::new();
+    for (i, h) in topo.hosts.iter().enumerate() {
+        if !valid_name(h.name.get_ref(), 15) {
+            return Err(at(file, src, h.name.span(), "host.name", "use 1-15 letters, digits, '-' or '_'"));
+        }
+        if names.insert(h.name.get_ref().clone(), Node::Host(i)).is_some() {
+            return Err(at(file, src, h.name.span(), "host.name", format!("'{}' is declared twice", h.name.get_ref())));
+        }
+    }
+    for (i, s) in topo.switches.iter().enumerate() {
+        if !valid_name(s.name.get_ref(), 15) {
+            return Err(at(file, src, s.name.span(), "switch.name", "use 1-15 letters, digits, '-' or '_'"));
+        }
+        if names.insert(s.name.get_ref().clone(), Node::Switch(i)).is_some() {
+            return Err(at(file, src, s.name.span(), "switch.name", format!("'{}' is declared twice", s.name.get_ref())));
+        }
+        if s.pfc && (s.xon_bytes > s.xoff_bytes || s.xoff_bytes == 0) {
+            return Err(at(file, src, s.name.span(), "switch.xoff_bytes", "PFC needs 0 < XON <= XOFF"));
+        }
+        if s.mark == MarkMode::Red && s.red.is_none() {
+            return Err(at(file, src, s.name.span(), "switch.red", "mark = \"red\" needs a [switch.red] table"));
+        }
+        if s.mark == MarkMode::Tcd && s.tcd.is_none() {
+            return Err(at(file, src, s.name.span(), "switch.tcd", "mark = \"tcd\" needs a [switch.tcd] table"));
+        }
+    }
+    let node = |s: &Spanned<String>, field: &str| -> Result<Node> {
+        names
+            .get(s.get_ref())
+            .copied()
+            .ok_or_else(|| at(file, src, s.span(), field, format!("no host or switch named '{}'", s.get_ref())))
+    };
+    let d = &topo.defaults;
+    let mut host_port: Vec<Option<(usize, String)>> = vec![None; topo.hosts.len()];
+    let mut ports = Vec::new();
+    let mut trunks = Vec::new();
+    let mut adj: Vec<Vec<(usize, String)>> = vec![Vec::new(); topo.switches.len()];
+    for l in &topo.links {
+        let (na, nb) = (node(&l.a, "link.a")?, node(&l.b, "link.b")?);
+        let rate = l.rate_mbps.unwrap_or(d.rate_mbps);
+        if rate == 0 {
+            return Err(at(file, src, l.a.span(), "link.rate_mbps", "a link needs a rate above 0"));
+        }
+        let mk = |dev: String, netns: Option<String>, sw: Option<usize>| {
+            let s = sw.map(|i| &topo.switches[i]);
+            PortPlan {
+                dev,
+                netns,
+                switch: sw,
+                rate_mbps: rate,
+                delay_us: l.delay_us.unwrap_or(d.delay_us),
+                limit_pkts: l.limit_pkts.unwrap_or(d.limit_pkts),
+                xoff_bytes: l.xoff_bytes.or(s.map(|s| s.xoff_bytes)).unwrap_or(0),
+                xon_bytes: l.xon_bytes.or(s.map(|s| s.xon_bytes)).unwrap_or(0),
+            }
+        };
+        match (na, nb) {
+            (Node::Host(h), Node::Switch(s)) | (Node::Switch(s), Node::Host(h)) => {
+                if host_port[h].is_some() {
+                    return Err(at(file, src, l.a.span(), "link", format!("host '{}' has a second link", topo.hosts[h].name.get_ref())));
+                }
+                let p = mk(format!("p{h}"), None, Some(s));
+                if p.xon_bytes > p.xoff_bytes {
+                    return Err(at(file, src, l.a.span(), "link.xon_bytes", "XON must not exceed XOFF"));
+                }
+                host_port[h] = Some((s, p.dev.clone()));
+                ports.push(mk(format!("v{h}"), Some(topo.hosts[h].name.get_ref().clone()), None));
+                ports.push(p);
+            }
+            (Node::Switch(a), Node::Switch(b)) if a != b => {
+                let (da, db) = (format!("x{a}_{b}"), format!("x{b}_{a}"));
+                if adj[a].iter().any(|(n, _)| *n == b) {
+                    return Err(at(file, src, l.a.span(), "link", "these switches are linked twice"));
+                }
+                adj[a].push((b, da.clone()));
+                adj[b].push((a, db.clone()));
+                ports.push(mk(da.clone(), None, Some(a)));
+                ports.push(mk(db.clone(), None, Some(b)));
+                trunks.push((a, b, da, db));
+            }
+            _ => return Err(at(file, src, l.a.span(), "link", "a link joins a host to a switch, or two switches")),
+        }
+    }
+    let host_port: Vec<(usize, String)> = host_port
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| p.ok_or_else(|| anyhow::anyhow!("{}: host '{}' has no link", file.display(), topo.hosts[i].name.get_ref())))
+        .collect::<Result<_>>()?;
+
+    // Static forwarding: per switch, towards each host's switch by BFS
+    // (fewest hops), then the file's routes on top.
+    let mut next: Vec<Vec<Option<String>>> = vec![vec![None; topo.switches.len()]; topo.switches.len()];
+    for (src_sw, row) in next.iter_mut().enumerate() {
+        let mut first: Vec<Option<String>> = vec![None; topo.switches.len()];
+        let mut seen = vec![false; topo.switches.len()];
+        let mut q = VecDeque::from([src_sw]);
+        seen[src_sw] = true;
+        while let Some(u) = q.pop_front() {
+            for (v, dev) in &adj[u] {
+                if !seen[*v] {
+                    seen[*v] = true;
+                    first[*v] = if u == src_sw { Some(dev.clone()) } else { first[u].clone() };
+                    q.push_back(*v);
+                }
+            }
+        }
+        *row = first;
+    }
+    let mut fdb = Vec::new();
+    for (h, (hs, hp)) in host_port.iter().enumerate() {
+        for s in 0..topo.switches.len() {
+            let dev = if s == *hs {
+                hp.clone()
+            } else {
+                next[s][*hs].clone().ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "{}: host '{}' cannot be reached from switch '{}'",
+                        file.display(),
+                        topo.hosts[h].name.get_ref(),
+                        topo.switches[s].name.get_ref()
+                    )
+                })?
+            };
+            fdb.push((s, h, dev));
+        }
+    }
+    for r in &topo.routes {
+        let Node::Switch(s) = node(&r.at, "route.at")? else {
+            return Err(at(file, src, r.at.span(), "route.at", "must name a switch"));
+        };
+        let Node::Host(h) = node(&r.to, "route.to")? else {
+            return Err(at(file, src, r.to.span(), "route.to", "must name a host"));
+        };
+        let Node::Switch(v) = node(&r.via, "route.via")? else {
+            return Err(at(file, src, r.via.span(), "route.via", "must name a switch"));
+        };
+        let dev = adj[s]
+            .iter()
+            .find(|(n, _)| *n == v)
+            .map(|(_, d)| d.clone())
+            .ok_or_else(|| at(file, src, r.via.span(), "route.via", "is not linked to route.at"))?;
+        for e in fdb.iter_mut().filter(|e| e.0 == s && e.1 == h) {
+            e.2 = dev.clone();
+        }
+    }
+    ports.sort_by_key(|p| p.netns.is_none());
+    let plan = Plan {
+        file: file.to_path_buf(),
+        hosts: topo.hosts.iter().map(|h| h.name.get_ref().clone()).collect(),
+        switches: topo.switches.iter().map(|s| s.name.get_ref().clone()).collect(),
+        ports: ports.iter().map(|p| (p.dev.clone(), p.netns.clone())).collect(),
+        veths: host_port.iter().map(|(_, p)| p.clone()).chain(trunks.iter().map(|t| t.2.clone())).collect(),
+    };
+    Ok(Built { topo, plan, ports, fdb, trunks, host_port })
+}
+
+fn mac(h: usize) -> String {
+    format!("02:77:00:00:{:02x}:{:02x}", (h + 1) >> 8, (h + 1) & 0xff)
+}
+
+/// Runs a command, or prints it on a dry run.
+struct Runner {
+    dry: bool,
+}
+
+impl Runner {
+    fn run(&self, argv: &[&str]) -> Result<()> {
+        if self.dry {
+            println!("{}", argv.join(" "));
+            return Ok(());
+        }
+        let out = std::process::Command::new(argv[0])
+            .args(&argv[1..])
+            .output()
+            .with_context(|| format!("running {}", argv[0]))?;
+        if !out.status.success() {
+            bail!("`{}` failed: {}", argv.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+        }
+        Ok(())
+    }
+}
+
+/// Runs `f` inside network namespace `ns`, then comes back.
+fn in_netns<T>(ns: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    use std::os::fd::AsRawFd;
+    let home = std::fs::File::open("/proc/self/ns/net").context("opening this network namespace")?;
+    switch::enter_netns(ns)?;
+    let r = f();
+    // SAFETY: `home` is an open namespace descriptor for the whole call.
+    if unsafe { libc::setns(home.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        return Err(std::io::Error::last_os_error()).context("returning to the root network namespace");
+    }
+    r
+}
+
+/// Brings a topology up: namespaces, bridges, veths, rxe devices, ports.
+pub fn up(name: &str, dry_run: bool) -> Result<()> {
+    let file = resolve(name)?;
+    let b = load(&file)?;
+    if !dry_run && Path::new(STATE_FILE).exists() {
+        bail!("a topology is up already ({STATE_FILE}): run `rxecc testbed down` first");
+    }
+    if !dry_run && !Path::new("/sys/module/rdma_rxe").exists() {
+        bail!("rdma_rxe is not loaded (load the patched one: tb_load_rxe patched, or modprobe rdma_rxe)");
+    }
+    let r = Runner { dry: dry_run };
+    let t = &b.topo;
+    eprintln!(
+        "rxecc: {}: {} hosts, {} switches, {} ports{}",
+        file.display(),
+        t.hosts.len(),
+        t.switches.len(),
+        b.ports.len(),
+        if t.description.is_empty() { String::new() } else { format!(" ({})", t.description.trim()) }
+    );
+    if !dry_run {
+        std::fs::create_dir_all("/run/rxecc").context("creating /run/rxecc")?;
+        // Recorded first, so that `down` can clean up after a failed `up`.
+        std::fs::write(STATE_FILE, serde_json::to_string_pretty(&b.plan)?).context("writing the testbed state")?;
+    }
+    let res = build(&b, &r, dry_run);
+    if res.is_err() && !dry_run {
+        eprintln!("rxecc: bring-up failed; tearing down what was built");
+        let _ = down();
+    }
+    res
+}
+
+fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
+    let t = &b.topo;
+    for s in &t.switches {
+        let n = s.name.get_ref();
+        r.run(&["ip", "link", "add", n, "type", "bridge", "stp_state", "0", "mcast_snooping", "0"])?;
+        r.run(&["ip", "link", "set", n, "mtu", MTU, "up"])?;
+    }
+    let sysctl_v6 = |ns: Option<&str>, dev: &str| -> Result<()> {
+        let key = format!("net.ipv6.conf.{dev}.disable_ipv6=1");
+        match ns {
+            Some(ns) => r.run(&["ip", "netns", "exec", ns, "sysctl", "-qw", &key]),
+            None => r.run(&["sysctl", "-qw", &key]),
+        }
+    };
+    let enslave = |dev: &str, sw: usize| -> Result<()> {
+        let br = t.switches[sw].name.get_ref();
+        r.run(&["ip", "link", "set", dev, "mtu", MTU, "master", br, "up"])?;
+        r.run(&["bridge", "link", "set", "dev", dev, "learning", "off", "flood", "off", "mcast_flood", "off"])?;
+        sysctl_v6(None, dev)
+    };
+    for (h, (sw, port)) in b.host_port.iter().enumerate() {
+        let ns = t.hosts[h].name.get_ref();
+        let v = format!("v{h}");
+        let (m, ip) = (mac(h), format!("{NET}.{}/24", h + 1));
+        eprintln!("rxecc: host {ns}: {v} {ip} <-> {port} on {}", t.switches[*sw].name.get_ref());
+        r.run(&["ip", "netns", "add", ns])?;
+        r.run(&["ip", "link", "add", &v, "mtu", MTU, "address", &m, "type", "veth", "peer", "name", port, "mtu", MTU])?;
+        r.run(&["ip", "link", "set", &v, "netns", ns])?;
+        sysctl_v6(Some(ns), &v)?;
+        r.run(&["ip", "-n", ns, "addr", "add", &ip, "dev", &v])?;
+        r.run(&["ip", "-n", ns, "link", "set", "lo", "up"])?;
+        r.run(&["ip", "-n", ns, "link", "set", &v, "up"])?;
+        enslave(port, *sw)?;
+    }
+    for (a, bb, da, db) in &b.trunks {
+        r.run(&["ip", "link", "add", da, "mtu", MTU, "type", "veth", "peer", "name", db, "mtu", MTU])?;
+        enslave(da, *a)?;
+        enslave(db, *bb)?;
+    }
+    for (sw, h, dev) in &b.fdb {
+        let _ = sw;
+        r.run(&["bridge", "fdb", "replace", &mac(*h), "dev", dev, "master", "static"])?;
+    }
+    for (h, host) in t.hosts.iter().enumerate() {
+        let ns = host.name.get_ref();
+        for o in (0..t.hosts.len()).filter(|o| *o != h) {
+            let ip = format!("{NET}.{}", o + 1);
+            r.run(&["ip", "-n", ns, "neigh", "replace", &ip, "lladdr", &mac(o), "dev", &format!("v{h}"), "nud", "permanent"])?;
+        }
+        r.run(&["ip", "netns", "exec", ns, "rdma", "link", "add", &format!("rxe{h}"), "type", "rxe", "netdev", &format!("v{h}")])?;
+    }
+    // The ports: host NICs (in their namespaces), then switch ports.
+    for p in &b.ports {
+        let pc = PortConfig {
+            rate_mbps: p.rate_mbps,
+            limit_pkts: p.limit_pkts,
+            burst_us: t.defaults.burst_us,
+            delay_us: p.delay_us,
+            pfc_class: p.switch.map_or(3, |s| t.switches[s].pfc_class),
+        };
+        if dry_run {
+            println!("# port {} ({}): {:?} {:?}", p.dev, p.netns.as_deref().unwrap_or("root"), pc, p.switch);
+            continue;
+        }
+        match &p.netns {
+            Some(ns) => in_netns(ns, || switch::attach_port(&p.dev, &pc))?,
+            None => switch::attach_port(&p.dev, &pc)?,
+        }
+        let Some(si) = p.switch else { continue };
+        let s = &t.switches[si];
+        switch::set_ingress(
+            &p.dev,
+            &IngressConfig {
+                switch_id: si as u32,
+                pfc: s.pfc,
+                xoff_bytes: p.xoff_bytes,
+                xon_bytes: p.xon_bytes,
+                buffer_bytes: s.buffer_bytes,
+                pfc_class: s.pfc_class,
+                pause_quanta: s.pause_quanta,
+                refresh_us: s.refresh_us,
+            },
+        )?;
+        if let Some(red) = s.red {
+            switch::set_red(&p.dev, &switch::Red { kmin_bytes: red.kmin_bytes, kmax_bytes: red.kmax_bytes, pmax_permille: red.pmax_permille })?;
+        }
+        if let Some(tcd) = s.tcd {
+            switch::set_tcd(&p.dev, tcd.thresh_bytes, tcd.max_ton_us)?;
+        }
+        if s.mark != MarkMode::Off {
+            switch::attach_marker(&p.dev, s.mark)?;
+        }
+    }
+    if !dry_run {
+        eprintln!("rxecc: up: {} ports attached", b.ports.len());
+    }
+    Ok(())
+}
+
+/// The topology that is up, as `up` recorded it.
+pub fn current() -> Result<Plan> {
+    let s = std::fs::read_to_string(STATE_FILE).with_context(|| format!("no topology is up ({STATE_FILE} is missing)"))?;
+    serde_json::from_str(&s).with_context(|| format!("{STATE_FILE} is corrupt"))
+}
+
+/// Tears down what `up` built; tolerates a half-built testbed.
+pub fn down() -> Result<()> {
+    let plan = current()?;
+    let quiet = |argv: &[&str]| {
+        let _ = std::process::Command::new(argv[0]).args(&argv[1..]).output();
+    };
+    for (i, _) in plan.hosts.iter().enumerate() {
+        quiet(&["rdma", "link", "delete", &format!("rxe{i}")]);
+    }
+    for v in &plan.veths {
+        quiet(&["ip", "link", "del", v]);
+    }
+    for s in &plan.switches {
+        quiet(&["ip", "link", "del", s]);
+    }
+    for h in &plan.hosts {
+        quiet(&["ip", "netns", "del", h]);
+    }
+    let mut errs = Vec::new();
+    for (dev, _) in &plan.ports {
+        if let Err(e) = switch::detach_port(dev) {
+            errs.push(format!("{dev}: {e:#}"));
+        }
+    }
+    if switch::ports().is_empty() {
+        switch::remove_shared_maps()?;
+    }
+    std::fs::remove_file(STATE_FILE).with_context(|| format!("removing {STATE_FILE}"))?;
+    if !errs.is_empty() {
+        bail!("down left ports behind: {}", errs.join("; "));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(src: &str) -> Result<Built> {
+        parse(Path::new("t.toml"), src)
+    }
+
+    const SMALL: &str = r#"
+[[switch]]
+name = "s0"
+pfc = true
+xoff_bytes = 100
+xon_bytes = 50
+[[host]]
+name = "h0"
+[[host]]
+name = "h1"
+[[link]]
+a = "h0"
+b = "s0"
+[[link]]
+a = "h1"
+b = "s0"
+rate_mbps = 50
+"#;
+
+    #[test]
+    fn small_plan() {
+        let b = p(SMALL).unwrap();
+        assert_eq!(b.plan.hosts, ["h0", "h1"]);
+        let devs: Vec<&str> = b.ports.iter().map(|p| p.dev.as_str()).collect();
+        assert_eq!(devs, ["v0", "v1", "p0", "p1"]);
+        assert_eq!(b.ports.iter().find(|p| p.dev == "p1").unwrap().rate_mbps, 50);
+        assert_eq!(b.ports.iter().find(|p| p.dev == "p0").unwrap().xoff_bytes, 100);
+        assert_eq!(b.fdb, vec![(0, 0, "p0".to_string()), (0, 1, "p1".to_string())]);
+    }
+
+    #[test]
+    fn errors_name_file_line_and_field() {
+        let e = p(&SMALL.replace("b = \"s0\"\nrate_mbps", "b = \"s9\"\nrate_mbps")).err().unwrap().to_string();
+        assert!(e.starts_with("t.toml:16: link.b:"), "{e}");
+        assert!(e.contains("'s9'"), "{e}");
+        let e = p(&SMALL.replace("xon_bytes = 50", "xon_bytes = 500")).err().unwrap().to_string();
+        assert!(e.starts_with("t.toml:3: switch.xoff_bytes"), "{e}");
+        let e = p(&SMALL.replace("rate_mbps = 50", "rate_mbps = \"fast\"")).err().unwrap().to_string();
+        assert!(e.starts_with("t.toml:17:"), "{e}");
+        let e = p(&SMALL.replace("rate_mbps = 50", "speed = 50")).err().unwrap().to_string();
+        assert!(e.contains("unknown field `speed`"), "{e}");
+    }
+
+    #[test]
+    fn shipped_topologies_parse() {
+        let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testbed/topologies"));
+        for name in ["dumbbell", "chain", "triangle"] {
+            let b = load(&dir.join(format!("{name}.toml"))).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            assert!(b.ports.iter().all(|p| p.dev.len() <= 9), "{name}: a device name is too long");
+        }
+    }
+
+    #[test]
+    fn triangle_routes_form_a_cycle() {
+        let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testbed/topologies"));
+        let b = load(&dir.join("triangle.toml")).unwrap();
+        // Each switch sends traffic for the host two hops clockwise through
+        // its clockwise neighbour: x0_1, x1_2, x2_0 all carry traffic.
+        let trunk_out: Vec<&str> =
+            b.fdb.iter().filter(|(_, _, d)| d.starts_with('x')).map(|(_, _, d)| d.as_str()).collect();
+        for d in ["x0_1", "x1_2", "x2_0"] {
+            assert!(trunk_out.contains(&d), "{d} carries no route: {trunk_out:?}");
+        }
+    }
+}
