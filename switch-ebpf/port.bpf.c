@@ -510,7 +510,12 @@ static __always_inline int pfc_parse(struct __sk_buff *skb, __u32 cls,
 	cls &= 7;
 	if (!(bpf_ntohs(f->class_vec) & (1U << cls)))
 		return 0;
-	*quanta = bpf_ntohs(f->time[cls]);
+	/* Constant offsets only: the verifier cannot bound f->time[cls]. */
+#pragma unroll
+	for (i = 0; i < 8; i++)
+		if (i == cls)
+			*quanta = bpf_ntohs(f->time[i]);
+#pragma unroll
 	for (i = 0; i < 8; i++)
 		s = (s << 8) | f->stamp[i];
 	*stamp = s;

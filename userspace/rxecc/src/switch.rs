@@ -28,6 +28,8 @@ use port_skel::PortSkelBuilder;
 pub const PIN_ROOT: &str = "/sys/fs/bpf/rxecc";
 /// Maps shared by all ports, pinned under [`PIN_ROOT`].
 const SHARED_MAPS: [&str; 3] = ["ingress_cfg", "ingress_acct", "switch_buf"];
+/// Where each switch port's ifindex is remembered (bpffs holds no files).
+const IFINDEX_DIR: &str = "/run/rxecc/ifindex";
 /// How many switches the shared buffer map holds.
 pub const MAX_SWITCHES: u32 = 16;
 
@@ -368,7 +370,7 @@ pub fn detach_port(dev: &str) -> Result<()> {
         // Removes the PFC receiver and the marker with it.
         let _ = run_tc(&["qdisc", "del", "dev", dev, "clsact"]);
     }
-    let idx_file = format!("{PIN_ROOT}/.{dev}.ifindex");
+    let idx_file = format!("{IFINDEX_DIR}/{dev}");
     if let Ok(idx) = std::fs::read_to_string(&idx_file).map(|s| s.trim().parse::<u32>().unwrap_or(0)) {
         for name in ["ingress_cfg", "ingress_acct"] {
             if let Ok(map) = MapHandle::from_pinned_path(format!("{PIN_ROOT}/{name}")) {
@@ -448,7 +450,8 @@ pub fn set_ingress(dev: &str, ic: &IngressConfig) -> Result<()> {
     };
     cfg.update(&idx, pod_bytes(&v), MapFlags::ANY).context("writing the ingress configuration")?;
     // Remembered so that stats and detach find the entry by name.
-    let f = format!("{PIN_ROOT}/.{dev}.ifindex");
+    std::fs::create_dir_all(IFINDEX_DIR).with_context(|| format!("creating {IFINDEX_DIR}"))?;
+    let f = format!("{IFINDEX_DIR}/{dev}");
     std::fs::write(&f, u32::from_ne_bytes(idx).to_string()).with_context(|| format!("writing {f}"))
 }
 
@@ -516,7 +519,7 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         .context("reading the port's counters")?
         .context("the port's counters are missing")?;
     let s = from_bytes::<port_state>(&bytes, "port_state")?.stats;
-    let ingress = match std::fs::read_to_string(format!("{PIN_ROOT}/.{dev}.ifindex")) {
+    let ingress = match std::fs::read_to_string(format!("{IFINDEX_DIR}/{dev}")) {
         Ok(idx) => ingress_stats(idx.trim().parse().unwrap_or(0))?,
         Err(_) => None,
     };
