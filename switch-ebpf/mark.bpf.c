@@ -69,24 +69,30 @@ static __always_inline int red_mark(struct port_state *st, struct port_cfg *cfg)
 }
 
 /*
- * TCD's state of the port for a packet joining its queue (see
- * docs/switch.md): with the queue at or below the threshold the port is
- * non-congested (no mark); above it, the port is a congestion port (CE) if
- * it has been ON - free to send - for longer than max(T_on), and
- * undetermined (UE) if it is paused now or was within max(T_on), because
- * then PFC may be what built the queue. Counts the decision.
+ * TCD's state of the port for a packet joining its queue (docs/switch.md):
+ *   non-congested (no mark): the queue is at or below the threshold;
+ *   undetermined (UE): above it, but the port is paused, or was within
+ *     max(T_on), or is still draining the backlog a pause left (the queue
+ *     is below its length at the last resume): PFC may be what built it;
+ *   congestion (CE): above it while ON for longer than max(T_on) and not
+ *     draining - the queue builds although the port is free to send.
+ * The resume backlog is forgotten once the queue falls to the threshold.
+ * Counts the decision.
  */
 static __always_inline __u8 tcd_mark(struct port_state *st, struct port_cfg *cfg)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns(), q;
 	__u8 want;
 
 	bpf_spin_lock(&st->lock);
-	if (st->stats.qlen_bytes <= cfg->tcd_thresh_bytes) {
+	q = st->stats.qlen_bytes;
+	if (q <= cfg->tcd_thresh_bytes) {
 		want = ECN_NOT_ECT;
 		st->stats.tcd_none++;
+		st->stats.resume_qlen_bytes = 0;
 	} else if (st->stats.paused ||
-		   now - st->stats.last_resume_ns < cfg->tcd_max_ton_ns) {
+		   now - st->stats.last_resume_ns < cfg->tcd_max_ton_ns ||
+		   q < st->stats.resume_qlen_bytes) {
 		want = ECN_UE;
 		st->stats.tcd_ue++;
 	} else {

@@ -341,6 +341,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 			st->stats.pause_expired++;
 			st->stats.paused_ns += now - st->stats.pause_start_ns;
 			st->stats.last_resume_ns = now;
+			st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
 		} else {
 			paused = true;
 			until = st->stats.pause_until_ns;
@@ -549,6 +550,7 @@ int port_ingress(struct __sk_buff *skb)
 			st->stats.paused = 0;
 			st->stats.paused_ns += now - st->stats.pause_start_ns;
 			st->stats.last_resume_ns = now;
+			st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
 			kick = true;
 		}
 	} else {

@@ -32,6 +32,7 @@ struct rxecc_port_stats {
 	__u64 paused;			/* 1 while paused */
 	__u64 pause_start_ns, pause_until_ns;
 	__u64 last_resume_ns;		/* end of the last OFF period (TCD) */
+	__u64 resume_qlen_bytes;	/* queue then; 0 once it has drained (TCD) */
 	/* Feedback latency: XOFF crossing at the peer to pause applied here. */
 	__u64 tau_n, tau_sum_ns, tau_max_ns;
 	__u64 ctl_pkts;			/* control frames sent out of this port */

@@ -30,9 +30,11 @@ tb_reset() {
 		[ -d "$d" ] && rxecc port detach --dev "$(basename "$d")"
 	done
 	rxecc mark --dev p0 --mode off 2>/dev/null || true
+	[ ! -f /run/rxecc/topology.json ] || rxecc testbed down
 	tb_down
 	rmmod rxe_cc 2>/dev/null || true
 	rmmod rdma_rxe 2>/dev/null || true
+	rmmod rxecc_switch 2>/dev/null || true
 }
 
 tb_run_test() {

@@ -184,33 +184,37 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
         f(&mut c);
         write(&skel.maps.port_cfg, &c)
     };
-    let set_state = |qlen: u64, paused: u64, last_resume: u64| -> Result<()> {
+    let set_state = |qlen: u64, paused: u64, last_resume: u64, resume_qlen: u64| -> Result<()> {
         let mut s: mark_skel::types::port_state = read(&skel.maps.port_state)?;
         s.stats.qlen_bytes = qlen;
+        s.stats.resume_qlen_bytes = resume_qlen;
         s.stats.paused = paused;
         s.stats.last_resume_ns = last_resume;
         write(&skel.maps.port_state, &s)
     };
-    // (name, mode, dport, ecn in, ecn out, queue, paused, resumed ago ns)
+    // (name, mode, dport, ecn in, ecn out, queue, paused, resumed ago ns,
+    // queue at that resume)
     const CE: u8 = 3;
     const UE: u8 = 2;
     const ECT1: u8 = 1;
     let far = 10_000_000_000u64;
-    let cases: &[(&str, u32, u16, u8, u8, u64, u64, u64)] = &[
-        ("mark ce: ECT(1) -> CE", 1, 4791, ECT1, CE, 0, 0, far),
-        ("mark ce: not-ECT stays not-ECT", 1, 4791, 0, 0, 0, 0, far),
-        ("mark ce: non-RoCE UDP untouched", 1, 53, ECT1, ECT1, 0, 0, far),
-        ("mark ue: ECT(1) -> UE", 2, 4791, ECT1, UE, 0, 0, far),
-        ("mark ue: CE is never downgraded to UE", 2, 4791, CE, CE, 0, 0, far),
-        ("red: queue above Kmax -> CE", 3, 4791, ECT1, CE, 200_000, 0, far),
-        ("red: queue below Kmin -> unmarked", 3, 4791, ECT1, ECT1, 10_000, 0, far),
-        ("tcd: queue above threshold, ON for long -> CE", 4, 4791, ECT1, CE, 20_000, 0, far),
-        ("tcd: queue above threshold while paused -> UE", 4, 4791, ECT1, UE, 20_000, 1, far),
-        ("tcd: queue above threshold, resumed just now -> UE", 4, 4791, ECT1, UE, 20_000, 0, 0),
-        ("tcd: UE decision keeps an upstream CE", 4, 4791, CE, CE, 20_000, 1, far),
-        ("tcd: queue at threshold -> unmarked", 4, 4791, ECT1, ECT1, 8_400, 0, far),
+    let cases: &[(&str, u32, u16, u8, u8, u64, u64, u64, u64)] = &[
+        ("mark ce: ECT(1) -> CE", 1, 4791, ECT1, CE, 0, 0, far, 0),
+        ("mark ce: not-ECT stays not-ECT", 1, 4791, 0, 0, 0, 0, far, 0),
+        ("mark ce: non-RoCE UDP untouched", 1, 53, ECT1, ECT1, 0, 0, far, 0),
+        ("mark ue: ECT(1) -> UE", 2, 4791, ECT1, UE, 0, 0, far, 0),
+        ("mark ue: CE is never downgraded to UE", 2, 4791, CE, CE, 0, 0, far, 0),
+        ("red: queue above Kmax -> CE", 3, 4791, ECT1, CE, 200_000, 0, far, 0),
+        ("red: queue below Kmin -> unmarked", 3, 4791, ECT1, ECT1, 10_000, 0, far, 0),
+        ("tcd: queue above threshold, ON for long -> CE", 4, 4791, ECT1, CE, 20_000, 0, far, 0),
+        ("tcd: queue above threshold while paused -> UE", 4, 4791, ECT1, UE, 20_000, 1, far, 0),
+        ("tcd: queue above threshold, resumed just now -> UE", 4, 4791, ECT1, UE, 20_000, 0, 0, 0),
+        ("tcd: UE decision keeps an upstream CE", 4, 4791, CE, CE, 20_000, 1, far, 0),
+        ("tcd: queue at threshold -> unmarked", 4, 4791, ECT1, ECT1, 8_400, 0, far, 0),
+        ("tcd: ON for long, still draining a pause's backlog -> UE", 4, 4791, ECT1, UE, 20_000, 0, far, 50_000),
+        ("tcd: ON for long, queue above its level at resume -> CE", 4, 4791, ECT1, CE, 60_000, 0, far, 50_000),
     ];
-    for &(name, mode, dport, ein, eout, q, paused, ago) in cases {
+    for &(name, mode, dport, ein, eout, q, paused, ago, rq) in cases {
         set_cfg(&|c| {
             c.mark_mode = mode;
             c.kmin_bytes = 20_000;
@@ -220,7 +224,7 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
             c.tcd_max_ton_ns = 2_000_000;
         })?;
         let now = now_ns();
-        set_state(q, paused, now.saturating_sub(ago))?;
+        set_state(q, paused, now.saturating_sub(ago), rq)?;
         let pkt = udp_packet(dport, ein);
         let (rv, out) = run_prog(prog, &pkt)?;
         let ecn = out.get(15).map_or(255, |b| b & 3);
@@ -237,7 +241,7 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
     let s: mark_skel::types::port_state = read(&skel.maps.port_state)?;
     t.check(
         "tcd: decisions are counted",
-        s.stats.tcd_ce == 1 && s.stats.tcd_ue == 3 && s.stats.tcd_none == 1,
+        s.stats.tcd_ce == 2 && s.stats.tcd_ue == 4 && s.stats.tcd_none == 1,
         format!("CE {} UE {} none {}", s.stats.tcd_ce, s.stats.tcd_ue, s.stats.tcd_none),
     );
     Ok(())

@@ -1,0 +1,180 @@
+# The emulated lossless switch (switch-ebpf/): its programs on crafted
+# packets, and PFC, buffers and TCD marks under real RoCE traffic on the
+# shipped topologies (testbed/topologies/), brought up by `rxecc testbed up`.
+
+# ports_snap <file>: every port's counters, one JSON object per line.
+ports_snap() { rxecc port stats --json >"$1"; }
+# psum <file> <key> [globs]: sum of a counter over ports (tests/portsum.py).
+psum() { python3 "$RXECC_TOP/tests/portsum.py" "$@"; }
+
+# BPF_PROG_TEST_RUN: the PFC frame parser and receiver, and the marker in
+# every mode, on crafted frames and packets.
+test_switch_bpf_unit() {
+	rxecc selftest >"$TEST_OUT/selftest.txt" 2>&1 || { cat "$TEST_OUT/selftest.txt" >&2; fail "selftest"; }
+	info "$(tail -1 "$TEST_OUT/selftest.txt")"
+}
+
+# rxe's default ACK timeout (perftest -u 14: 67 ms) is shorter than the
+# queueing delay of a PFC-paused incast (a sender's 512 KB window at an
+# eighth of 100 Mb/s is 330 ms): the retries run out and the QP fails, as
+# on a real NIC. Switch tests use -u 20 (4 s).
+SW_PERF=(-s 65536 -u 20)
+
+# Lossless incast: 8 -> 1 on dumbbell, PFC on, no CC. Nothing is dropped
+# anywhere, pauses flow, every pause and resume the switch sent reached a
+# host NIC and was obeyed, and every flow completes.
+test_switch_lossless_incast() {
+	local size=65536 iters=40 i s=$TEST_OUT/ports.jsonl
+	tb_load_rxe patched
+	rxecc testbed up dumbbell 2>"$TEST_OUT/up.txt" || { cat "$TEST_OUT/up.txt" >&2; fail "testbed up"; }
+	tb_incast 8 "$TEST_OUT" "${SW_PERF[@]}" -n $iters || fail "not every flow completed"
+	for ((i = 1; i <= 8; i++)); do
+		assert_eq "flow $i bytes" $((size * iters)) "$(tb_bw_bytes "$TEST_OUT/client$i.txt")"
+	done
+	sleep 0.5
+	ports_snap "$s"
+	local drops xoff_tx xoff_rx xon_tx xon_rx failed held peak
+	drops=$(psum "$s" drops)
+	xoff_tx=$(( $(psum "$s" ingress.pfc_tx_xoff 'p*') + $(psum "$s" ingress.pfc_tx_refresh 'p*') ))
+	xon_tx=$(psum "$s" ingress.pfc_tx_xon 'p*')
+	xoff_rx=$(psum "$s" pfc_rx_xoff 'v*')
+	xon_rx=$(psum "$s" pfc_rx_xon 'v*')
+	failed=$(psum "$s" ingress.pfc_tx_failed)
+	held=$(psum "$s" ingress.bytes)
+	peak=$(psum "$s" max:ingress.max_bytes)
+	info "8->1 at 100 Mb/s: PFC sent $xoff_tx pause / $xon_tx resume, hosts got $xoff_rx / $xon_rx;" \
+		"$drops drops; peak ingress $peak B (XOFF 32768);" \
+		"tau mean $(psum "$s" max:tau_mean_ns 'v*') ns max $(psum "$s" max:tau_max_ns 'v*') ns (worst host)"
+	assert_eq "drops on every port" 0 "$drops"
+	assert_gt "pauses sent" "$xoff_tx" 0
+	assert_eq "pauses received = sent" "$xoff_tx" "$xoff_rx"
+	assert_eq "resumes received = sent" "$xon_tx" "$xon_rx"
+	assert_eq "frames the kfunc failed to send" 0 "$failed"
+	assert_eq "buffer held after the run" 0 "$held"
+	assert_gt "paused time" "$(psum "$s" paused_ns 'v*')" 0
+	rxecc testbed down
+	[ -z "$(ip netns list)" ] || fail "down left namespaces: $(ip netns list)"
+	[ -z "$(ls /sys/fs/bpf/rxecc)" ] || fail "down left pins: $(ls /sys/fs/bpf/rxecc)"
+}
+
+# Lossy contrast: the same incast with PFC off and a 64 KB buffer drops,
+# and the counters see it (flows may fail: rxe's retries are not enough).
+test_switch_lossy_incast() {
+	local i s=$TEST_OUT/ports.jsonl topo=$TEST_OUT/lossy.toml
+	sed -e 's/^pfc = true/pfc = false/' -e 's/^buffer_bytes = .*/buffer_bytes = 65536/' \
+		"$RXECC_TOP/testbed/topologies/dumbbell.toml" >"$topo"
+	grep -q '^pfc = false' "$topo" || fail "could not derive the lossy topology"
+	tb_load_rxe patched
+	rxecc testbed up "$topo" 2>"$TEST_OUT/up.txt" || { cat "$TEST_OUT/up.txt" >&2; fail "testbed up"; }
+	for ((i = 1; i <= 8; i++)); do
+		tb_write_bw_server 0 $((TB_PORT_BASE + i)) "$TEST_OUT/server$i.txt" -s 65536 -n 20
+	done
+	sleep 1
+	for ((i = 1; i <= 8; i++)); do
+		timeout 120 bash -c "$(declare -f tb_write_bw_client tb_cpu tb_gid tb_ip tb_report_flag); TB_NET=$TB_NET; \
+			tb_write_bw_client $i 0 $((TB_PORT_BASE + i)) $TEST_OUT/client$i.txt -s 65536 -n 20" &
+	done
+	wait
+	pkill -x ib_write_bw || true
+	ports_snap "$s"
+	local drops pauses
+	drops=$(psum "$s" drops 'p*')
+	pauses=$(psum "$s" ingress.pfc_tx_xoff)
+	info "PFC off, 64 KB buffer: $drops drops at the switch, $pauses pauses," \
+		"$(grep -l 'BW average' "$TEST_OUT"/client*.txt | wc -l)/8 flows completed"
+	assert_gt "drops" "$drops" 0
+	assert_eq "pauses with PFC off" 0 "$pauses"
+	rxecc testbed down
+}
+
+# qp_marks <poll file> <dev> <counter>: the counter summed over <dev>'s
+# QPs, each at its last sample (QPs vanish from debugfs when destroyed).
+qp_marks() {
+	awk -v d="$2-" -v k="$3" 'index($1, d) == 1 && $2 == k {v[$1] = $3}
+		END {for (q in v) s += v[q]; print s + 0}' "$1"
+}
+poll_qps() { # <file>: sample every QP's counters until killed
+	local f
+	while :; do
+		for f in /sys/kernel/debug/rxe_cc/qps/*/stats; do
+			[ -e "$f" ] && awk -v q="$(basename "$(dirname "$f")")" '{print q, $1, $2}' "$f" 2>/dev/null
+		done
+		sleep 0.2
+	done >>"$1"
+}
+
+# chain_flows <tag> <bursts: 0|1>: F0 h0->h2 and F1 h1->h3, ECN-capable
+# (ECT(1)); with bursts, h4..h6 -> h3 as well, not ECN-capable, so that
+# every mark counted at h3's port and by rxe3 is F1's.
+chain_flows() {
+	local tag=$1 bursts=$2 n=${CHAIN_ITERS:-150} i
+	echo 1 >/sys/module/rxe_cc/parameters/data_ecn
+	tb_write_bw_server 2 18600 "$TEST_OUT/$tag-f0-server.txt" "${SW_PERF[@]}" -n "$n"
+	tb_write_bw_server 3 18601 "$TEST_OUT/$tag-f1-server.txt" "${SW_PERF[@]}" -n "$n"
+	sleep 1
+	tb_write_bw_client 0 2 18600 "$TEST_OUT/$tag-f0.txt" "${SW_PERF[@]}" -n "$n" &
+	tb_write_bw_client 1 3 18601 "$TEST_OUT/$tag-f1.txt" "${SW_PERF[@]}" -n "$n" &
+	if [ "$bursts" = 1 ]; then
+		sleep 2 # F0's and F1's QPs exist: later QPs send not-ECT
+		echo 0 >/sys/module/rxe_cc/parameters/data_ecn
+		for i in 4 5 6; do
+			tb_write_bw_server 3 $((18600 + i)) "$TEST_OUT/$tag-b$i-server.txt" "${SW_PERF[@]}" -n 60
+		done
+		sleep 1
+		for i in 4 5 6; do
+			tb_write_bw_client $i 3 $((18600 + i)) "$TEST_OUT/$tag-b$i.txt" "${SW_PERF[@]}" -n 60 &
+		done
+	fi
+	wait
+}
+
+# TCD on chain: with bursts into h3, F1 gets CE at the root (s2's port to
+# h3); F0, a victim of PFC at s0 -> s1, gets UE and never CE. Without
+# bursts, no mark at all.
+test_switch_tcd_chain() {
+	local s=$TEST_OUT/ports.jsonl poll=$TEST_OUT/qps.txt pid
+	tb_load_rxe patched
+	tb_load_cc cc=none data_ecn=1
+	rxecc testbed up chain 2>"$TEST_OUT/up.txt" || { cat "$TEST_OUT/up.txt" >&2; fail "testbed up"; }
+
+	chain_flows quiet 0 || fail "F0/F1 without bursts did not complete"
+	ports_snap "$s"
+	info "no bursts: TCD CE $(psum "$s" tcd_ce), UE $(psum "$s" tcd_ue), none $(psum "$s" tcd_none);" \
+		"receivers counted CE $(tb_cc_total rx_ecn_ce), UE $(tb_cc_total rx_ecn_ue)"
+	assert_gt "ECN-capable packets judged" "$(psum "$s" tcd_none)" 0
+	assert_eq "CE marks without bursts" 0 "$(psum "$s" tcd_ce)"
+	assert_eq "UE marks without bursts" 0 "$(psum "$s" tcd_ue)"
+	assert_eq "CE received without bursts" 0 "$(tb_cc_total rx_ecn_ce)"
+	assert_eq "UE received without bursts" 0 "$(tb_cc_total rx_ecn_ue)"
+	rxecc testbed down
+	rmmod rxe_cc
+	tb_load_cc cc=none data_ecn=1
+	rxecc testbed up chain 2>"$TEST_OUT/up2.txt" || fail "testbed up (again)"
+
+	poll_qps "$poll" &
+	pid=$!
+	chain_flows burst 1 || fail "flows with bursts did not complete"
+	kill $pid
+	wait $pid 2>/dev/null
+	ports_snap "$s"
+	local f0_ce f0_ue f1_ce root_ce up_ue up_ce pauses
+	f0_ce=$(qp_marks "$poll" rxe2 rx_ecn_ce)
+	f0_ue=$(qp_marks "$poll" rxe2 rx_ecn_ue)
+	f1_ce=$(qp_marks "$poll" rxe3 rx_ecn_ce)
+	root_ce=$(psum "$s" tcd_ce p3)
+	up_ue=$(psum "$s" tcd_ue 'x0_1' 'x1_2')
+	up_ce=$(psum "$s" tcd_ce 'x0_1')
+	pauses=$(psum "$s" pfc_rx_xoff 'x0_1')
+	info "bursts: root port p3 marked $root_ce CE; F1's receiver got $f1_ce CE;" \
+		"upstream ports x0_1+x1_2 marked $up_ue UE (x0_1: $up_ce CE, $pauses pauses received);" \
+		"F0's receiver got $f0_ue UE, $f0_ce CE"
+	info "F0 $(tb_bw_mbit "$TEST_OUT/burst-f0.txt") Mb/s with bursts, $(tb_bw_mbit "$TEST_OUT/quiet-f0.txt") Mb/s without"
+	assert_gt "CE at the root port" "$root_ce" 0
+	assert_gt "CE received by F1" "$f1_ce" 0
+	assert_gt "pauses at s0 -> s1" "$pauses" 0
+	assert_gt "UE at the paused upstream ports" "$up_ue" 0
+	assert_gt "UE received by F0" "$f0_ue" 0
+	assert_eq "CE received by F0" 0 "$f0_ce"
+	assert_eq "drops" 0 "$(psum "$s" drops)"
+	rxecc testbed down
+}
