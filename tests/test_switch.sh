@@ -97,7 +97,9 @@ poll_qps() { # <file>: sample every QP's counters until killed
 	local f
 	while :; do
 		for f in /sys/kernel/debug/rxe_cc/qps/*/stats; do
-			[ -e "$f" ] && awk -v q="$(basename "$(dirname "$f")")" '{print q, $1, $2}' "$f" 2>/dev/null
+			if [ -e "$f" ]; then
+				awk -v q="$(basename "$(dirname "$f")")" '{print q, $1, $2}' "$f" 2>/dev/null || true
+			fi
 		done
 		sleep 0.2
 	done >>"$1"
@@ -107,13 +109,15 @@ poll_qps() { # <file>: sample every QP's counters until killed
 # (ECT(1)); with bursts, h4..h6 -> h3 as well, not ECN-capable, so that
 # every mark counted at h3's port and by rxe3 is F1's.
 chain_flows() {
-	local tag=$1 bursts=$2 n=${CHAIN_ITERS:-150} i
+	local tag=$1 bursts=$2 n=${CHAIN_ITERS:-150} i pids=() rc=0
 	echo 1 >/sys/module/rxe_cc/parameters/data_ecn
 	tb_write_bw_server 2 18600 "$TEST_OUT/$tag-f0-server.txt" "${SW_PERF[@]}" -n "$n"
 	tb_write_bw_server 3 18601 "$TEST_OUT/$tag-f1-server.txt" "${SW_PERF[@]}" -n "$n"
 	sleep 1
 	tb_write_bw_client 0 2 18600 "$TEST_OUT/$tag-f0.txt" "${SW_PERF[@]}" -n "$n" &
+	pids+=($!)
 	tb_write_bw_client 1 3 18601 "$TEST_OUT/$tag-f1.txt" "${SW_PERF[@]}" -n "$n" &
+	pids+=($!)
 	if [ "$bursts" = 1 ]; then
 		sleep 2 # F0's and F1's QPs exist: later QPs send not-ECT
 		echo 0 >/sys/module/rxe_cc/parameters/data_ecn
@@ -123,9 +127,12 @@ chain_flows() {
 		sleep 1
 		for i in 4 5 6; do
 			tb_write_bw_client $i 3 $((18600 + i)) "$TEST_OUT/$tag-b$i.txt" "${SW_PERF[@]}" -n 60 &
+			pids+=($!)
 		done
 	fi
-	wait
+	# Not a bare `wait`: the caller may have a sampler running.
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	return $rc
 }
 
 # TCD on chain: with bursts into h3, F1 gets CE at the root (s2's port to
@@ -154,8 +161,8 @@ test_switch_tcd_chain() {
 	poll_qps "$poll" &
 	pid=$!
 	chain_flows burst 1 || fail "flows with bursts did not complete"
-	kill $pid
-	wait $pid 2>/dev/null
+	kill $pid 2>/dev/null || true
+	wait $pid 2>/dev/null || true
 	ports_snap "$s"
 	local f0_ce f0_ue f1_ce root_ce up_ue up_ce pauses
 	f0_ce=$(qp_marks "$poll" rxe2 rx_ecn_ce)
