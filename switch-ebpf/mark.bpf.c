@@ -72,11 +72,14 @@ static __always_inline int red_mark(struct port_state *st, struct port_cfg *cfg)
  * TCD's state of the port for a packet joining its queue (docs/switch.md):
  *   non-congested (no mark): the queue is at or below the threshold;
  *   undetermined (UE): above it, but the port is paused, or was within
- *     max(T_on), or is still draining the backlog a pause left (the queue
- *     is below its length at the last resume): PFC may be what built it;
- *   congestion (CE): above it while ON for longer than max(T_on) and not
- *     draining - the queue builds although the port is free to send.
- * The resume backlog is forgotten once the queue falls to the threshold.
+ *     max(T_on), or the queue has not grown by more than the threshold
+ *     since the last resume (it is draining, or jittering around, the
+ *     backlog a pause left): PFC may be what built it;
+ *   congestion (CE): above it, ON for longer than max(T_on), and grown by
+ *     more than the threshold since the resume - a queue that builds while
+ *     the port is free to send.
+ * The resume backlog is forgotten once the queue falls to the threshold,
+ * so a port that was never paused is judged by the threshold alone.
  * Counts the decision.
  */
 static __always_inline __u8 tcd_mark(struct port_state *st, struct port_cfg *cfg)
@@ -92,6 +95,7 @@ static __always_inline __u8 tcd_mark(struct port_state *st, struct port_cfg *cfg
 		st->stats.resume_qlen_bytes = 0;
 	} else if (st->stats.paused ||
 		   now - st->stats.last_resume_ns < cfg->tcd_max_ton_ns ||
+		   q - st->stats.resume_qlen_bytes <= cfg->tcd_thresh_bytes ||
 		   q < st->stats.resume_qlen_bytes) {
 		want = ECN_UE;
 		st->stats.tcd_ue++;

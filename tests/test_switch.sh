@@ -87,30 +87,31 @@ test_switch_lossy_incast() {
 	rxecc testbed down
 }
 
-# qp_marks <poll file> <dev> <counter>: the counter summed over <dev>'s
-# QPs, each at its last sample (QPs vanish from debugfs when destroyed).
+# qp_marks <poll file> <qp pattern> <counter>: the counter summed over the
+# QPs whose name (<dev>-qp<N>) matches the awk regex, each at its last
+# sample (QPs vanish from debugfs when destroyed).
 qp_marks() {
-	awk -v d="$2-" -v k="$3" 'index($1, d) == 1 && $2 == k {v[$1] = $3}
+	awk -v re="$2" -v k="$3" '$1 ~ re && $2 == k {v[$1] = $3}
 		END {for (q in v) s += v[q]; print s + 0}' "$1"
 }
+# first_qp <poll file> <dev>: the lowest-numbered QP seen on <dev>.
+first_qp() {
+	awk -v d="$2-qp" 'index($1, d) == 1 {n = substr($1, length(d) + 1) + 0
+		if (min == "" || n < min) min = n} END {print d min}' "$1"
+}
 poll_qps() { # <file>: sample every QP's counters until killed
-	local f
 	while :; do
-		for f in /sys/kernel/debug/rxe_cc/qps/*/stats; do
-			if [ -e "$f" ]; then
-				awk -v q="$(basename "$(dirname "$f")")" '{print q, $1, $2}' "$f" 2>/dev/null || true
-			fi
-		done
-		sleep 0.2
+		awk '{n = split(FILENAME, p, "/"); print p[n - 1], $1, $2}' \
+			/sys/kernel/debug/rxe_cc/qps/*/stats 2>/dev/null || true
+		sleep 0.1
 	done >>"$1"
 }
 
-# chain_flows <tag> <bursts: 0|1>: F0 h0->h2 and F1 h1->h3, ECN-capable
-# (ECT(1)); with bursts, h4..h6 -> h3 as well, not ECN-capable, so that
-# every mark counted at h3's port and by rxe3 is F1's.
+# chain_flows <tag> <bursts: 0|1>: F0 h0->h2 and F1 h1->h3, and with
+# bursts h4..h6 -> h3 too, started 2 s later. All are ECN-capable (ECT(1));
+# F1 is the first QP on rxe3, the bursts' come after it.
 chain_flows() {
 	local tag=$1 bursts=$2 n=${CHAIN_ITERS:-150} i pids=() rc=0
-	echo 1 >/sys/module/rxe_cc/parameters/data_ecn
 	tb_write_bw_server 2 18600 "$TEST_OUT/$tag-f0-server.txt" "${SW_PERF[@]}" -n "$n"
 	tb_write_bw_server 3 18601 "$TEST_OUT/$tag-f1-server.txt" "${SW_PERF[@]}" -n "$n"
 	sleep 1
@@ -119,8 +120,7 @@ chain_flows() {
 	tb_write_bw_client 1 3 18601 "$TEST_OUT/$tag-f1.txt" "${SW_PERF[@]}" -n "$n" &
 	pids+=($!)
 	if [ "$bursts" = 1 ]; then
-		sleep 2 # F0's and F1's QPs exist: later QPs send not-ECT
-		echo 0 >/sys/module/rxe_cc/parameters/data_ecn
+		sleep 2
 		for i in 4 5 6; do
 			tb_write_bw_server 3 $((18600 + i)) "$TEST_OUT/$tag-b$i-server.txt" "${SW_PERF[@]}" -n 60
 		done
@@ -154,28 +154,28 @@ test_switch_tcd_chain() {
 	assert_eq "CE received without bursts" 0 "$(tb_cc_total rx_ecn_ce)"
 	assert_eq "UE received without bursts" 0 "$(tb_cc_total rx_ecn_ue)"
 	rxecc testbed down
-	rmmod rxe_cc
-	tb_load_cc cc=none data_ecn=1
 	rxecc testbed up chain 2>"$TEST_OUT/up2.txt" || fail "testbed up (again)"
 
 	poll_qps "$poll" &
 	pid=$!
-	chain_flows burst 1 || fail "flows with bursts did not complete"
+	# F0 and F1 run long enough to outlast the bursts, which start ~3 s in.
+	CHAIN_ITERS=400 chain_flows burst 1 || fail "flows with bursts did not complete"
 	kill $pid 2>/dev/null || true
 	wait $pid 2>/dev/null || true
 	ports_snap "$s"
 	local f0_ce f0_ue f1_ce root_ce up_ue up_ce pauses
-	f0_ce=$(qp_marks "$poll" rxe2 rx_ecn_ce)
-	f0_ue=$(qp_marks "$poll" rxe2 rx_ecn_ue)
-	f1_ce=$(qp_marks "$poll" rxe3 rx_ecn_ce)
+	f0_ce=$(qp_marks "$poll" '^rxe2-' rx_ecn_ce)
+	f0_ue=$(qp_marks "$poll" '^rxe2-' rx_ecn_ue)
+	f1_ce=$(qp_marks "$poll" "^$(first_qp "$poll" rxe3)\$" rx_ecn_ce)
 	root_ce=$(psum "$s" tcd_ce p3)
 	up_ue=$(psum "$s" tcd_ue 'x0_1' 'x1_2')
 	up_ce=$(psum "$s" tcd_ce 'x0_1')
 	pauses=$(psum "$s" pfc_rx_xoff 'x0_1')
-	info "bursts: root port p3 marked $root_ce CE; F1's receiver got $f1_ce CE;" \
+	info "bursts: root port p3 marked $root_ce CE; F1's receiver QP ($(first_qp "$poll" rxe3)) got $f1_ce CE;" \
 		"upstream ports x0_1+x1_2 marked $up_ue UE (x0_1: $up_ce CE, $pauses pauses received);" \
 		"F0's receiver got $f0_ue UE, $f0_ce CE"
 	info "F0 $(tb_bw_mbit "$TEST_OUT/burst-f0.txt") Mb/s with bursts, $(tb_bw_mbit "$TEST_OUT/quiet-f0.txt") Mb/s without"
+	assert_gt "ECN-capable packets judged at the root" "$(psum "$s" tcd_none p3)" 0
 	assert_gt "CE at the root port" "$root_ce" 0
 	assert_gt "CE received by F1" "$f1_ce" 0
 	assert_gt "pauses at s0 -> s1" "$pauses" 0

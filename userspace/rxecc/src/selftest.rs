@@ -212,7 +212,8 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
         ("tcd: UE decision keeps an upstream CE", 4, 4791, CE, CE, 20_000, 1, far, 0),
         ("tcd: queue at threshold -> unmarked", 4, 4791, ECT1, ECT1, 8_400, 0, far, 0),
         ("tcd: ON for long, still draining a pause's backlog -> UE", 4, 4791, ECT1, UE, 20_000, 0, far, 50_000),
-        ("tcd: ON for long, queue above its level at resume -> CE", 4, 4791, ECT1, CE, 60_000, 0, far, 50_000),
+        ("tcd: ON for long, grown by more than the threshold since resume -> CE", 4, 4791, ECT1, CE, 60_000, 0, far, 50_000),
+        ("tcd: ON for long, grown by less than the threshold since resume -> UE", 4, 4791, ECT1, UE, 55_000, 0, far, 50_000),
     ];
     for &(name, mode, dport, ein, eout, q, paused, ago, rq) in cases {
         set_cfg(&|c| {
@@ -241,7 +242,7 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
     let s: mark_skel::types::port_state = read(&skel.maps.port_state)?;
     t.check(
         "tcd: decisions are counted",
-        s.stats.tcd_ce == 2 && s.stats.tcd_ue == 4 && s.stats.tcd_none == 1,
+        s.stats.tcd_ce == 2 && s.stats.tcd_ue == 5 && s.stats.tcd_none == 1,
         format!("CE {} UE {} none {}", s.stats.tcd_ce, s.stats.tcd_ue, s.stats.tcd_none),
     );
     Ok(())
