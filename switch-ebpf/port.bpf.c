@@ -308,7 +308,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	struct port_state *st = state();
 	struct port_cfg *cfg = config();
 	__u64 now = bpf_ktime_get_ns(), start, floor, until = 0, ready = 0;
-	__u64 rate, resumed_at = 0;
+	__u64 rate, resumed_at = 0, stall;
 	struct bpf_list_node *node;
 	struct sk_buff *skb;
 	struct skb_node *n = NULL;
@@ -385,7 +385,18 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 
 	sch->q.qlen--;
 	sch->qstats.backlog -= len;
+	stall = cfg->stall_ns ?: 2000000;
 	bpf_spin_lock(&st->lock);
+	/* A port that could have sent long ago, with packets waiting, was not
+	 * serving: for TCD that is an OFF period, like a pause, not a queue
+	 * built while free to send. */
+	if (st->stats.qlen_pkts > 1 && next_tx_ns && now > next_tx_ns + stall &&
+	    resumed_at < next_tx_ns) {
+		st->stats.stalls++;
+		st->stats.stall_ns += now - next_tx_ns;
+		st->stats.last_resume_ns = now;
+		st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
+	}
 	st->stats.deq_pkts++;
 	st->stats.deq_bytes += len;
 	st->stats.qlen_pkts--;

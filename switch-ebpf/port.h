@@ -36,6 +36,9 @@ struct rxecc_port_stats {
 	/* Feedback latency: XOFF crossing at the peer to pause applied here. */
 	__u64 tau_n, tau_sum_ns, tau_max_ns;
 	__u64 ctl_pkts;			/* control frames sent out of this port */
+	/* Emulation stalls: dequeues that ran more than stall_ns after the
+	 * link was free, with packets waiting (late timers under TCG). */
+	__u64 stalls, stall_ns;
 };
 
 struct port_state {
@@ -64,6 +67,7 @@ struct port_cfg {
 	__u64 delay_ns;			/* propagation delay added at egress */
 	__u32 pfc_class;		/* the one priority class RoCE uses */
 	__u32 pad;
+	__u64 stall_ns;			/* lateness counted as a stall; 0: 2 ms */
 };
 
 /*

@@ -72,6 +72,11 @@ tb_gid() {
 # Each runs pinned to one vCPU: clients by host number, servers by port.
 tb_cpu() { echo $(($1 % $(nproc))); }
 
+# perftest busy-polls its completion queue, and a few pollers starve
+# ksoftirqd and the kworkers that run rxe and the emulated ports (their
+# timers then fire milliseconds late). perftest therefore runs niced.
+TB_NICE=${TB_NICE:-19}
+
 # perftest reports in Gb/s (2 decimals) unless TB_REPORT_GBITS=0, which
 # gives MiB/s with 2 decimals: finer at low rates.
 tb_report_flag() { [ "${TB_REPORT_GBITS:-1}" = 1 ] && echo --report_gbits; }
@@ -80,7 +85,7 @@ tb_report_flag() { [ "${TB_REPORT_GBITS:-1}" = 1 ] && echo --report_gbits; }
 tb_write_bw_server() {
 	local h=$1 port=$2 out=$3
 	shift 3
-	ip netns exec "h$h" taskset -c "$(tb_cpu "$port")" ib_write_bw -d "rxe$h" -x "$(tb_gid "$h")" \
+	ip netns exec "h$h" nice -n "$TB_NICE" taskset -c "$(tb_cpu "$port")" ib_write_bw -d "rxe$h" -x "$(tb_gid "$h")" \
 		-p "$port" -F $(tb_report_flag) "$@" >"$out" 2>&1 &
 }
 
@@ -88,7 +93,7 @@ tb_write_bw_server() {
 tb_write_bw_client() {
 	local h=$1 s=$2 port=$3 out=$4
 	shift 4
-	ip netns exec "h$h" taskset -c "$(tb_cpu "$h")" ib_write_bw -d "rxe$h" -x "$(tb_gid "$h")" \
+	ip netns exec "h$h" nice -n "$TB_NICE" taskset -c "$(tb_cpu "$h")" ib_write_bw -d "rxe$h" -x "$(tb_gid "$h")" \
 		-p "$port" -F $(tb_report_flag) "$@" "$(tb_ip "$s")" >"$out" 2>&1
 }
 

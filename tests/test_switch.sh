@@ -173,7 +173,7 @@ test_switch_tcd_chain() {
 	pauses=$(psum "$s" pfc_rx_xoff 'x0_1')
 	info "bursts: root port p3 marked $root_ce CE; F1's receiver QP ($(first_qp "$poll" rxe3)) got $f1_ce CE;" \
 		"upstream ports x0_1+x1_2 marked $up_ue UE (x0_1: $up_ce CE, $pauses pauses received);" \
-		"F0's receiver got $f0_ue UE, $f0_ce CE"
+		"F0's receiver got $f0_ue UE, $f0_ce CE; emulation stalls (root, s0 -> s1): $(psum "$s" stalls p3), $(psum "$s" stalls x0_1)"
 	info "F0 $(tb_bw_mbit "$TEST_OUT/burst-f0.txt") Mb/s with bursts, $(tb_bw_mbit "$TEST_OUT/quiet-f0.txt") Mb/s without"
 	assert_gt "ECN-capable packets judged at the root" "$(psum "$s" tcd_none p3)" 0
 	assert_gt "CE at the root port" "$root_ce" 0

@@ -484,6 +484,8 @@ pub struct PortStats {
     pub tau_mean_ns: u64,
     pub tau_max_ns: u64,
     pub ctl_pkts: u64,
+    pub stalls: u64,
+    pub stall_ns: u64,
     /// As an ingress port of a switch (absent on host NICs).
     pub ingress: Option<IngressStats>,
 }
@@ -550,6 +552,8 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         tau_mean_ns: s.tau_sum_ns.checked_div(s.tau_n).unwrap_or(0),
         tau_max_ns: s.tau_max_ns,
         ctl_pkts: s.ctl_pkts,
+        stalls: s.stalls,
+        stall_ns: s.stall_ns,
         ingress,
     })
 }
