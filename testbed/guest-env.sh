@@ -7,3 +7,8 @@ export RXECC_TOP KDIR RESULTS
 export PATH="$RXECC_TOP/userspace/target/release:$KDIR/tools/bpf/bpftool:$PATH:/usr/sbin:/sbin"
 mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+# The emulated switch runs in softirq context (qdisc watchdogs, packet
+# forwarding). Under load the kernel hands softirqs to ksoftirqd, which then
+# competes with rxe's kworkers as an equal, and the ports' timers slip by
+# milliseconds. Give ksoftirqd the highest CFS weight.
+for p in $(pgrep ksoftirqd); do renice -n -20 -p "$p" >/dev/null; done
