@@ -71,3 +71,37 @@ for rate in ${BENCH_PACING_RATES:-50 100 200 400 600}; do
 		"$(awk -v b="${bw:-0}" -v r="$rate" 'BEGIN {printf "%+.1f%%", (b - r) * 100 / r}')" \
 		"$f" "$([ "$f" -gt 0 ] && echo "$((l / f / 1000)) us" || echo -)"
 done | tee -a "$out/summary.txt"
+
+# The emulated port's usable range: one flow through p0 at increasing port
+# rates. Wire rate = goodput x (wire bytes / payload bytes, counted by the
+# port). Where it falls clearly below the setting, the guest's CPU, not the
+# port, is the bottleneck. The last row has no port at all, for reference.
+tb_down
+rmmod rxe_cc
+echo
+echo "switch port rate: one ib_write_bw flow, ${SIZE} B messages, about 2 s per rate"
+printf '%-14s %-16s %-14s %-10s %s\n' "port Mb/s" "goodput Mb/s" "wire Mb/s" "of set" "stalls (>2 ms late)"
+tb_up 2
+for rate in ${BENCH_PORT_RATES:-100 200 400 600 800} none; do
+	r=${rate/none/1000}
+	iters=$((r * 1000000 * 2 / 8 / SIZE + 1))
+	if [ "$rate" != none ]; then
+		rxecc port attach --dev p0 --rate-mbps "$rate"
+	fi
+	tb_write_bw_server 0 $TB_PORT_BASE "$out/port-$rate-server.txt" -s $SIZE -n $iters
+	sleep 1
+	tb_write_bw_client 1 0 $TB_PORT_BASE "$out/port-$rate.txt" -s $SIZE -n $iters || echo "  port $rate failed" >&2
+	wait
+	bw=$(tb_bw_mbit "$out/port-$rate.txt")
+	if [ "$rate" != none ]; then
+		rxecc port stats --dev p0 --json >"$out/port-$rate.json"
+		wire=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print('%.1f' % (float(sys.argv[2]) * s['deq_bytes'] / int(sys.argv[3])))" \
+			"$out/port-$rate.json" "${bw:-0}" $((iters * SIZE)))
+		stalls=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['stalls'])" "$out/port-$rate.json")
+		rxecc port detach --dev p0
+		printf '%-14s %-16s %-14s %-10s %s\n' "$rate" "${bw:-fail}" "$wire" \
+			"$(awk -v w="$wire" -v r="$rate" 'BEGIN {printf "%.3f", w / r}')" "$stalls"
+	else
+		printf '%-14s %-16s %-14s %-10s %s\n' "(no port)" "${bw:-fail}" - - -
+	fi
+done | tee -a "$out/summary.txt"

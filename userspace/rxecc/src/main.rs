@@ -93,7 +93,7 @@ enum PortCmd {
         #[arg(long, default_value_t = 10_000)]
         limit_pkts: u32,
         /// Pacing credit a late dequeue may catch up on, us.
-        #[arg(long, default_value_t = 1000)]
+        #[arg(long, default_value_t = switch::DEFAULT_BURST_US)]
         burst_us: u64,
         /// Propagation delay, us.
         #[arg(long, default_value_t = 0)]

@@ -42,7 +42,7 @@ fn default_limit() -> u32 {
     10_000
 }
 fn default_burst() -> u64 {
-    1000
+    switch::DEFAULT_BURST_US
 }
 
 /// A topology file.
