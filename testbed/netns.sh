@@ -81,12 +81,20 @@ TB_NICE=${TB_NICE:-19}
 # gives MiB/s with 2 decimals: finer at low rates.
 tb_report_flag() { [ "${TB_REPORT_GBITS:-1}" = 1 ] && echo --report_gbits; }
 
-# tb_write_bw_server <host> <port> <out> [perftest args]: start in background.
+# tb_write_bw_server <host> <port> <out> [perftest args]: start in
+# background, and return once it listens (a client that comes too early
+# fails at once: perftest does not retry), or after 30 s.
 tb_write_bw_server() {
-	local h=$1 port=$2 out=$3
+	local h=$1 port=$2 out=$3 i
 	shift 3
 	ip netns exec "h$h" nice -n "$TB_NICE" taskset -c "$(tb_cpu "$port")" ib_write_bw -d "rxe$h" -x "$(tb_gid "$h")" \
 		-p "$port" -F $(tb_report_flag) "$@" >"$out" 2>&1 &
+	for ((i = 0; i < 300; i++)); do
+		ip netns exec "h$h" ss -Hltn "sport = :$port" | grep -q . && return 0
+		sleep 0.1
+	done
+	echo "tb_write_bw_server: h$h is not listening on $port after 30 s" >&2
+	return 1
 }
 
 # tb_write_bw_client <host> <server host> <port> <out> [perftest args]

@@ -16,6 +16,8 @@ tb_incast() {
 		pids+=($!)
 	done
 	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	# A failed client leaves its server waiting for ever.
+	((rc == 0)) || pkill -x ib_write_bw
 	wait || rc=1
 	return $rc
 }

@@ -21,13 +21,27 @@ test_switch_bpf_unit() {
 SW_PERF=(-s 65536 -u 20)
 
 # Lossless incast: 8 -> 1 on dumbbell, PFC on, no CC. Nothing is dropped
-# anywhere, pauses flow, every pause and resume the switch sent reached a
-# host NIC and was obeyed, and every flow completes.
+# anywhere (also across a run-time change of rate and thresholds), pauses
+# flow, every pause and resume the switch sent reached a host NIC and was
+# obeyed, and every flow completes.
 test_switch_lossless_incast() {
 	local size=65536 iters=40 i s=$TEST_OUT/ports.jsonl
 	tb_load_rxe patched
 	rxecc testbed up dumbbell 2>"$TEST_OUT/up.txt" || { cat "$TEST_OUT/up.txt" >&2; fail "testbed up"; }
+	# Mid-run, the bottleneck's rate and every ingress port's thresholds
+	# change, as an experimenter would retune them: nothing may be lost.
+	(
+		sleep 4
+		rxecc port rate --dev p0 --rate-mbps 80
+		for i in 1 2 3 4 5 6 7 8; do
+			rxecc port ingress --dev "p$i" --switch-id 0 --pfc --xoff-bytes 40000 \
+				--xon-bytes 20000 --buffer-bytes 524288
+		done
+		echo done >"$TEST_OUT/retuned"
+	) &
 	tb_incast 8 "$TEST_OUT" "${SW_PERF[@]}" -n $iters || fail "not every flow completed"
+	wait # tb_incast's own wait also reaped the retuning
+	[ -f "$TEST_OUT/retuned" ] || fail "retuning the ports failed"
 	for ((i = 1; i <= 8; i++)); do
 		assert_eq "flow $i bytes" $((size * iters)) "$(tb_bw_bytes "$TEST_OUT/client$i.txt")"
 	done
