@@ -35,8 +35,8 @@ console=$top/build/guest-console.log
 # static key at 1.2 s of boot ("sched_clock: Marking stable") sometimes
 # races with the other vCPU ("Oops: int3" in sched_clock_cpu; seen in two
 # boots of some forty). Nothing of ours has run then, so boot again, up to
-# twice. (Booting with tsc=unstable avoids the patching but made files on
-# the shared 9p directory read back stale, so it is not used.)
+# twice. (Booting with tsc=unstable would avoid the patching, but it changes
+# the clocksource every test and timer runs on.)
 boot() {
 	timeout "${GUEST_TIMEOUT:-1800}" vng --run "$kdir" --disable-kvm --cpus 2 --memory 2G \
 		--verbose --rwdir "$RESULTS" --exec "bash $script" 2>&1 | tee "$console" |
