@@ -130,11 +130,15 @@ static __always_inline void pfc_send(struct Qdisc *sch, __u32 iif,
 	}
 }
 
+enum charge { CHARGE_DROP = -1, CHARGE_NONE = 0, CHARGE_DONE = 1 };
+
 /*
- * Charges `len` bytes to ingress port `iif` of its switch. Returns false
- * when the switch's shared buffer cannot take them (the packet is dropped).
+ * Charges `len` bytes to ingress port `iif` of its switch: CHARGE_DONE, or
+ * CHARGE_NONE if `iif` is not a switch's ingress port (a host NIC, or a
+ * port without accounting), or CHARGE_DROP when the switch's shared buffer
+ * cannot take them. Only a charged packet may be released at dequeue.
  */
-static __always_inline bool charge_ingress(struct Qdisc *sch, __u32 iif,
+static __always_inline int charge_ingress(struct Qdisc *sch, __u32 iif,
 					   __u32 len, __u64 now,
 					   __u32 *switch_id)
 {
@@ -146,12 +150,12 @@ static __always_inline bool charge_ingress(struct Qdisc *sch, __u32 iif,
 	bool ok = true;
 
 	if (!ic)
-		return true;
+		return CHARGE_NONE;
 	ia = bpf_map_lookup_elem(&ingress_acct, &iif);
 	sw = ic->switch_id;
 	sb = bpf_map_lookup_elem(&switch_buf, &sw);
 	if (!ia || !sb)
-		return true;
+		return CHARGE_NONE;
 	bpf_spin_lock(&sb->lock);
 	if (ic->buffer_bytes && sb->used_bytes + len > ic->buffer_bytes) {
 		sb->drops++;
@@ -163,7 +167,7 @@ static __always_inline bool charge_ingress(struct Qdisc *sch, __u32 iif,
 	}
 	bpf_spin_unlock(&sb->lock);
 	if (!ok)
-		return false;
+		return CHARGE_DROP;
 
 	bpf_spin_lock(&ia->lock);
 	ia->bytes += len;
@@ -184,7 +188,7 @@ static __always_inline bool charge_ingress(struct Qdisc *sch, __u32 iif,
 	*switch_id = sw;
 	if (action != PFC_NONE)
 		pfc_send(sch, iif, ic, ia, action, now);
-	return true;
+	return CHARGE_DONE;
 }
 
 /* Returns what a dequeued packet held back to its ingress port and switch. */
@@ -224,6 +228,7 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	__u64 now = bpf_ktime_get_ns();
 	__u32 len = pkt_len(skb), iif = skb->skb_iif, sw = 0;
 	struct skb_node *n;
+	int charged;
 
 	if (!st || !cfg)
 		goto drop;
@@ -243,16 +248,17 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	}
 	if (sch->q.qlen >= limit_pkts)
 		goto drop;
-	if (iif && !charge_ingress(sch, iif, len, now, &sw))
+	charged = iif ? charge_ingress(sch, iif, len, now, &sw) : CHARGE_NONE;
+	if (charged == CHARGE_DROP)
 		goto drop;
 	n = bpf_obj_new(typeof(*n));
 	if (!n) {
-		if (iif)
+		if (charged == CHARGE_DONE)
 			release_ingress(sch, iif, sw, len, now);
 		goto drop;
 	}
 	n->ready_ns = now + cfg->delay_ns;
-	n->acct_iif = iif;
+	n->acct_iif = charged == CHARGE_DONE ? iif : 0;
 	n->switch_id = sw;
 	n->len = len;
 	skb = bpf_kptr_xchg(&n->skb, skb);
