@@ -22,6 +22,7 @@ static const char *const rxe_cc_alg_names[RXE_CC_NR_ALGS] = {
 	[RXE_CC_ALG_NONE] = "none",
 	[RXE_CC_ALG_FIXED] = "fixed",
 	[RXE_CC_ALG_ACC] = "acc",
+	[RXE_CC_ALG_DCQCN] = "dcqcn",
 };
 
 static int rxe_cc_alg = RXE_CC_ALG_NONE;
@@ -56,7 +57,7 @@ static const struct kernel_param_ops cc_ops = {
 	.get = cc_get,
 };
 module_param_cb(cc, &cc_ops, NULL, 0644);
-MODULE_PARM_DESC(cc, "congestion control for new QPs: none, fixed, acc");
+MODULE_PARM_DESC(cc, "congestion control for new QPs: none, fixed, acc, dcqcn");
 
 /* An unsigned knob with an inclusive valid range. */
 struct rxe_cc_knob {
@@ -116,6 +117,30 @@ RXE_CC_KNOB(acc_p_thresh, 1, 0, 1000,
 RXE_CC_KNOB(acc_ce_permille, 900, 1, 1000,
 	    "ACC: share of CE-marked ACKs, in 1/1000, that makes a period congested");
 
+/*
+ * DCQCN, named after the ConnectX knobs (mlx5 cc_params). Times are scaled
+ * to the testbed: its RTT is about 20 times a data centre's, so the 55 us
+ * timers and 50 us CNP interval become 1.1 ms and 1 ms (docs/algorithms.md).
+ */
+RXE_CC_KNOB(rpg_ai_rate, 0, 0, 400000,
+	    "DCQCN: additive increase R_AI, Mb/s; 0 = 5 Mb/s per 25 Gb/s of line rate");
+RXE_CC_KNOB(rpg_hai_rate, 0, 0, 400000,
+	    "DCQCN: hyper increase R_HAI, Mb/s; 0 = 10 x R_AI");
+RXE_CC_KNOB(rpg_min_rate, 0, 0, 400000,
+	    "DCQCN: minimum rate, Mb/s; 0 = line/100");
+RXE_CC_KNOB(rpg_time_reset, 1100, 1, 1000000,
+	    "DCQCN: rate increase timer, us");
+RXE_CC_KNOB(rpg_byte_reset, 262144, 1, 1000000000,
+	    "DCQCN: bytes sent per byte-counter increase event");
+RXE_CC_KNOB(rpg_threshold, 5, 1, 1000,
+	    "DCQCN: increase events before additive and hyper increase (F)");
+RXE_CC_KNOB(dce_tcp_g, 4, 1, 1024,
+	    "DCQCN: alpha gain g, in 1/1024");
+RXE_CC_KNOB(dce_tcp_rtt, 1100, 1, 1000000,
+	    "DCQCN: alpha decay period without CNPs, us");
+RXE_CC_KNOB(min_time_between_cnps, 1000, 0, 1000000,
+	    "DCQCN: notification point sends at most one CNP per QP per this many us");
+
 /* For rxe_cc_knob(), by enum rxe_cc_knob_id. */
 static struct rxe_cc_knob *const rxe_cc_knobs[RXE_CC_NR_KNOBS] = {
 	[RXE_CC_KNOB_LINE_RATE_MBPS] = &knob_line_rate_mbps,
@@ -127,6 +152,15 @@ static struct rxe_cc_knob *const rxe_cc_knobs[RXE_CC_NR_KNOBS] = {
 	[RXE_CC_KNOB_ACC_RI_HIGH_MBPS] = &knob_acc_ri_high_mbps,
 	[RXE_CC_KNOB_ACC_P_THRESH] = &knob_acc_p_thresh,
 	[RXE_CC_KNOB_ACC_CE_PERMILLE] = &knob_acc_ce_permille,
+	[RXE_CC_KNOB_RPG_AI_RATE] = &knob_rpg_ai_rate,
+	[RXE_CC_KNOB_RPG_HAI_RATE] = &knob_rpg_hai_rate,
+	[RXE_CC_KNOB_RPG_MIN_RATE] = &knob_rpg_min_rate,
+	[RXE_CC_KNOB_RPG_TIME_RESET] = &knob_rpg_time_reset,
+	[RXE_CC_KNOB_RPG_BYTE_RESET] = &knob_rpg_byte_reset,
+	[RXE_CC_KNOB_RPG_THRESHOLD] = &knob_rpg_threshold,
+	[RXE_CC_KNOB_DCE_TCP_G] = &knob_dce_tcp_g,
+	[RXE_CC_KNOB_DCE_TCP_RTT] = &knob_dce_tcp_rtt,
+	[RXE_CC_KNOB_MIN_TIME_BETWEEN_CNPS] = &knob_min_time_between_cnps,
 };
 
 u32 rxe_cc_param_alg(void)

@@ -39,6 +39,7 @@ pub mod cc_core;
 use cc_core::{
     acc::{Acc, AccClass, AccKnobs},
     cc::{AckEvent, CongestionControl, LinkParams},
+    dcqcn::{Dcqcn, DcqcnKnobs, DcqcnNp},
     fixed::Q32,
     fixed_rate::FixedRate,
     none::NoCc,
@@ -78,6 +79,15 @@ enum Knob {
     AccRiHighMbps = 6,
     AccPThresh = 7,
     AccCePermille = 8,
+    RpgAiRate = 9,
+    RpgHaiRate = 10,
+    RpgMinRate = 11,
+    RpgTimeReset = 12,
+    RpgByteReset = 13,
+    RpgThreshold = 14,
+    DceTcpG = 15,
+    DceTcpRtt = 16,
+    MinTimeBetweenCnps = 17,
 }
 
 impl Knob {
@@ -90,6 +100,11 @@ impl Knob {
     /// The value in Mb/s as b/s.
     fn bps(self) -> u64 {
         u64::from(self.get()).saturating_mul(1_000_000)
+    }
+
+    /// The value in us as ns.
+    fn us_ns(self) -> u64 {
+        u64::from(self.get()).saturating_mul(1000)
     }
 }
 
@@ -118,6 +133,29 @@ fn acc_knobs(link: &LinkParams) -> AccKnobs {
     k
 }
 
+/// DCQCN's knobs: defaults for the link, with the testbed-scaled times and
+/// any explicit setting from sysfs.
+fn dcqcn_knobs(link: &LinkParams) -> DcqcnKnobs {
+    let mut k = DcqcnKnobs::for_link(link);
+    if Knob::RpgAiRate.get() != 0 {
+        k.ai_rate_bps = Knob::RpgAiRate.bps();
+    }
+    k.hai_rate_bps = if Knob::RpgHaiRate.get() != 0 {
+        Knob::RpgHaiRate.bps()
+    } else {
+        k.ai_rate_bps.saturating_mul(10)
+    };
+    if Knob::RpgMinRate.get() != 0 {
+        k.min_rate_bps = Knob::RpgMinRate.bps();
+    }
+    k.rate_period_ns = Knob::RpgTimeReset.us_ns();
+    k.alpha_period_ns = Knob::DceTcpRtt.us_ns();
+    k.byte_reset = u64::from(Knob::RpgByteReset.get());
+    k.threshold = Knob::RpgThreshold.get();
+    k.g = Q32::ratio(u64::from(Knob::DceTcpG.get()), 1024);
+    k
+}
+
 /// The congestion-control algorithm a QP runs; ids match `enum rxe_cc_alg`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Algorithm {
@@ -127,6 +165,8 @@ enum Algorithm {
     Fixed,
     /// ACC (NSDI'24).
     Acc,
+    /// DCQCN (SIGCOMM'15), driven by CNPs.
+    Dcqcn,
 }
 
 impl Algorithm {
@@ -135,6 +175,7 @@ impl Algorithm {
             0 => Some(Self::None),
             1 => Some(Self::Fixed),
             2 => Some(Self::Acc),
+            3 => Some(Self::Dcqcn),
             _ => None,
         }
     }
@@ -144,6 +185,7 @@ impl Algorithm {
             Self::None => "none",
             Self::Fixed => "fixed",
             Self::Acc => "acc",
+            Self::Dcqcn => "dcqcn",
         }
     }
 
@@ -153,6 +195,7 @@ impl Algorithm {
             Self::None => "pass-through",
             Self::Fixed => "paced",
             Self::Acc => "acc",
+            Self::Dcqcn => "dcqcn",
         }
     }
 }
@@ -163,6 +206,8 @@ const ACK_KIND_CNP: u8 = 2;
 /// Echo bits, as `RXE_CC_ECHO_*`.
 const ECHO_CE: u8 = 0x1;
 const ECHO_UE: u8 = 0x2;
+/// From `rx_data`: have rdma_rxe send a CNP, as `RXE_CC_SEND_CNP`.
+const SEND_CNP: u8 = 0x4;
 /// IP ECN codepoints. TCD marks UE as 0b10, so senders that want UE marks
 /// send ECT(1) (0b01): an unmarked ECT(0) packet would read as UE.
 const ECN_CE: u8 = 0b11;
@@ -194,9 +239,10 @@ enum Counter {
     Halts,
     PacerFires,
     PacerLateNs,
+    CnpsSent,
 }
 
-const NR_COUNTERS: usize = 21;
+const NR_COUNTERS: usize = 22;
 const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "tx_packets",
     "tx_bytes",
@@ -219,6 +265,7 @@ const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "halts",
     "pacer_fires",
     "pacer_late_ns",
+    "cnps_sent",
 ];
 
 struct Counters([Atomic<u64>; NR_COUNTERS]);
@@ -335,12 +382,14 @@ enum QpCc {
     None(NoCc),
     Fixed(FixedRate),
     Acc(Acc),
+    Dcqcn(Dcqcn),
 }
 
 impl QpCc {
     fn new(alg: Algorithm, link: &LinkParams, fixed_rate_bps: u64, now_ns: u64) -> Self {
         match alg {
             Algorithm::Acc => Self::Acc(Acc::new(link, acc_knobs(link), now_ns)),
+            Algorithm::Dcqcn => Self::Dcqcn(Dcqcn::new(link, dcqcn_knobs(link), now_ns)),
             Algorithm::None => Self::None(NoCc::new(link)),
             Algorithm::Fixed => Self::Fixed(FixedRate::new(
                 fixed_rate_bps,
@@ -356,6 +405,7 @@ impl QpCc {
             Self::None(cc) => cc,
             Self::Fixed(cc) => cc,
             Self::Acc(cc) => cc,
+            Self::Dcqcn(cc) => cc,
         }
     }
 }
@@ -468,7 +518,8 @@ struct QpCtl {
 ///
 /// The send-task hooks (`tx_gate`, `tx_done`, `rx_ack`) take `ctl`'s lock;
 /// rdma_rxe serializes them, so it is never contended. Nothing else takes
-/// it: the timer callback and the receive-task hook use atomics only.
+/// it: the timer callbacks use atomics, and the receive-task hook only
+/// takes `np`, which nothing else does.
 #[pin_data(PinnedDrop)]
 struct QpState {
     #[pin]
@@ -480,6 +531,9 @@ struct QpState {
     stats: Pin<KBox<Scope<QpStats>>>,
     /// Where the counters go when the QP is destroyed.
     totals: Arc<Totals>,
+    /// DCQCN's notification point, in the receive task (`rx_data`) only.
+    #[pin]
+    np: SpinLock<DcqcnNp>,
 }
 
 impl QpState {
@@ -509,10 +563,19 @@ impl QpState {
         if self.period.due.xchg(0, Relaxed) == 0 {
             return;
         }
-        if let QpCc::Acc(acc) = &mut ctl.cc {
-            let link = link_params();
-            acc.set_knobs(acc_knobs(&link));
-            self.period.period_ns.store(link.base_rtt_ns, Relaxed);
+        match &mut ctl.cc {
+            QpCc::Acc(acc) => {
+                let link = link_params();
+                acc.set_knobs(acc_knobs(&link));
+                self.period.period_ns.store(link.base_rtt_ns, Relaxed);
+            }
+            QpCc::Dcqcn(d) => {
+                d.set_knobs(dcqcn_knobs(&link_params()));
+                if let Some(p) = d.timer_period_ns() {
+                    self.period.period_ns.store(p, Relaxed);
+                }
+            }
+            _ => {}
         }
         ctl.cc.get().on_timer(now_ns);
         if let QpCc::Acc(acc) = &ctl.cc {
@@ -702,6 +765,7 @@ fn new_qp_state(
             period,
             stats,
             totals: ctx.totals.clone(),
+            np <- new_spinlock!(DcqcnNp::new(Knob::MinTimeBetweenCnps.us_ns())),
         }),
         GFP_KERNEL,
     )?;
@@ -721,9 +785,19 @@ pub extern "C" fn rxe_cc_rs_qp_create(
     ack_every: *mut u16,
 ) -> *mut c_void {
     // ACC needs its data ECN-capable, as ECT(1) because TCD's UE is 0b10,
-    // and an ACK per packet; explicit knob settings win.
+    // and an ACK per packet; DCQCN needs ECN-capable data too. Explicit
+    // knob settings win.
     // SAFETY: reading a parameter has no preconditions.
-    if Algorithm::from_id(unsafe { ffi::rxe_cc_param_alg() }) == Some(Algorithm::Acc) {
+    let alg = Algorithm::from_id(unsafe { ffi::rxe_cc_param_alg() });
+    if alg == Some(Algorithm::Dcqcn) {
+        // SAFETY: as below: the glue's `rxe_cc_qp_info` fields.
+        unsafe {
+            if *data_ecn == 0 {
+                *data_ecn = ECN_ECT1_U8;
+            }
+        }
+    }
+    if alg == Some(Algorithm::Acc) {
         // SAFETY: the glue passes pointers into the `rxe_cc_qp_info` it is
         // filling in, valid and exclusive for this call.
         unsafe {
@@ -862,11 +936,13 @@ pub extern "C" fn rxe_cc_rs_rx_ack(
 /// `rx_data` hook: returns the echo bits for the next ACK. The responder
 /// echoes the marks its requests carry, whatever the algorithm: CE always,
 /// UE when senders use ECT(1) (`data_ecn=1`; the testbed's hosts share one
-/// kernel and so one setting).
+/// kernel and so one setting). A DCQCN QP is also a notification point: a
+/// CE-marked request earns the requester a CNP, at most one per
+/// `min_time_between_cnps`.
 #[no_mangle]
 pub extern "C" fn rxe_cc_rs_rx_data(
     priv_: *mut c_void,
-    _now_ns: u64,
+    now_ns: u64,
     _psn: u32,
     payload: u32,
     ecn: u8,
@@ -877,6 +953,15 @@ pub extern "C" fn rxe_cc_rs_rx_data(
     qp.count(Counter::RxBytes, u64::from(payload));
     if ecn == ECN_CE {
         qp.count(Counter::RxEcnCe, 1);
+        if qp.stats.alg == Algorithm::Dcqcn {
+            let mut np = qp.np.lock();
+            np.interval_ns = Knob::MinTimeBetweenCnps.us_ns();
+            if np.on_ce(now_ns) {
+                drop(np);
+                qp.count(Counter::CnpsSent, 1);
+                return ECHO_CE | SEND_CNP;
+            }
+        }
         return ECHO_CE;
     }
     if ecn == ECN_UE && Knob::DataEcn.get() == ECN_ECT1 {

@@ -13,7 +13,7 @@ APT_PKGS=(
 	dwarves rsync xz-utils pkg-config make git patch
 	# guest and testbed
 	qemu-system-x86 rdma-core ibverbs-utils perftest iproute2 bpftool
-	libbpf-dev iputils-ping procps
+	libbpf-dev iputils-ping procps tshark
 )
 
 missing=()

@@ -55,7 +55,17 @@ test_params() {
 		acc_ri_high_mbps 0 400000
 		acc_p_thresh 0 1000
 		acc_ce_permille 1 1000
+		rpg_ai_rate 0 400000
+		rpg_hai_rate 0 400000
+		rpg_min_rate 0 400000
+		rpg_time_reset 1 1000000
+		rpg_byte_reset 1 1000000000
+		rpg_threshold 1 1000
+		dce_tcp_g 1 1024
+		dce_tcp_rtt 1 1000000
+		min_time_between_cnps 0 1000000
 	KNOBS
+	param_write cc dcqcn || fail "cc refused dcqcn"
 	param_write cc acc || fail "cc refused acc"
 	param_write cc fixed || fail "cc refused fixed"
 
@@ -63,5 +73,5 @@ test_params() {
 	param_write line_rate_mbps 400000 || fail "line_rate_mbps refused 400000"
 	assert_eq "line_rate_mbps" 400000 "$(cat $p/line_rate_mbps)"
 	param_write cc none || fail "cc refused none"
-	info "bad values refused: insmod cc=bogus and line_rate_mbps=0; bad writes to cc, line_rate_mbps and 8 more knobs, each at both ends of its range"
+	info "bad values refused: insmod cc=bogus and line_rate_mbps=0; bad writes to cc, line_rate_mbps and 17 more knobs, each at both ends of its range"
 }
