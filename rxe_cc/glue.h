@@ -51,6 +51,11 @@ void rxe_cc_glue_kick(void *qp);
 u64 rxe_cc_glue_now_ns(void);
 u32 rxe_cc_param_alg(void);
 u32 rxe_cc_knob(u32 id);
+void rxe_cc_trace_rate(const char *qp, u64 now_ns, u32 alg, u32 state,
+		       u64 rate_bps, u64 tx_bytes, u64 acked_bytes);
+void rxe_cc_trace_halt_start(const char *qp, u64 now_ns, u64 planned_ns);
+void rxe_cc_trace_halt_end(const char *qp, u64 now_ns, u64 halted_ns,
+			   u64 planned_ns);
 
 /* Implemented in Rust, called from the glue's hook trampolines. */
 void *rxe_cc_rs_qp_create(void *ctx, void *qp, const char *name, u32 qpn,

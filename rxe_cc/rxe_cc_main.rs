@@ -56,6 +56,7 @@ module! {
 /// C functions of `glue.c` (declared in `glue.h`).
 mod ffi {
     use core::ffi::c_void;
+    use kernel::ffi::c_char;
 
     extern "C" {
         pub(crate) fn rxe_cc_glue_register(ctx: *mut c_void) -> i32;
@@ -64,6 +65,22 @@ mod ffi {
         pub(crate) fn rxe_cc_glue_now_ns() -> u64;
         pub(crate) fn rxe_cc_param_alg() -> u32;
         pub(crate) fn rxe_cc_knob(id: u32) -> u32;
+        pub(crate) fn rxe_cc_trace_rate(
+            qp: *const c_char,
+            now_ns: u64,
+            alg: u32,
+            state: u32,
+            rate_bps: u64,
+            tx_bytes: u64,
+            acked_bytes: u64,
+        );
+        pub(crate) fn rxe_cc_trace_halt_start(qp: *const c_char, now_ns: u64, planned_ns: u64);
+        pub(crate) fn rxe_cc_trace_halt_end(
+            qp: *const c_char,
+            now_ns: u64,
+            halted_ns: u64,
+            planned_ns: u64,
+        );
     }
 }
 
@@ -240,9 +257,10 @@ enum Counter {
     PacerFires,
     PacerLateNs,
     CnpsSent,
+    HaltActualNs,
 }
 
-const NR_COUNTERS: usize = 22;
+const NR_COUNTERS: usize = 23;
 const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "tx_packets",
     "tx_bytes",
@@ -266,6 +284,7 @@ const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "pacer_fires",
     "pacer_late_ns",
     "cnps_sent",
+    "halt_actual_ns",
 ];
 
 struct Counters([Atomic<u64>; NR_COUNTERS]);
@@ -281,6 +300,10 @@ impl Counters {
         if let Some(a) = self.0.get(c as usize) {
             a.fetch_add(by, Relaxed);
         }
+    }
+
+    fn get(&self, c: Counter) -> u64 {
+        self.0.get(c as usize).map_or(0, |a| a.load(Relaxed))
     }
 
     fn add_all(&self, other: &Counters) {
@@ -512,6 +535,10 @@ struct QpCtl {
     /// Dropping a handle cancels its timer and waits for its callback.
     timer: Option<ArcHrTimerHandle<Pacer>>,
     period_timer: Option<ArcHrTimerHandle<Period>>,
+    /// ACC halts already traced, and when the pending one started (0: none
+    /// pending). A halt ends at the QP's next send.
+    halts_seen: u64,
+    halt_since_ns: u64,
 }
 
 /// What `rxe_cc_rs_qp_create` hands to rdma_rxe as the QP's private pointer.
@@ -534,6 +561,8 @@ struct QpState {
     /// DCQCN's notification point, in the receive task (`rx_data`) only.
     #[pin]
     np: SpinLock<DcqcnNp>,
+    /// `<dev>-qp<N>`, as in debugfs, for the tracepoints.
+    name: CString,
 }
 
 impl QpState {
@@ -578,7 +607,17 @@ impl QpState {
             _ => {}
         }
         ctl.cc.get().on_timer(now_ns);
+        self.trace_rate(ctl, now_ns);
         if let QpCc::Acc(acc) = &ctl.cc {
+            if acc.halts() != ctl.halts_seen {
+                ctl.halts_seen = acc.halts();
+                ctl.halt_since_ns = now_ns;
+                // SAFETY: `name` is a NUL-terminated string that outlives
+                // the call.
+                unsafe {
+                    ffi::rxe_cc_trace_halt_start(self.name.as_char_ptr(), now_ns, acc.last_halt_ns())
+                };
+            }
             match acc.class() {
                 AccClass::Congested => self.count(Counter::PeriodsCongested, 1),
                 AccClass::Undetermined => self.count(Counter::PeriodsUndetermined, 1),
@@ -588,6 +627,45 @@ impl QpState {
                 AccClass::NoInfo => {}
             }
         }
+    }
+
+    /// Fires the `rxe_cc_rate` tracepoint with the QP's current rate.
+    fn trace_rate(&self, ctl: &mut QpCtl, now_ns: u64) {
+        let rate = ctl.cc.get().pacing(now_ns).rate_bps;
+        let state = match &ctl.cc {
+            QpCc::Acc(acc) => class_code(acc.class()),
+            _ => 0,
+        };
+        let c = &self.stats.counters;
+        // SAFETY: `name` is a NUL-terminated string that outlives the call.
+        unsafe {
+            ffi::rxe_cc_trace_rate(
+                self.name.as_char_ptr(),
+                now_ns,
+                self.stats.alg as u32,
+                state,
+                rate,
+                c.get(Counter::TxBytes),
+                c.get(Counter::AckedBytes),
+            )
+        };
+    }
+
+    /// A send ends a pending halt: traces its actual length, from the end
+    /// of the period that decided it to this send.
+    fn end_halt(&self, ctl: &mut QpCtl, now_ns: u64) {
+        if ctl.halt_since_ns == 0 {
+            return;
+        }
+        let halted = now_ns.saturating_sub(ctl.halt_since_ns);
+        ctl.halt_since_ns = 0;
+        self.count(Counter::HaltActualNs, halted);
+        let planned = match &ctl.cc {
+            QpCc::Acc(acc) => acc.last_halt_ns(),
+            _ => 0,
+        };
+        // SAFETY: `name` is a NUL-terminated string that outlives the call.
+        unsafe { ffi::rxe_cc_trace_halt_end(self.name.as_char_ptr(), now_ns, halted, planned) };
     }
 
     /// Notes activity, and starts the period timer if the algorithm needs
@@ -711,7 +789,9 @@ fn new_qp_state(
     // SAFETY: reading a parameter has no preconditions.
     let alg = Algorithm::from_id(unsafe { ffi::rxe_cc_param_alg() }).ok_or(EINVAL)?;
     let link = link_params();
-    let name = CString::try_from_fmt(fmt!("{}", name.to_str().map_err(|_| EINVAL)?))?;
+    let name = name.to_str().map_err(|_| EINVAL)?;
+    let dir_name = CString::try_from_fmt(fmt!("{}", name))?;
+    let name = CString::try_from_fmt(fmt!("{}", name))?;
     let counters = Arc::new(Counters::new(), GFP_KERNEL)?;
     let stats = KBox::pin_init(
         ctx.qp_dir.scope(
@@ -727,7 +807,7 @@ fn new_qp_state(
                 halt_ns: Atomic::new(0),
                 counters: counters.clone(),
             },
-            &name,
+            &dir_name,
             |stats, dir| dir.read_only_file(c"stats", stats),
         ),
         GFP_KERNEL,
@@ -760,12 +840,19 @@ fn new_qp_state(
         .store(cc.get().pacing(now_ns).rate_bps, Relaxed);
     let state = KBox::pin_init(
         pin_init!(QpState {
-            ctl <- new_spinlock!(QpCtl { cc, timer: None, period_timer: None }),
+            ctl <- new_spinlock!(QpCtl {
+                cc,
+                timer: None,
+                period_timer: None,
+                halts_seen: 0,
+                halt_since_ns: 0,
+            }),
             pacer,
             period,
             stats,
             totals: ctx.totals.clone(),
             np <- new_spinlock!(DcqcnNp::new(Knob::MinTimeBetweenCnps.us_ns())),
+            name,
         }),
         GFP_KERNEL,
     )?;
@@ -879,8 +966,16 @@ pub extern "C" fn rxe_cc_rs_tx_done(
     // SAFETY: called by rdma_rxe between create and destroy.
     let qp = unsafe { qp_state(priv_) };
     let mut ctl = qp.ctl.lock();
+    // This packet passed the gate, so a halt decided earlier is over; one
+    // that the period below decides starts after it.
+    qp.end_halt(&mut ctl, now_ns);
+    let first = qp.stats.counters.get(Counter::TxPackets) == 0;
     qp.run_due_period(&mut ctl, now_ns);
     ctl.cc.get().on_send(now_ns, psn, payload);
+    if first {
+        // The flow's start, for a rate time series.
+        qp.trace_rate(&mut ctl, now_ns);
+    }
     qp.touch_period(&mut ctl, false);
     qp.publish(&mut ctl.cc, now_ns);
     qp.count(Counter::TxPackets, 1);
@@ -915,6 +1010,7 @@ pub extern "C" fn rxe_cc_rs_rx_ack(
         qp.run_due_period(&mut ctl, now_ns);
         if kind == ACK_KIND_CNP {
             ctl.cc.get().on_cnp(now_ns);
+            qp.trace_rate(&mut ctl, now_ns);
         } else {
             ctl.cc.get().on_ack(&ack);
         }

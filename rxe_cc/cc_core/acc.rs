@@ -20,7 +20,9 @@
 //! - A period without ACKs: no information, hold; ΔS accumulates.
 //! - R is measured as bytes acked per period (`ΔA/T`), not `recvNum·MTU/T`,
 //!   because rxe coalesces ACKs; with per-packet ACKs of full packets the two
-//!   are equal.
+//!   are equal. T is the period as it really ran: a kernel runs a period at
+//!   the QP's first event after the timer, so periods can end late, or
+//!   several at once, and ΔA then covers more than T.
 //! - A halt starts from `max(t_NextPkt, now)`: pacing credit left from an
 //!   idle spell must not shorten it.
 //! - The halt state ends once its one extension is applied; the QP then
@@ -111,6 +113,8 @@ pub struct Acc {
     da: u64,
     last_ack_ns: Option<u64>,
     max_gap_ns: u64,
+    /// When the current period began (the last `on_timer`, or the first ACK).
+    period_start_ns: u64,
     started: bool,
     class: AccClass,
     halts: u64,
@@ -141,6 +145,7 @@ impl Acc {
             da: 0,
             last_ack_ns: None,
             max_gap_ns: 0,
+            period_start_ns: now_ns,
             started: false,
             class: AccClass::NoInfo,
             halts: 0,
@@ -187,8 +192,10 @@ impl Acc {
     /// Algorithm 1, CONGESTED and SOURCEHALT.
     fn congested(&mut self, now_ns: u64) {
         if !self.halt && self.snd_una > self.snd_nxt_start {
-            // The ACK arrival rate; a gap longer than T stands in for T.
-            let span = self.knobs.period_ns.max(self.max_gap_ns);
+            // The ACK arrival rate over the period as it ran; a longer gap
+            // between ACKs stands in for it.
+            let ran = now_ns.saturating_sub(self.period_start_ns);
+            let span = if ran == 0 { self.knobs.period_ns } else { ran }.max(self.max_gap_ns);
             let r = self.clamp(rate_bps(self.da, span));
             self.ack_rate_bps = r;
             self.rate_before_halt_bps = self.rate_bps;
@@ -257,6 +264,9 @@ impl CongestionControl for Acc {
     fn on_ack(&mut self, ack: &AckEvent<'_>) {
         if ack.nak {
             return;
+        }
+        if !self.started {
+            self.period_start_ns = ack.now_ns;
         }
         self.started = true;
         let b = u64::from(ack.acked_bytes);
@@ -330,6 +340,7 @@ impl CongestionControl for Acc {
         self.ce = 0;
         self.ue = 0;
         self.max_gap_ns = 0;
+        self.period_start_ns = now_ns;
     }
 
     fn timer_period_ns(&self) -> Option<u64> {

@@ -94,6 +94,19 @@ fn ack_rate_uses_long_inter_arrival() {
 }
 
 #[test]
+fn ack_rate_is_over_the_period_as_it_ran() {
+    // A kernel runs a period at the QP's first event after the timer: here
+    // three periods' worth of ACKs arrive before one late `on_timer`. R is
+    // what arrived over the 3T that really passed, not over T.
+    let (mut acc, _, t) = setup();
+    let now = period(&mut acc, 0, t, 20, 5, 0, 0);
+    let now = period(&mut acc, now, 3 * t, 10, 12, 12, 0);
+    assert_eq!(acc.class(), AccClass::Congested);
+    assert_eq!(acc.ack_rate_bps(), 12 * u64::from(MTU) * 8 * 1_000_000_000 / (3 * t));
+    assert!(acc.pacing(now).next_send_ns > now);
+}
+
+#[test]
 fn two_stage_rate_increase() {
     let (mut acc, k, t) = setup();
     let line = 10 * GBPS;

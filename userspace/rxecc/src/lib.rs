@@ -2,6 +2,9 @@
 //! switch's eBPF programs and topologies.
 
 pub mod perftest;
+pub mod plot;
+pub mod record;
+pub mod report;
 pub mod selftest;
 pub mod stats;
 pub mod switch;

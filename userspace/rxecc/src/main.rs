@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use rxecc::{perftest, selftest, stats, switch, topology};
+use rxecc::{perftest, plot, record, report, selftest, stats, switch, topology};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -50,6 +50,42 @@ enum Cmd {
     Port {
         #[command(subcommand)]
         cmd: PortCmd,
+    },
+    /// Record a run's time series (rxe_cc tracepoints, port and QP samples)
+    /// as CSV into a directory, until SIGINT/SIGTERM or --duration.
+    Record {
+        #[arg(long)]
+        out: PathBuf,
+        /// Sampling interval of ports and QPs.
+        #[arg(long, default_value_t = 10, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=10000))]
+        interval_ms: u64,
+        /// Stop after this many seconds.
+        #[arg(long, value_name = "S")]
+        duration: Option<f64>,
+        #[arg(long, default_value = stats::DEBUGFS_ROOT)]
+        root: PathBuf,
+    },
+    /// Compare recorded incast runs: convergence, fairness, queue, pauses,
+    /// throughput, halts; optionally write plots and JSON.
+    Report {
+        /// Runs as LABEL=DIR (directories written by `rxecc record`).
+        #[arg(required = true, value_name = "LABEL=DIR")]
+        runs: Vec<String>,
+        /// Bottleneck link rate.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        capacity_mbps: u64,
+        /// The bottleneck port (switch egress) device.
+        #[arg(long)]
+        bottleneck: String,
+        /// The control period T the convergence is counted in.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        period_us: u64,
+        /// Write <LABEL>.png per run into this directory.
+        #[arg(long)]
+        plots: Option<PathBuf>,
+        /// Write the metrics as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
     },
     /// Summarise perftest bandwidth reports as a per-flow table.
     Flows {
@@ -188,6 +224,39 @@ fn main() -> Result<()> {
             TestbedCmd::Show => println!("{}", serde_json::to_string_pretty(&topology::current()?)?),
         },
         Cmd::Selftest => selftest::run()?,
+        Cmd::Record { out, interval_ms, duration, root } => {
+            let duration = match duration {
+                Some(d) if !(d > 0.0 && d.is_finite()) => anyhow::bail!("--duration must be a positive number of seconds"),
+                d => d.map(std::time::Duration::from_secs_f64),
+            };
+            record::record(&record::Options {
+                out,
+                interval: std::time::Duration::from_millis(interval_ms),
+                duration,
+                debugfs_root: root,
+            })?
+        }
+        Cmd::Report { runs, capacity_mbps, bottleneck, period_us, plots, json } => {
+            let setup = report::Setup {
+                capacity_bps: capacity_mbps.saturating_mul(1_000_000),
+                bottleneck,
+                period_ns: period_us.saturating_mul(1000),
+            };
+            let mut all = Vec::new();
+            for r in &runs {
+                let (label, dir) = r.split_once('=').with_context(|| format!("'{r}': expected LABEL=DIR"))?;
+                let run = report::load(label, std::path::Path::new(dir)).with_context(|| format!("loading run {label}"))?;
+                all.push(report::metrics(&run, &setup)?);
+                if let Some(d) = &plots {
+                    std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+                    plot::plot_run(&run, &setup, d).with_context(|| format!("plotting run {label}"))?;
+                }
+            }
+            print!("{}", report::table(&all, &setup));
+            if let Some(p) = json {
+                std::fs::write(&p, serde_json::to_string_pretty(&all)?).with_context(|| format!("writing {}", p.display()))?;
+            }
+        }
         Cmd::Mark { dev, mode } => switch::attach_marker(&dev, mode)?,
         Cmd::Port { cmd } => match cmd {
             PortCmd::Attach { dev, rate_mbps, limit_pkts, burst_us, delay_us, pfc_class } => switch::attach_port(

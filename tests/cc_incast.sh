@@ -1,0 +1,80 @@
+# The congestion-control incast (the ACC paper's Fig. 9, scaled): N senders
+# (h1..hN) into h0 on `dumbbell`, under one rxe_cc algorithm, recorded by
+# `rxecc record`. Shared by make demo, make bench and test_cc_incast.
+#
+# The switch marks as each algorithm expects: TCD (CE/UE) for acc, RED on
+# the queue for dcqcn, nothing for none. Knobs: docs/experiments.md.
+
+# The senders' links run at dumbbell's 100 Mb/s (rxe_cc's line_rate_mbps);
+# the bottleneck, h0's link, at 40 Mb/s: well below the 60-70 Mb/s that
+# four flows reach in the guest, so that the link, not the CPU, limits.
+CCI_LINE_MBPS=100
+CCI_RATE_MBPS=${CCI_RATE_MBPS:-40}
+# ACC's T: about 3 packets per flow per period at the fair share, as on the
+# paper's testbed (4 flows at 10 Gb/s, T = 50 us: 3.8 packets).
+CCI_T_US=${CCI_T_US:-10000}
+CCI_TCD='tcd = { thresh_bytes = 32768, max_ton_us = 3000 }'
+CCI_RED='red = { kmin_bytes = 5120, kmax_bytes = 204800, pmax_permille = 200 }'
+
+# cci_topology <cc> <file>: dumbbell with that algorithm's marking.
+cci_topology() {
+	local mark=off extra=
+	case $1 in
+	acc) mark=tcd extra=$CCI_TCD ;;
+	dcqcn) mark=red extra=$CCI_RED ;;
+	esac
+	awk -v mark="$mark" -v extra="$extra" '
+		{print}
+		/^xon_bytes = / && !done {print "mark = \"" mark "\""; if (extra != "") print extra; done = 1}
+		/^a = "h0"$/ {print "rate_mbps = " rate}
+	' rate="$CCI_RATE_MBPS" "$RXECC_TOP/testbed/topologies/dumbbell.toml" >"$2"
+	grep -q "^mark = \"$mark\"" "$2" && grep -q "^rate_mbps = $CCI_RATE_MBPS" "$2" \
+		|| { echo "cci_topology: could not derive the topology" >&2; return 1; }
+}
+
+# cci_run <cc> <out> [senders] [seconds]: one recorded incast. The flows
+# run for <seconds> (perftest -D) and start together as far as perftest
+# allows (each takes a while to set up under TCG).
+cci_run() {
+	local cc=$1 out=$2 n=${3:-4} secs=${4:-8} i rec pids=() rc=0
+	rm -rf "$out" && mkdir -p "$out"
+	echo "==> incast $n->1 with cc=$cc for $secs s (results in $out)" >&2
+	tb_load_rxe patched || return 1
+	tb_load_cc cc="$cc" line_rate_mbps=$CCI_LINE_MBPS acc_t_us="$CCI_T_US" || return 1
+	cci_topology "$cc" "$out/topology.toml" || return 1
+	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }
+	for ((i = 1; i <= n; i++)); do
+		tb_write_bw_server 0 $((TB_PORT_BASE + i)) "$out/server$i.txt" -s 65536 -u 20 -D "$secs" || rc=1
+	done
+	rxecc record --out "$out/rec" --interval-ms "${CCI_INTERVAL_MS:-20}" 2>"$out/record.log" &
+	rec=$!
+	sleep 0.5
+	for ((i = 1; i <= n; i++)); do
+		tb_write_bw_client "$i" 0 $((TB_PORT_BASE + i)) "$out/client$i.txt" -s 65536 -u 20 -D "$secs" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	((rc == 0)) || pkill -x ib_write_bw
+	sleep 0.5
+	kill -INT "$rec"
+	wait "$rec" || { cat "$out/record.log" >&2; rc=1; }
+	wait
+	rxecc port stats --json >"$out/ports.jsonl"
+	cp /sys/kernel/debug/rxe_cc/totals "$out/rxe_cc-totals.txt"
+	rxecc testbed down
+	rmmod rxe_cc
+	rmmod rdma_rxe
+	rmmod rxecc_switch 2>/dev/null || true
+	((rc == 0)) || echo "cci_run: cc=$cc: not every flow completed: $(grep -L 'BW average' "$out"/client*.txt | tr '\n' ' ')" >&2
+	return $rc
+}
+
+# cci_report <outdir> <labels...>: the side-by-side table, report.json and
+# plots of runs <outdir>/<label>.
+cci_report() {
+	local dir=$1 l runs=()
+	shift
+	for l in "$@"; do runs+=("$l=$dir/$l/rec"); done
+	rxecc report --capacity-mbps $CCI_RATE_MBPS --bottleneck p0 --period-us "$CCI_T_US" \
+		--plots "$dir/plots" --json "$dir/report.json" "${runs[@]}" | tee "$dir/table.txt"
+}

@@ -1,0 +1,136 @@
+//! PNG plots of a recorded run: per-flow throughput, per-flow algorithm
+//! rate, and the bottleneck's queue, over time (plotters, bitmap backend).
+//!
+//! Text is drawn with ab_glyph from DejaVu Sans (the `fonts-dejavu-core`
+//! package, which testbed/setup-host.sh installs), so no fontconfig is needed.
+
+use crate::report::{Run, Setup};
+use anyhow::{anyhow, Context, Result};
+use plotters::prelude::*;
+use std::path::Path;
+use std::sync::Once;
+
+const FONTS: [&str; 2] = [
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+];
+
+fn register_font() -> Result<()> {
+    static ONCE: Once = Once::new();
+    let mut res = Ok(());
+    ONCE.call_once(|| {
+        res = (|| {
+            let path = FONTS
+                .iter()
+                .find(|p| Path::new(p).exists())
+                .ok_or_else(|| anyhow!("no DejaVu Sans font (install fonts-dejavu-core); looked in {FONTS:?}"))?;
+            let bytes: &'static [u8] = Vec::leak(std::fs::read(path).with_context(|| format!("reading {path}"))?);
+            plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
+                .map_err(|_| anyhow!("{path} is not a usable font"))
+        })();
+    });
+    res
+}
+
+/// Throughput of a flow in windows of `win` ns, as (s since `origin`, Mb/s).
+fn throughput(acked: &[(u64, u64)], origin: u64, win: u64) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    for j in 1..acked.len() {
+        let (ta, a) = acked[i];
+        let (tb, b) = acked[j];
+        if tb - ta >= win {
+            let mbps = b.saturating_sub(a) as f64 * 8.0 / ((tb - ta) as f64 / 1e9) / 1e6;
+            out.push(((tb.saturating_sub(origin)) as f64 / 1e9, mbps));
+            i = j;
+        }
+    }
+    out
+}
+
+/// Writes `<dir>/<label>.png` for one run.
+pub fn plot_run(run: &Run, setup: &Setup, dir: &Path) -> Result<()> {
+    register_font()?;
+    let path = dir.join(format!("{}.png", run.label));
+    let origin = run.flows.iter().map(|f| f.start_ns).min().unwrap_or(0);
+    let end = run.flows.iter().map(|f| f.end_ns).max().unwrap_or(origin + 1);
+    let xmax = (end.saturating_sub(origin)) as f64 / 1e9;
+    let cap = setup.capacity_bps as f64 / 1e6;
+    let root = BitMapBackend::new(&path, (1100, 1000)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let panels = root.split_evenly((3, 1));
+    let colors = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK, RGBColor(255, 140, 0), RGBColor(128, 0, 128)];
+    let win = (setup.period_ns * 20).max(20_000_000);
+
+    let series: Vec<Vec<(f64, f64)>> = run.flows.iter().map(|f| throughput(&f.acked, origin, win)).collect();
+    let ymax = series.iter().flatten().map(|p| p.1).fold(cap * 1.2, f64::max);
+    let mut ch = ChartBuilder::on(&panels[0])
+        .caption(format!("{}: per-flow throughput (acked, {} ms windows)", run.label, win / 1_000_000), ("sans-serif", 22))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..xmax, 0.0..ymax)?;
+    ch.configure_mesh().x_desc("time (s)").y_desc("Mb/s").draw()?;
+    for (i, (f, s)) in run.flows.iter().zip(&series).enumerate() {
+        let c = colors[i % colors.len()];
+        ch.draw_series(LineSeries::new(s.clone(), c.stroke_width(2)))?
+            .label(f.qp.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+    }
+    ch.draw_series(LineSeries::new(vec![(0.0, cap), (xmax, cap)], BLACK.stroke_width(1)))?;
+    ch.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+
+    let rates: Vec<Vec<(f64, f64)>> = run
+        .flows
+        .iter()
+        .map(|f| {
+            // Steps: hold each rate until the next change.
+            let mut v = Vec::new();
+            let mut last: Option<f64> = None;
+            for &(t, r) in f.rate.iter().filter(|(t, _)| *t >= f.start_ns && *t <= f.end_ns) {
+                let x = t.saturating_sub(origin) as f64 / 1e9;
+                let y = r as f64 / 1e6;
+                if let Some(l) = last {
+                    v.push((x, l));
+                }
+                v.push((x, y));
+                last = Some(y);
+            }
+            v
+        })
+        .collect();
+    let rmax = rates.iter().flatten().map(|p| p.1).fold(cap * 1.2, f64::max);
+    let mut ch = ChartBuilder::on(&panels[1])
+        .caption(format!("{}: per-flow rate set by the algorithm", run.label), ("sans-serif", 22))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..xmax, 0.0..rmax)?;
+    ch.configure_mesh().x_desc("time (s)").y_desc("Mb/s").draw()?;
+    for (i, s) in rates.iter().enumerate() {
+        ch.draw_series(LineSeries::new(s.clone(), colors[i % colors.len()].stroke_width(2)))?;
+    }
+
+    let q: Vec<(f64, f64)> = run
+        .ports
+        .get(&setup.bottleneck)
+        .map(|p| {
+            p.samples
+                .iter()
+                .filter(|s| s.0 >= origin)
+                .map(|s| ((s.0 - origin) as f64 / 1e9, s.1 as f64 / 1024.0))
+                .collect()
+        })
+        .unwrap_or_default();
+    let qmax = q.iter().map(|p| p.1).fold(1.0, f64::max) * 1.1;
+    let mut ch = ChartBuilder::on(&panels[2])
+        .caption(format!("{}: queue at {}", run.label, setup.bottleneck), ("sans-serif", 22))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..xmax, 0.0..qmax)?;
+    ch.configure_mesh().x_desc("time (s)").y_desc("KB").draw()?;
+    ch.draw_series(LineSeries::new(q, BLACK.stroke_width(2)))?;
+    root.present().with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}

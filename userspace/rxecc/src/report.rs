@@ -1,0 +1,363 @@
+//! `rxecc report`: the metrics of an incast run recorded by `rxecc record`,
+//! side by side for several runs (one per algorithm), and their plots.
+//!
+//! Definitions (docs/experiments.md):
+//! - flows are the QPs that sent data; a flow starts at its first send and
+//!   ends at the last sample in which its acked bytes grew;
+//! - congestion starts when the last flow starts (`t0`); the run's common
+//!   window ends when the first flow ends (`t1`);
+//! - the aggregate rate is the sum of the flows' algorithm rates (what they
+//!   pace at; line rate under `none`), a step function of the trace;
+//! - convergence is the first time after `t0` at which the aggregate rate
+//!   is within 10% of the bottleneck, counted in periods T;
+//! - throughput is acked bytes over time; Jain's index is taken over each
+//!   flow's throughput in the second half of [t0, t1];
+//! - the queue is the bottleneck port's (peak: its exact maximum; mean: the
+//!   samples' mean over [t0, t1]); pauses are the PFC pause frames every
+//!   switch port sent;
+//! - the ideal halt is the largest total queue (all ports) over C.
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// What the caller knows about the experiment.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    pub capacity_bps: u64,
+    pub bottleneck: String,
+    pub period_ns: u64,
+}
+
+/// A flow's time series.
+#[derive(Debug, Default, Clone)]
+pub struct Flow {
+    pub qp: String,
+    /// (t, rate) steps of the algorithm's rate.
+    pub rate: Vec<(u64, u64)>,
+    /// (t, acked bytes) samples.
+    pub acked: Vec<(u64, u64)>,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// A port's samples: (t, qlen, max_qlen, drops, pfc_tx_xoff, pfc_rx_xoff).
+#[derive(Debug, Default, Clone)]
+pub struct PortSeries {
+    pub samples: Vec<(u64, u64, u64, u64, u64, u64)>,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct Halt {
+    pub qp: String,
+    pub t_ns: u64,
+    pub halted_ns: u64,
+    pub planned_ns: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct Run {
+    pub label: String,
+    pub flows: Vec<Flow>,
+    pub ports: BTreeMap<String, PortSeries>,
+    pub halts: Vec<Halt>,
+}
+
+#[derive(Debug, Serialize, Clone)]
+pub struct Metrics {
+    pub label: String,
+    pub flows: usize,
+    /// Window [t0, t1], ns since the first flow's start.
+    pub t0_ms: f64,
+    pub t1_ms: f64,
+    /// Aggregate rate at t0, Mb/s.
+    pub aggregate_at_t0_mbps: f64,
+    /// Periods T from t0 until the aggregate rate is within 10% of C, if it
+    /// got there.
+    pub converge_periods: Option<f64>,
+    pub converge_ms: Option<f64>,
+    pub jain: Option<f64>,
+    /// Per-flow throughput over the second half of [t0, t1], Mb/s.
+    pub flow_mbps: Vec<f64>,
+    pub throughput_mbps: f64,
+    pub utilisation: f64,
+    pub peak_queue_bytes: u64,
+    pub mean_queue_bytes: f64,
+    pub pauses: u64,
+    pub drops: u64,
+    pub halts: usize,
+    pub halt_actual_ms_median: Option<f64>,
+    pub halt_planned_ms_median: Option<f64>,
+    pub halt_ideal_ms: f64,
+}
+
+fn rows(dir: &Path, name: &str) -> Result<Vec<Vec<String>>> {
+    let p = dir.join(name);
+    let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+    Ok(text.lines().skip(1).filter(|l| !l.is_empty()).map(|l| l.split(',').map(str::to_string).collect()).collect())
+}
+
+fn num(r: &[String], i: usize, file: &str) -> Result<u64> {
+    r.get(i)
+        .and_then(|v| v.parse().ok())
+        .with_context(|| format!("{file}: bad row {}", r.join(",")))
+}
+
+/// Loads a run recorded by `rxecc record` in `dir`.
+pub fn load(label: &str, dir: &Path) -> Result<Run> {
+    let mut flows: BTreeMap<String, Flow> = BTreeMap::new();
+    let mut first_send: BTreeMap<String, u64> = BTreeMap::new();
+    for r in rows(dir, "rates.csv")? {
+        let (t, qp, rate) = (num(&r, 0, "rates.csv")?, r[1].clone(), num(&r, 4, "rates.csv")?);
+        first_send.entry(qp.clone()).or_insert(t);
+        flows.entry(qp.clone()).or_insert_with(|| Flow { qp, ..Default::default() }).rate.push((t, rate));
+    }
+    for r in rows(dir, "qps.csv")? {
+        let (t, qp) = (num(&r, 0, "qps.csv")?, r[1].clone());
+        let f = flows.entry(qp.clone()).or_insert_with(|| Flow { qp, ..Default::default() });
+        f.rate.push((t, num(&r, 3, "qps.csv")?));
+        f.acked.push((t, num(&r, 5, "qps.csv")?));
+    }
+    let mut out = Vec::new();
+    for (qp, mut f) in flows {
+        f.rate.sort_unstable();
+        f.acked.sort_unstable();
+        let Some(&(_, last)) = f.acked.last() else { continue };
+        if last == 0 {
+            continue; // a receiver's QP, or a flow that never sent
+        }
+        let first_acked = f.acked.iter().find(|(_, a)| *a > 0).map_or(0, |(t, _)| *t);
+        f.start_ns = first_send.get(&qp).copied().unwrap_or(first_acked).min(first_acked);
+        f.end_ns = f.acked.iter().find(|(_, a)| *a == last).map_or(0, |(t, _)| *t);
+        out.push(f);
+    }
+    let mut ports: BTreeMap<String, PortSeries> = BTreeMap::new();
+    for r in rows(dir, "ports.csv")? {
+        let f = "ports.csv";
+        ports.entry(r.get(1).cloned().unwrap_or_default()).or_default().samples.push((
+            num(&r, 0, f)?,
+            num(&r, 2, f)?,
+            num(&r, 3, f)?,
+            num(&r, 6, f)?,
+            num(&r, 10, f)?,
+            num(&r, 7, f)?,
+        ));
+    }
+    let mut halts = Vec::new();
+    for r in rows(dir, "halts.csv")? {
+        if r.get(2).map(String::as_str) == Some("end") {
+            halts.push(Halt {
+                qp: r[1].clone(),
+                t_ns: num(&r, 0, "halts.csv")?,
+                halted_ns: num(&r, 3, "halts.csv")?,
+                planned_ns: num(&r, 4, "halts.csv")?,
+            });
+        }
+    }
+    Ok(Run { label: label.to_string(), flows: out, ports, halts })
+}
+
+/// The value of a step function at `t` (the last step at or before it).
+fn step_at(steps: &[(u64, u64)], t: u64) -> u64 {
+    match steps.partition_point(|(ts, _)| *ts <= t) {
+        0 => steps.first().map_or(0, |s| s.1),
+        i => steps[i - 1].1,
+    }
+}
+
+/// Acked bytes at `t`, interpolated between samples.
+fn acked_at(s: &[(u64, u64)], t: u64) -> f64 {
+    let i = s.partition_point(|(ts, _)| *ts <= t);
+    if i == 0 {
+        return s.first().map_or(0.0, |x| x.1 as f64);
+    }
+    if i == s.len() {
+        return s[i - 1].1 as f64;
+    }
+    let ((ta, a), (tb, b)) = (s[i - 1], s[i]);
+    a as f64 + (b as f64 - a as f64) * (t - ta) as f64 / (tb - ta).max(1) as f64
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(v[v.len() / 2])
+}
+
+/// Sum of the flows' rates at `t`, counting only flows running then.
+pub fn aggregate_rate(flows: &[Flow], t: u64) -> u64 {
+    flows.iter().filter(|f| f.start_ns <= t && t <= f.end_ns).map(|f| step_at(&f.rate, t)).sum()
+}
+
+pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
+    let flows = &run.flows;
+    if flows.is_empty() {
+        bail!("{}: no flow sent data", run.label);
+    }
+    let origin = flows.iter().map(|f| f.start_ns).min().unwrap_or(0);
+    let t0 = flows.iter().map(|f| f.start_ns).max().unwrap_or(0);
+    let t1 = flows.iter().map(|f| f.end_ns).min().unwrap_or(0);
+    if t1 <= t0 {
+        bail!("{}: the flows never all ran at once (the last started after the first ended)", run.label);
+    }
+    let c = setup.capacity_bps as f64;
+    let ms = |t: u64| t.saturating_sub(origin) as f64 / 1e6;
+    // The aggregate changes only at steps: check each step time in [t0, t1].
+    let mut times: Vec<u64> = flows.iter().flat_map(|f| f.rate.iter().map(|s| s.0)).filter(|t| *t >= t0 && *t <= t1).collect();
+    times.push(t0);
+    times.sort_unstable();
+    let conv = times.iter().copied().find(|&t| (aggregate_rate(flows, t) as f64 - c).abs() <= 0.1 * c);
+    let period = setup.period_ns.max(1) as f64;
+    let mid = t0 + (t1 - t0) / 2;
+    let flow_mbps: Vec<f64> = flows
+        .iter()
+        .map(|f| (acked_at(&f.acked, t1) - acked_at(&f.acked, mid)) * 8.0 / ((t1 - mid) as f64 / 1e9) / 1e6)
+        .collect();
+    let total: f64 = flows.iter().map(|f| acked_at(&f.acked, t1) - acked_at(&f.acked, t0)).sum();
+    let throughput_mbps = total * 8.0 / ((t1 - t0) as f64 / 1e9) / 1e6;
+    let (mut peak_queue, mut mean_queue) = (0, 0.0);
+    if let Some(b) = run.ports.get(&setup.bottleneck) {
+        peak_queue = b.samples.iter().map(|s| s.2).max().unwrap_or(0);
+        let w: Vec<u64> = b.samples.iter().filter(|s| s.0 >= t0 && s.0 <= t1).map(|s| s.1).collect();
+        mean_queue = w.iter().sum::<u64>() as f64 / w.len().max(1) as f64;
+    } else if !run.ports.is_empty() {
+        bail!("{}: no port {} in the recording", run.label, setup.bottleneck);
+    }
+    let delta = |f: fn(&(u64, u64, u64, u64, u64, u64)) -> u64| -> u64 {
+        run.ports
+            .values()
+            .map(|p| match (p.samples.first(), p.samples.last()) {
+                (Some(a), Some(b)) => f(b).saturating_sub(f(a)),
+                _ => 0,
+            })
+            .sum()
+    };
+    let pauses = delta(|s| s.4);
+    let drops = delta(|s| s.3);
+    // The largest total queue over all ports, at one sample time.
+    let mut total_q: BTreeMap<u64, u64> = BTreeMap::new();
+    for p in run.ports.values() {
+        for s in &p.samples {
+            *total_q.entry(s.0).or_default() += s.1;
+        }
+    }
+    let max_total = total_q.values().copied().max().unwrap_or(0);
+    Ok(Metrics {
+        label: run.label.clone(),
+        flows: flows.len(),
+        t0_ms: ms(t0),
+        t1_ms: ms(t1),
+        aggregate_at_t0_mbps: aggregate_rate(flows, t0) as f64 / 1e6,
+        converge_periods: conv.map(|t| (t - t0) as f64 / period),
+        converge_ms: conv.map(|t| (t - t0) as f64 / 1e6),
+        jain: crate::perftest::jain_index(&flow_mbps),
+        flow_mbps,
+        throughput_mbps,
+        utilisation: throughput_mbps * 1e6 / c,
+        peak_queue_bytes: peak_queue,
+        mean_queue_bytes: mean_queue,
+        pauses,
+        drops,
+        halts: run.halts.len(),
+        halt_actual_ms_median: median(run.halts.iter().map(|h| h.halted_ns as f64 / 1e6).collect()),
+        halt_planned_ms_median: median(run.halts.iter().map(|h| h.planned_ns as f64 / 1e6).collect()),
+        halt_ideal_ms: max_total as f64 * 8.0 / c * 1e3,
+    })
+}
+
+fn opt(v: Option<f64>, prec: usize) -> String {
+    v.map_or("-".to_string(), |x| format!("{x:.prec$}"))
+}
+
+/// The side-by-side table.
+pub fn table(ms: &[Metrics], setup: &Setup) -> String {
+    let mut s = format!(
+        "{} flows into {} at {} Mb/s, T = {} us\n",
+        ms.first().map_or(0, |m| m.flows),
+        setup.bottleneck,
+        setup.capacity_bps / 1_000_000,
+        setup.period_ns / 1000
+    );
+    s += &format!(
+        "{:<8} {:>11} {:>8} {:>10} {:>7} {:>10} {:>10} {:>8} {:>6} {:>6} {:>17}\n",
+        "cc", "converge T", "(ms)", "tput Mb/s", "Jain", "peak KB", "mean KB", "pauses", "drops", "halts", "halt act/plan/ideal ms"
+    );
+    for m in ms {
+        s += &format!(
+            "{:<8} {:>11} {:>8} {:>10.1} {:>7} {:>10.1} {:>10.1} {:>8} {:>6} {:>6} {:>6}/{}/{:.2}\n",
+            m.label,
+            opt(m.converge_periods, 1),
+            opt(m.converge_ms, 1),
+            m.throughput_mbps,
+            opt(m.jain, 3),
+            m.peak_queue_bytes as f64 / 1024.0,
+            m.mean_queue_bytes / 1024.0,
+            m.pauses,
+            m.drops,
+            m.halts,
+            opt(m.halt_actual_ms_median, 2),
+            opt(m.halt_planned_ms_median, 2),
+            m.halt_ideal_ms
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn flow(qp: &str, start: u64, end: u64, rate: Vec<(u64, u64)>, mbps: u64) -> Flow {
+        // acked grows linearly at `mbps` from start to end, sampled every ms.
+        let acked = (start / MS..=end / MS).map(|i| (i * MS, (i * MS - start) * mbps / 8 / 1000)).collect();
+        Flow { qp: qp.into(), rate, acked, start_ns: start, end_ns: end }
+    }
+
+    #[test]
+    fn convergence_counts_periods_from_the_last_start() {
+        let c = 100_000_000;
+        // Flow a runs alone at C; b joins at 10 ms at C; both drop to C/2 at 13 ms.
+        let a = flow("a", 0, 100 * MS, vec![(0, c), (13 * MS, c / 2)], 50);
+        let b = flow("b", 10 * MS, 100 * MS, vec![(10 * MS, c), (13 * MS, c / 2)], 50);
+        let mut ports = BTreeMap::new();
+        ports.insert(
+            "p0".to_string(),
+            PortSeries { samples: vec![(0, 0, 0, 0, 0, 0), (20 * MS, 12500, 25000, 0, 3, 0), (90 * MS, 0, 25000, 0, 7, 0)] },
+        );
+        let run = Run { label: "x".into(), flows: vec![a, b], ports, halts: vec![] };
+        let setup = Setup { capacity_bps: c, bottleneck: "p0".into(), period_ns: MS };
+        let m = metrics(&run, &setup).unwrap();
+        assert_eq!(m.converge_periods, Some(3.0));
+        assert_eq!(m.aggregate_at_t0_mbps, 200.0);
+        assert!((m.jain.unwrap() - 1.0).abs() < 1e-9);
+        assert!((m.throughput_mbps - 100.0).abs() < 1.0, "{}", m.throughput_mbps);
+        assert_eq!(m.peak_queue_bytes, 25000);
+        assert_eq!(m.pauses, 7);
+        assert!((m.halt_ideal_ms - 25000.0 * 8.0 / 1e8 * 1e3 / 2.0).abs() < 1e-9);
+        assert!(table(&[m], &setup).contains("3.0"));
+    }
+
+    #[test]
+    fn never_converging_is_none() {
+        let c = 100_000_000;
+        let a = flow("a", 0, 50 * MS, vec![(0, c)], 50);
+        let b = flow("b", MS, 50 * MS, vec![(MS, c)], 50);
+        let run = Run { label: "none".into(), flows: vec![a, b], ports: BTreeMap::new(), halts: vec![] };
+        let m = metrics(&run, &Setup { capacity_bps: c, bottleneck: "p0".into(), period_ns: MS }).unwrap();
+        assert_eq!(m.converge_periods, None);
+    }
+
+    #[test]
+    fn flows_that_never_overlap_are_an_error() {
+        let a = flow("a", 0, 5 * MS, vec![(0, 1)], 50);
+        let b = flow("b", 6 * MS, 9 * MS, vec![(6 * MS, 1)], 50);
+        let run = Run { label: "x".into(), flows: vec![a, b], ports: BTreeMap::new(), halts: vec![] };
+        let e = metrics(&run, &Setup { capacity_bps: 1, bottleneck: "p0".into(), period_ns: 1 }).unwrap_err();
+        assert!(e.to_string().contains("never all ran at once"));
+    }
+}
