@@ -1060,7 +1060,11 @@ pub extern "C" fn rxe_cc_rs_rx_data(
         }
         return ECHO_CE;
     }
-    if ecn == ECN_UE && Knob::DataEcn.get() == ECN_ECT1 {
+    // UE is 0b10, which an unmarked ECT(0) packet also reads as: count it
+    // only when this kernel's senders use ECT(1), as `data_ecn=1` or ACC's
+    // default (`data_ecn=0` under cc=acc) make them.
+    let data_ecn = Knob::DataEcn.get();
+    if ecn == ECN_UE && (data_ecn == ECN_ECT1 || (data_ecn == 0 && qp.stats.alg == Algorithm::Acc)) {
         qp.count(Counter::RxEcnUe, 1);
         return ECHO_UE;
     }

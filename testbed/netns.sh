@@ -81,16 +81,20 @@ TB_NICE=${TB_NICE:-19}
 # gives MiB/s with 2 decimals: finer at low rates.
 tb_report_flag() { [ "${TB_REPORT_GBITS:-1}" = 1 ] && echo --report_gbits; }
 
+# TB_BW_TOOL picks the perftest program (ib_write_bw unless set; the CC
+# experiments use ib_send_bw, which can sleep on completion events).
 # tb_write_bw_server <host> <port> <out> [perftest args]: start in
 # background, and return once it listens (a client that comes too early
 # fails at once: perftest does not retry), or after 30 s.
 tb_write_bw_server() {
 	local h=$1 port=$2 out=$3 i
 	shift 3
-	ip netns exec "h$h" nice -n "$TB_NICE" taskset -c "$(tb_cpu "$port")" ib_write_bw -d "rxe$h" -x "$(tb_gid "$h")" \
+	ip netns exec "h$h" nice -n "$TB_NICE" taskset -c "$(tb_cpu "$port")" "${TB_BW_TOOL:-ib_write_bw}" -d "rxe$h" -x "$(tb_gid "$h")" \
 		-p "$port" -F $(tb_report_flag) "$@" >"$out" 2>&1 &
+	local pid=$!
 	for ((i = 0; i < 300; i++)); do
 		ip netns exec "h$h" ss -Hltn "sport = :$port" | grep -q . && return 0
+		kill -0 "$pid" 2>/dev/null || { echo "tb_write_bw_server: h$h: $(grep -v -- --- "$out" | head -1)" >&2; return 1; }
 		sleep 0.1
 	done
 	echo "tb_write_bw_server: h$h is not listening on $port after 30 s" >&2
@@ -101,7 +105,7 @@ tb_write_bw_server() {
 tb_write_bw_client() {
 	local h=$1 s=$2 port=$3 out=$4
 	shift 4
-	ip netns exec "h$h" nice -n "$TB_NICE" taskset -c "$(tb_cpu "$h")" ib_write_bw -d "rxe$h" -x "$(tb_gid "$h")" \
+	ip netns exec "h$h" nice -n "$TB_NICE" taskset -c "$(tb_cpu "$h")" "${TB_BW_TOOL:-ib_write_bw}" -d "rxe$h" -x "$(tb_gid "$h")" \
 		-p "$port" -F $(tb_report_flag) "$@" "$(tb_ip "$s")" >"$out" 2>&1
 }
 

@@ -14,6 +14,8 @@ APT_PKGS=(
 	# guest and testbed
 	qemu-system-x86 rdma-core ibverbs-utils perftest iproute2 bpftool
 	libbpf-dev iputils-ping procps tshark
+	# rxecc report's plots (plotters draws text with DejaVu Sans)
+	fonts-dejavu-core
 )
 
 missing=()

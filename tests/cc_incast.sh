@@ -13,8 +13,15 @@ CCI_RATE_MBPS=${CCI_RATE_MBPS:-40}
 # ACC's T: about 3 packets per flow per period at the fair share, as on the
 # paper's testbed (4 flows at 10 Gb/s, T = 50 us: 3.8 packets).
 CCI_T_US=${CCI_T_US:-10000}
-CCI_TCD='tcd = { thresh_bytes = 32768, max_ton_us = 3000 }'
+CCI_TCD='tcd = { thresh_bytes = 32768, max_ton_us = 3000, stall_us = 5000 }'
 CCI_RED='red = { kmin_bytes = 5120, kmax_bytes = 204800, pmax_permille = 200 }'
+
+# ib_send_bw sleeps on completion events (-e; ib_write_bw cannot) instead
+# of polling: eight polling processes starve the switch's qdisc timers on
+# two vCPUs (a third of the bottleneck's service time was lost). -u 20: see
+# SW_PERF in test_switch.sh.
+CCI_PERF=(-s 65536 -u 20 -e)
+export TB_BW_TOOL=ib_send_bw
 
 # cci_topology <cc> <file>: dumbbell with that algorithm's marking.
 cci_topology() {
@@ -32,29 +39,30 @@ cci_topology() {
 		|| { echo "cci_topology: could not derive the topology" >&2; return 1; }
 }
 
-# cci_run <cc> <out> [senders] [seconds]: one recorded incast. The flows
-# run for <seconds> (perftest -D) and start together as far as perftest
-# allows (each takes a while to set up under TCG).
+# cci_run <cc> <out> [senders] [messages]: one recorded incast. Each flow
+# sends <messages> of 64 KB (perftest's duration mode cannot sleep on
+# events); the flows start together as far as perftest allows (each takes
+# a while to set up under TCG).
 cci_run() {
-	local cc=$1 out=$2 n=${3:-4} secs=${4:-8} i rec pids=() rc=0
+	local cc=$1 out=$2 n=${3:-4} iters=${4:-150} i rec pids=() rc=0
 	rm -rf "$out" && mkdir -p "$out"
-	echo "==> incast $n->1 with cc=$cc for $secs s (results in $out)" >&2
+	echo "==> incast $n->1 with cc=$cc, $iters x 64 KB per flow (results in $out)" >&2
 	tb_load_rxe patched || return 1
 	tb_load_cc cc="$cc" line_rate_mbps=$CCI_LINE_MBPS acc_t_us="$CCI_T_US" || return 1
 	cci_topology "$cc" "$out/topology.toml" || return 1
 	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }
 	for ((i = 1; i <= n; i++)); do
-		tb_write_bw_server 0 $((TB_PORT_BASE + i)) "$out/server$i.txt" -s 65536 -u 20 -D "$secs" || rc=1
+		tb_write_bw_server 0 $((TB_PORT_BASE + i)) "$out/server$i.txt" "${CCI_PERF[@]}" -n "$iters" || rc=1
 	done
 	rxecc record --out "$out/rec" --interval-ms "${CCI_INTERVAL_MS:-20}" 2>"$out/record.log" &
 	rec=$!
 	sleep 0.5
 	for ((i = 1; i <= n; i++)); do
-		tb_write_bw_client "$i" 0 $((TB_PORT_BASE + i)) "$out/client$i.txt" -s 65536 -u 20 -D "$secs" &
+		tb_write_bw_client "$i" 0 $((TB_PORT_BASE + i)) "$out/client$i.txt" "${CCI_PERF[@]}" -n "$iters" &
 		pids+=($!)
 	done
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
-	((rc == 0)) || pkill -x ib_write_bw
+	((rc == 0)) || pkill -x ib_send_bw
 	sleep 0.5
 	kill -INT "$rec"
 	wait "$rec" || { cat "$out/record.log" >&2; rc=1; }

@@ -1,27 +1,19 @@
 #!/usr/bin/env bash
-# make demo: boot the testbed and run the 4->1 incast (h1..h4 -> h0 through
-# the bridge) with rxe_cc, printing per-flow throughput.
-# Later issues add the ACC / DCQCN / no-CC comparison and plots.
+# make demo: boot the testbed and run the 4->1 incast on `dumbbell` (h1..h4
+# into h0, bottleneck 40 Mb/s) under cc=none, cc=dcqcn and cc=acc, one after
+# another; print the side-by-side table and write per-run PNG plots of
+# per-flow rate and queue length (tests/cc_incast.sh, docs/experiments.md).
 set -uo pipefail
-. "$RXECC_TOP/testbed/netns.sh"
-. "$RXECC_TOP/tests/test_incast.sh"
-SIZE=65536
-ITERS=${DEMO_ITERS:-1000}
+. "$RXECC_TOP/tests/lib.sh"
+. "$RXECC_TOP/tests/cc_incast.sh"
+ITERS=${DEMO_ITERS:-150}
 out=$RESULTS/demo
 rm -rf "$out" && mkdir -p "$out"
-
-for cc in none; do
-	echo "==> demo: 4->1 incast with rxe_cc cc=$cc ($ITERS x $SIZE B per flow)" >&2
-	tb_load_rxe patched
-	tb_load_cc cc=$cc
-	tb_up 5
-	mkdir -p "$out/$cc"
-	tb_incast 4 "$out/$cc" -s $SIZE -n "$ITERS" || echo "warning: not every flow completed" >&2
-	rxecc flows --label "cc=$cc: 4->1 incast into h0" "$out/$cc"/client{1..4}.txt | tee "$out/$cc/table.txt"
-	rxecc flows --json "$out/$cc"/client{1..4}.txt >"$out/$cc/flows.json"
-	cp /sys/kernel/debug/rxe_cc/totals "$out/$cc/rxe_cc-totals.txt"
-	tb_down
-	rmmod rxe_cc
-	rmmod rdma_rxe
+rc=0
+for cc in none dcqcn acc; do
+	cci_run "$cc" "$out/$cc" 4 "$ITERS" || rc=1
 done
-echo "results in $out" >&2
+echo
+cci_report "$out" none dcqcn acc || rc=1
+echo "table: $out/table.txt; metrics: $out/report.json; plots: $out/plots/{none,dcqcn,acc}.png" >&2
+exit $rc

@@ -25,6 +25,7 @@ assert_gt() { awk -v a="$2" -v b="$3" 'BEGIN {exit !(a + 0 > b + 0)}' || fail "$
 tb_reset() {
 	local d
 	pkill -x ib_write_bw 2>/dev/null || true
+	pkill -x ib_send_bw 2>/dev/null || true
 	sleep 0.2
 	for d in /sys/fs/bpf/rxecc/*/; do
 		[ -d "$d" ] && rxecc port detach --dev "$(basename "$d")"

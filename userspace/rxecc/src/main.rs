@@ -153,6 +153,10 @@ enum PortCmd {
         thresh_bytes: u64,
         #[arg(long)]
         max_ton_us: u64,
+        /// A dequeue this late with packets waiting is an emulation stall,
+        /// judged like a PFC OFF period (0: the default, 2 ms).
+        #[arg(long, default_value_t = 0)]
+        stall_us: u64,
     },
     /// Make a port an ingress port of switch `switch-id`: shared-buffer
     /// accounting and PFC thresholds.
@@ -268,7 +272,9 @@ fn main() -> Result<()> {
                 switch::set_red(&dev, &switch::Red { kmin_bytes, kmax_bytes, pmax_permille })?
             }
             PortCmd::Rate { dev, rate_mbps } => switch::set_rate(&dev, rate_mbps)?,
-            PortCmd::Tcd { dev, thresh_bytes, max_ton_us } => switch::set_tcd(&dev, thresh_bytes, max_ton_us)?,
+            PortCmd::Tcd { dev, thresh_bytes, max_ton_us, stall_us } => {
+                switch::set_tcd(&dev, thresh_bytes, max_ton_us, stall_us)?
+            }
             PortCmd::Ingress {
                 dev,
                 switch_id,

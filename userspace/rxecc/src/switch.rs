@@ -241,11 +241,12 @@ pub fn set_red(dev: &str, red: &Red) -> Result<()> {
     })
 }
 
-/// Sets `dev`'s TCD threshold and max(T_on).
-pub fn set_tcd(dev: &str, thresh_bytes: u64, max_ton_us: u64) -> Result<()> {
+/// Sets `dev`'s TCD threshold, max(T_on) and stall threshold (0: 2 ms).
+pub fn set_tcd(dev: &str, thresh_bytes: u64, max_ton_us: u64, stall_us: u64) -> Result<()> {
     update_port_cfg(dev, |c| {
         c.tcd_thresh_bytes = thresh_bytes;
         c.tcd_max_ton_ns = max_ton_us.saturating_mul(1000);
+        c.stall_ns = stall_us.saturating_mul(1000);
     })
 }
 

@@ -132,6 +132,9 @@ pub struct RedCfg {
 pub struct TcdCfg {
     pub thresh_bytes: u64,
     pub max_ton_us: u64,
+    /// Dequeue lateness judged an emulation stall (OFF); 0 or absent: 2 ms.
+    #[serde(default)]
+    pub stall_us: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -569,7 +572,7 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             switch::set_red(&p.dev, &switch::Red { kmin_bytes: red.kmin_bytes, kmax_bytes: red.kmax_bytes, pmax_permille: red.pmax_permille })?;
         }
         if let Some(tcd) = s.tcd {
-            switch::set_tcd(&p.dev, tcd.thresh_bytes, tcd.max_ton_us)?;
+            switch::set_tcd(&p.dev, tcd.thresh_bytes, tcd.max_ton_us, tcd.stall_us)?;
         }
         if s.mark != MarkMode::Off {
             switch::attach_marker(&p.dev, s.mark)?;
