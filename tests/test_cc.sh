@@ -40,3 +40,56 @@ test_cc_incast() {
 		"pauses none $(rj none pauses), dcqcn $(rj dcqcn pauses), acc $(rj acc pauses);" \
 		"mean queue B none $(rj none mean_queue_bytes), dcqcn $(rj dcqcn mean_queue_bytes), acc $(rj acc mean_queue_bytes)"
 }
+
+# kernel_jiffies: system + irq + softirq time of all CPUs, in USER_HZ ticks.
+kernel_jiffies() { awk '$1 == "cpu" {print $4 + $7 + $8}' /proc/stat; }
+# total_jiffies: all time of all CPUs.
+total_jiffies() { awk '$1 == "cpu" {s = 0; for (i = 2; i <= NF; i++) s += $i; print s}' /proc/stat; }
+# qp_sum <counter>: summed over the live QPs.
+qp_sum() { cat /sys/kernel/debug/rxe_cc/qps/*/stats 2>/dev/null | awk -v k="$1" '$1 == k {s += $2} END {print s + 0}'; }
+
+# A QP held at the gate, as in a halt, costs no CPU: the gate arms an
+# hrtimer and returns; nothing polls. Four flows paced at 1 Mb/s each (a
+# 4 KB packet every 33 ms) sit at the gate almost all the time; the
+# kernel's CPU time then is compared with the idle machine's, and the gate
+# must not be retried more than once per packet.
+test_halt_cpu() {
+	local i pids=() k0 t0 k1 t1 idle gated p0 g0 f0 p1 g1 f1
+	tb_load_rxe patched
+	tb_load_cc cc=fixed fixed_rate_mbps=1
+	tb_up 5
+	k0=$(kernel_jiffies) t0=$(total_jiffies)
+	sleep 3
+	k1=$(kernel_jiffies) t1=$(total_jiffies)
+	idle=$(awk -v k=$((k1 - k0)) -v t=$((t1 - t0)) 'BEGIN {printf "%.4f", k / t}')
+	for ((i = 1; i <= 4; i++)); do
+		TB_BW_TOOL=ib_send_bw tb_write_bw_server 0 $((TB_PORT_BASE + i)) "$TEST_OUT/server$i.txt" -s 65536 -n 16 -e
+	done
+	for ((i = 1; i <= 4; i++)); do
+		TB_BW_TOOL=ib_send_bw tb_write_bw_client "$i" 0 $((TB_PORT_BASE + i)) "$TEST_OUT/client$i.txt" -s 65536 -n 16 -e &
+		pids+=($!)
+	done
+	# Wait until all four QPs are sending, then measure for 4 s.
+	for ((i = 0; i < 100; i++)); do
+		[ "$(grep -l '^tx_packets [1-9]' /sys/kernel/debug/rxe_cc/qps/*/stats 2>/dev/null | wc -l)" -ge 4 ] && break
+		sleep 0.1
+	done
+	p0=$(qp_sum tx_packets) g0=$(qp_sum tx_gated) f0=$(qp_sum pacer_fires)
+	k0=$(kernel_jiffies) t0=$(total_jiffies)
+	sleep 4
+	k1=$(kernel_jiffies) t1=$(total_jiffies)
+	p1=$(qp_sum tx_packets) g1=$(qp_sum tx_gated) f1=$(qp_sum pacer_fires)
+	gated=$(awk -v k=$((k1 - k0)) -v t=$((t1 - t0)) 'BEGIN {printf "%.4f", k / t}')
+	for i in "${pids[@]}"; do wait "$i" || fail "a paced flow failed: $(tail -2 "$TEST_OUT/client1.txt")"; done
+	wait
+	info "kernel CPU: idle $idle, 4 QPs held at the gate $gated (share of both vCPUs);" \
+		"in 4 s: $((p1 - p0)) packets, $((g1 - g0)) held sends, $((f1 - f0)) timer fires"
+	assert_gt "packets sent while paced" $((p1 - p0)) 0
+	assert_gt "sends held at the gate" $((g1 - g0)) 0
+	# No retry storm: a held send is retried only when its timer fires.
+	[ $((g1 - g0)) -le $((2 * (p1 - p0) + 8)) ] || fail "$((g1 - g0)) held sends for $((p1 - p0)) packets"
+	[ $((f1 - f0)) -le $((2 * (p1 - p0) + 8)) ] || fail "$((f1 - f0)) timer fires for $((p1 - p0)) packets"
+	# Held QPs add under 5% of the machine's time in the kernel.
+	awk -v a="$gated" -v b="$idle" 'BEGIN {exit !(a - b < 0.05)}' \
+		|| fail "kernel CPU rose from $idle to $gated while the QPs were held"
+}
