@@ -105,3 +105,26 @@ for rate in ${BENCH_PORT_RATES:-100 200 400 600 800} none; do
 		printf '%-14s %-16s %-14s %-10s %s\n' "(no port)" "${bw:-fail}" - - -
 	fi
 done | tee -a "$out/summary.txt"
+tb_down
+rmmod rxe_cc 2>/dev/null || true
+rmmod rdma_rxe 2>/dev/null || true
+
+# Congestion control, side by side in this one run: the 4->1 incast under
+# none, DCQCN and ACC (docs/experiments.md), and the ratios the ACC paper
+# claims: ACC converges at least 10x faster than DCQCN and triggers at
+# least 5x fewer PFC pauses.
+. "$RXECC_TOP/tests/cc_incast.sh"
+echo
+for cc in none dcqcn acc; do
+	cci_run "$cc" "$out/cc/$cc" 4 "${BENCH_CC_ITERS:-150}" || echo "  cc=$cc: not every flow completed" >&2
+done
+cci_report "$out/cc" none dcqcn acc | tee -a "$out/summary.txt"
+python3 - "$out/cc/report.json" <<'PY' | tee -a "$out/summary.txt"
+import json, sys
+m = {r["label"]: r for r in json.load(open(sys.argv[1]))}
+a, d = m["acc"], m["dcqcn"]
+def ratio(x, y):
+    return "n/a" if x is None or y is None or y == 0 else "%.1fx" % (x / y)
+print("DCQCN / ACC convergence time: %s (target >= 10x); pauses: %s (target >= 5x)"
+      % (ratio(d["converge_periods"], a["converge_periods"]), ratio(d["pauses"], a["pauses"])))
+PY

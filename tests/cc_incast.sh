@@ -23,6 +23,13 @@ CCI_RED='red = { kmin_bytes = 5120, kmax_bytes = 204800, pmax_permille = 200 }'
 CCI_PERF=(-s 65536 -u 20 -e)
 export TB_BW_TOOL=ib_send_bw
 
+# DCQCN's timers scaled to the bottleneck's packet rate, not just its RTT:
+# at its fair share (10 Mb/s, a 4 KB packet every 3.3 ms) and ~10% marks a
+# flow gets a CNP every ~30 ms, so with the module's 1.1 ms timers it
+# recovers dozens of times between two CNPs and never comes down. In the
+# paper's regime the CNP interval and the timers are about equal.
+CCI_DCQCN_KNOBS=(${CCI_DCQCN_KNOBS:-rpg_time_reset=20000 dce_tcp_rtt=20000})
+
 # cci_topology <cc> <file>: dumbbell with that algorithm's marking.
 cci_topology() {
 	local mark=off extra=
@@ -48,7 +55,7 @@ cci_run() {
 	rm -rf "$out" && mkdir -p "$out"
 	echo "==> incast $n->1 with cc=$cc, $iters x 64 KB per flow (results in $out)" >&2
 	tb_load_rxe patched || return 1
-	tb_load_cc cc="$cc" line_rate_mbps=$CCI_LINE_MBPS acc_t_us="$CCI_T_US" || return 1
+	tb_load_cc cc="$cc" line_rate_mbps=$CCI_LINE_MBPS acc_t_us="$CCI_T_US" "${CCI_DCQCN_KNOBS[@]}" || return 1
 	cci_topology "$cc" "$out/topology.toml" || return 1
 	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }
 	for ((i = 1; i <= n; i++)); do
