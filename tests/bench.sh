@@ -128,3 +128,13 @@ def ratio(x, y):
 print("DCQCN / ACC convergence time: %s (target >= 10x); pauses: %s (target >= 5x)"
       % (ratio(d["converge_periods"], a["converge_periods"]), ratio(d["pauses"], a["pauses"])))
 PY
+
+# The victim flow on chain (docs/experiments.md): F0's rate and the pauses
+# that reach the shared upstream port and the hosts, ACC against DCQCN.
+. "$RXECC_TOP/tests/test_switch.sh"
+. "$RXECC_TOP/tests/cc_victim.sh"
+echo
+echo "victim flow F0 on chain, with bursts into F1's receiver (pauses received per port)"
+for cc in acc dcqcn; do
+	ccv_run "$cc" "$out/victim/$cc"
+done | tee -a "$out/summary.txt"

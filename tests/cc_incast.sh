@@ -20,8 +20,8 @@ CCI_RED='red = { kmin_bytes = 5120, kmax_bytes = 204800, pmax_permille = 200 }'
 # of polling: eight polling processes starve the switch's qdisc timers on
 # two vCPUs (a third of the bottleneck's service time was lost). -u 20: see
 # SW_PERF in test_switch.sh.
+# (cci_run sets TB_BW_TOOL for itself only: other tests keep ib_write_bw.)
 CCI_PERF=(-s 65536 -u 20 -e)
-export TB_BW_TOOL=ib_send_bw
 
 # DCQCN's timers scaled to the bottleneck's packet rate, not just its RTT:
 # at its fair share (10 Mb/s, a 4 KB packet every 3.3 ms) and ~10% marks a
@@ -51,7 +51,7 @@ cci_topology() {
 # events); the flows start together as far as perftest allows (each takes
 # a while to set up under TCG).
 cci_run() {
-	local cc=$1 out=$2 n=${3:-4} iters=${4:-150} i rec pids=() rc=0
+	local cc=$1 out=$2 n=${3:-4} iters=${4:-150} i rec pids=() rc=0 TB_BW_TOOL=ib_send_bw
 	rm -rf "$out" && mkdir -p "$out"
 	echo "==> incast $n->1 with cc=$cc, $iters x 64 KB per flow (results in $out)" >&2
 	tb_load_rxe patched || return 1
