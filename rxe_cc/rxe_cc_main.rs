@@ -535,9 +535,8 @@ struct QpCtl {
     /// Dropping a handle cancels its timer and waits for its callback.
     timer: Option<ArcHrTimerHandle<Pacer>>,
     period_timer: Option<ArcHrTimerHandle<Period>>,
-    /// ACC halts already traced, and when the pending one started (0: none
-    /// pending). A halt ends at the QP's next send.
-    halts_seen: u64,
+    /// When the pending ACC halt started (0: none pending). A halt ends at
+    /// the QP's next send.
     halt_since_ns: u64,
 }
 
@@ -577,12 +576,6 @@ impl QpState {
         self.stats.next_send_ns.store(p.next_send_ns, Relaxed);
         if let QpCc::Acc(acc) = cc {
             self.stats.class.store(class_code(acc.class()), Relaxed);
-            let halts = acc.halts();
-            let before = self.stats.halts.xchg(halts, Relaxed);
-            if before != halts {
-                self.stats.halt_ns.fetch_add(acc.last_halt_ns(), Relaxed);
-                self.count(Counter::Halts, halts.saturating_sub(before));
-            }
         }
     }
 
@@ -609,8 +602,12 @@ impl QpState {
         ctl.cc.get().on_timer(now_ns);
         self.trace_rate(ctl, now_ns);
         if let QpCc::Acc(acc) = &ctl.cc {
-            if acc.halts() != ctl.halts_seen {
-                ctl.halts_seen = acc.halts();
+            // Halts start only here, at a period's end: count and trace them.
+            let halts = acc.halts();
+            let before = self.stats.halts.xchg(halts, Relaxed);
+            if before != halts {
+                self.stats.halt_ns.fetch_add(acc.last_halt_ns(), Relaxed);
+                self.count(Counter::Halts, halts.saturating_sub(before));
                 ctl.halt_since_ns = now_ns;
                 // SAFETY: `name` is a NUL-terminated string that outlives
                 // the call.
@@ -844,7 +841,6 @@ fn new_qp_state(
                 cc,
                 timer: None,
                 period_timer: None,
-                halts_seen: 0,
                 halt_since_ns: 0,
             }),
             pacer,

@@ -65,9 +65,9 @@ pub enum Event {
 /// `kworker/u8:2-51 [001] b..1. 12.5: rxe_cc_rate: qp=rxe1-qp17 ns=... rate_bps=...`.
 /// Lines of other events give `None`.
 pub fn parse_event(line: &str) -> Option<Event> {
-    let (name, rest) = ["rxe_cc_rate", "rxe_cc_halt_start", "rxe_cc_halt_end"]
-        .iter()
-        .find_map(|n| line.split_once(&format!(" {n}: ")).map(|(_, r)| (*n, r)))?;
+    // `... <timestamp>: <event>: <fields>`
+    let (_, ev) = line.split_once(" rxe_cc_")?;
+    let (name, rest) = ev.split_once(": ")?;
     let mut qp = None;
     let mut num = std::collections::HashMap::new();
     for kv in rest.split_whitespace() {
@@ -81,7 +81,7 @@ pub fn parse_event(line: &str) -> Option<Event> {
     let qp = qp?;
     let g = |k: &str| num.get(k).copied();
     Some(match name {
-        "rxe_cc_rate" => Event::Rate {
+        "rate" => Event::Rate {
             t_ns: g("ns")?,
             qp,
             alg: g("alg")?,
@@ -90,8 +90,9 @@ pub fn parse_event(line: &str) -> Option<Event> {
             tx_bytes: g("tx_bytes")?,
             acked_bytes: g("acked_bytes")?,
         },
-        "rxe_cc_halt_start" => Event::HaltStart { t_ns: g("ns")?, qp, planned_ns: g("planned_ns")? },
-        _ => Event::HaltEnd { t_ns: g("ns")?, qp, halted_ns: g("halted_ns")?, planned_ns: g("planned_ns")? },
+        "halt_start" => Event::HaltStart { t_ns: g("ns")?, qp, planned_ns: g("planned_ns")? },
+        "halt_end" => Event::HaltEnd { t_ns: g("ns")?, qp, halted_ns: g("halted_ns")?, planned_ns: g("planned_ns")? },
+        _ => return None,
     })
 }
 
@@ -332,5 +333,6 @@ mod tests {
         assert_eq!(parse_event(" x-1 [000] ..... 1.0: sched_switch: prev=a"), None);
         assert_eq!(parse_event(" x-1 [000] ..... 1.0: rxe_cc_rate: qp=a ns=zz"), None);
         assert_eq!(parse_event("CPU:1 [LOST 12 EVENTS]"), None);
+        assert_eq!(parse_event(" x-1 [000] ..... 1.0: rxe_cc_other: qp=a ns=1"), None);
     }
 }

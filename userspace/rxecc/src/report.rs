@@ -98,6 +98,10 @@ fn rows(dir: &Path, name: &str) -> Result<Vec<Vec<String>>> {
     Ok(text.lines().skip(1).filter(|l| !l.is_empty()).map(|l| l.split(',').map(str::to_string).collect()).collect())
 }
 
+fn text(r: &[String], i: usize, file: &str) -> Result<String> {
+    r.get(i).cloned().with_context(|| format!("{file}: short row {}", r.join(",")))
+}
+
 fn num(r: &[String], i: usize, file: &str) -> Result<u64> {
     r.get(i)
         .and_then(|v| v.parse().ok())
@@ -109,12 +113,12 @@ pub fn load(label: &str, dir: &Path) -> Result<Run> {
     let mut flows: BTreeMap<String, Flow> = BTreeMap::new();
     let mut first_send: BTreeMap<String, u64> = BTreeMap::new();
     for r in rows(dir, "rates.csv")? {
-        let (t, qp, rate) = (num(&r, 0, "rates.csv")?, r[1].clone(), num(&r, 4, "rates.csv")?);
+        let (t, qp, rate) = (num(&r, 0, "rates.csv")?, text(&r, 1, "rates.csv")?, num(&r, 4, "rates.csv")?);
         first_send.entry(qp.clone()).or_insert(t);
         flows.entry(qp.clone()).or_insert_with(|| Flow { qp, ..Default::default() }).rate.push((t, rate));
     }
     for r in rows(dir, "qps.csv")? {
-        let (t, qp) = (num(&r, 0, "qps.csv")?, r[1].clone());
+        let (t, qp) = (num(&r, 0, "qps.csv")?, text(&r, 1, "qps.csv")?);
         let f = flows.entry(qp.clone()).or_insert_with(|| Flow { qp, ..Default::default() });
         f.rate.push((t, num(&r, 3, "qps.csv")?));
         f.acked.push((t, num(&r, 5, "qps.csv")?));
@@ -148,7 +152,7 @@ pub fn load(label: &str, dir: &Path) -> Result<Run> {
     for r in rows(dir, "halts.csv")? {
         if r.get(2).map(String::as_str) == Some("end") {
             halts.push(Halt {
-                qp: r[1].clone(),
+                qp: text(&r, 1, "halts.csv")?,
                 t_ns: num(&r, 0, "halts.csv")?,
                 halted_ns: num(&r, 3, "halts.csv")?,
                 planned_ns: num(&r, 4, "halts.csv")?,
