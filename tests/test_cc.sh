@@ -1,9 +1,11 @@
 # Congestion control on real traffic through the emulated switch: the
-# 4->1 incast under none, DCQCN and ACC (tests/cc_incast.sh), recorded by
+# 4->1 incast under none, DCQCN and ACC (tests/cc_incast.sh) and the victim
+# flow on chain (tests/cc_victim.sh), recorded by
 # `rxecc record` and compared by `rxecc report`. The assertions are
 # directions with wide margins, not speeds: the machine is shared.
 
 . "$RXECC_TOP/tests/cc_incast.sh"
+. "$RXECC_TOP/tests/cc_victim.sh"
 
 # rj <label> <key>: a metric of report.json ("null" if absent).
 rj() {
@@ -39,6 +41,29 @@ test_cc_incast() {
 	info "converged in T: dcqcn $(rj dcqcn converge_periods), acc $(rj acc converge_periods);" \
 		"pauses none $(rj none pauses), dcqcn $(rj dcqcn pauses), acc $(rj acc pauses);" \
 		"mean queue B none $(rj none mean_queue_bytes), dcqcn $(rj dcqcn mean_queue_bytes), acc $(rj acc mean_queue_bytes)"
+}
+
+# The victim flow on chain (tests/cc_victim.sh, the ACC paper's Fig. 11):
+# bursts into F1's receiver congest s2's port to h3. Under ACC the senders
+# behind that root port halt at its CE, so PFC spreads less far upstream
+# than under DCQCN, and F0, which only shares s0 -> s1 with F1, keeps at
+# least half its fair share.
+test_cc_victim() {
+	local cc up=() f0=() line
+	line=$(awk '/^rate_mbps/ {print $3; exit}' "$RXECC_TOP/testbed/topologies/chain.toml")
+	for cc in acc dcqcn; do
+		ccv_run "$cc" "$TEST_OUT/$cc" >"$TEST_OUT/$cc.txt" || fail "cc=$cc: the chain did not come up"
+		grep -q "a flow failed" "$TEST_OUT/$cc.txt" && fail "cc=$cc: a flow failed"
+		info "$(cat "$TEST_OUT/$cc.txt")"
+		local s=$TEST_OUT/$cc/ports.jsonl
+		assert_eq "$cc: drops (PFC is on)" 0 "$(psum "$s" drops)"
+		up+=($(($(psum "$s" pfc_rx_xoff x0_1) + $(psum "$s" pfc_rx_xoff x1_2))))
+		f0+=("$(tb_bw_mbit "$TEST_OUT/$cc/burst-f0.txt")")
+	done
+	assert_gt "dcqcn: pauses received upstream (s0->s1, s1->s2)" "${up[1]}" 0
+	assert_gt "pauses upstream: dcqcn's above acc's" "${up[1]}" "${up[0]}"
+	# F0's fair share is half of the s0 -> s1 link it shares with F1.
+	assert_gt "acc: F0 above half its fair share" "${f0[0]:-0}" "$(awk -v l="$line" 'BEGIN {print l / 4}')"
 }
 
 # kernel_jiffies: system + irq + softirq time of all CPUs, in USER_HZ ticks.

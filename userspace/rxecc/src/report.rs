@@ -9,13 +9,19 @@
 //! - the aggregate rate is the sum of the flows' algorithm rates (what they
 //!   pace at; line rate under `none`), a step function of the trace;
 //! - convergence is the first time after `t0` at which the aggregate rate
-//!   is within 10% of the bottleneck, counted in periods T;
+//!   is within 10% of the bottleneck, counted in periods T (the issue's
+//!   definition); a cut that overshoots downwards can enter the band early
+//!   and leave it, so `in_band` also gives the share of [t0, t1] that the
+//!   aggregate spent within 10% of C;
 //! - throughput is acked bytes over time; Jain's index is taken over each
 //!   flow's throughput in the second half of [t0, t1];
 //! - the queue is the bottleneck port's (peak: its exact maximum; mean: the
 //!   samples' mean over [t0, t1]); pauses are the PFC pause frames every
 //!   switch port sent;
-//! - the ideal halt is the largest total queue (all ports) over C.
+//! - the first halt round is the halts that start within one period T of
+//!   the first halt after `t0` (the flows' answer to the last join); its
+//!   ideal length is the largest total queue (all ports) sampled in the two
+//!   periods before it, over C (the ACC paper's Fig. 10b).
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
@@ -89,7 +95,13 @@ pub struct Metrics {
     pub halts: usize,
     pub halt_actual_ms_median: Option<f64>,
     pub halt_planned_ms_median: Option<f64>,
-    pub halt_ideal_ms: f64,
+    /// Share of [t0, t1] with the aggregate rate within 10% of C.
+    pub in_band: f64,
+    /// The first halt round after t0: how many halts, their median actual
+    /// length, and the ideal (queue over C).
+    pub first_round_halts: usize,
+    pub first_round_actual_ms: Option<f64>,
+    pub first_round_ideal_ms: Option<f64>,
 }
 
 fn rows(dir: &Path, name: &str) -> Result<Vec<Vec<String>>> {
@@ -213,7 +225,21 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
     let mut times: Vec<u64> = flows.iter().flat_map(|f| f.rate.iter().map(|s| s.0)).filter(|t| *t >= t0 && *t <= t1).collect();
     times.push(t0);
     times.sort_unstable();
-    let conv = times.iter().copied().find(|&t| (aggregate_rate(flows, t) as f64 - c).abs() <= 0.1 * c);
+    let in_c = |t: u64| (aggregate_rate(flows, t) as f64 - c).abs() <= 0.1 * c;
+    let conv = times.iter().copied().find(|&t| in_c(t));
+    // The aggregate is constant between consecutive step times.
+    let mut inside = 0u64;
+    for w in times.windows(2) {
+        if in_c(w[0]) {
+            inside += w[1] - w[0];
+        }
+    }
+    if let Some(&last) = times.last() {
+        if in_c(last) {
+            inside += t1 - last;
+        }
+    }
+    let in_band = inside as f64 / (t1 - t0) as f64;
     let period = setup.period_ns.max(1) as f64;
     let mid = t0 + (t1 - t0) / 2;
     let flow_mbps: Vec<f64> = flows
@@ -248,7 +274,17 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
             *total_q.entry(s.0).or_default() += s.1;
         }
     }
-    let max_total = total_q.values().copied().max().unwrap_or(0);
+    let start = |h: &Halt| h.t_ns.saturating_sub(h.halted_ns);
+    let first = run.halts.iter().map(start).filter(|s| *s >= t0).min();
+    let round: Vec<&Halt> = match first {
+        Some(f) => run.halts.iter().filter(|h| (f..=f + setup.period_ns).contains(&start(h))).collect(),
+        None => Vec::new(),
+    };
+    let first_round_ideal_ms = first.map(|f| {
+        let from = f.saturating_sub(2 * setup.period_ns);
+        let q = total_q.range(from..=f).map(|(_, q)| *q).max().unwrap_or(0);
+        q as f64 * 8.0 / c * 1e3
+    });
     Ok(Metrics {
         label: run.label.clone(),
         flows: flows.len(),
@@ -268,7 +304,10 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
         halts: run.halts.len(),
         halt_actual_ms_median: median(run.halts.iter().map(|h| h.halted_ns as f64 / 1e6).collect()),
         halt_planned_ms_median: median(run.halts.iter().map(|h| h.planned_ns as f64 / 1e6).collect()),
-        halt_ideal_ms: max_total as f64 * 8.0 / c * 1e3,
+        in_band,
+        first_round_halts: round.len(),
+        first_round_actual_ms: median(round.iter().map(|h| h.halted_ns as f64 / 1e6).collect()),
+        first_round_ideal_ms,
     })
 }
 
@@ -286,15 +325,28 @@ pub fn table(ms: &[Metrics], setup: &Setup) -> String {
         setup.period_ns / 1000
     );
     s += &format!(
-        "{:<8} {:>11} {:>8} {:>10} {:>7} {:>10} {:>10} {:>8} {:>6} {:>6} {:>17}\n",
-        "cc", "converge T", "(ms)", "tput Mb/s", "Jain", "peak KB", "mean KB", "pauses", "drops", "halts", "halt act/plan/ideal ms"
+        "{:<8} {:>10} {:>8} {:>7} {:>9} {:>6} {:>8} {:>8} {:>7} {:>5} {:>6} {:>14} {:>16}\n",
+        "cc",
+        "converge T",
+        "(ms)",
+        "in band",
+        "tput Mb/s",
+        "Jain",
+        "peak KB",
+        "mean KB",
+        "pauses",
+        "drops",
+        "halts",
+        "act/plan ms",
+        "1st act/ideal ms"
     );
     for m in ms {
         s += &format!(
-            "{:<8} {:>11} {:>8} {:>10.1} {:>7} {:>10.1} {:>10.1} {:>8} {:>6} {:>6} {:>6}/{}/{:.2}\n",
+            "{:<8} {:>10} {:>8} {:>6.0}% {:>9.1} {:>6} {:>8.1} {:>8.1} {:>7} {:>5} {:>6} {:>14} {:>16}\n",
             m.label,
             opt(m.converge_periods, 1),
             opt(m.converge_ms, 1),
+            m.in_band * 100.0,
             m.throughput_mbps,
             opt(m.jain, 3),
             m.peak_queue_bytes as f64 / 1024.0,
@@ -302,9 +354,8 @@ pub fn table(ms: &[Metrics], setup: &Setup) -> String {
             m.pauses,
             m.drops,
             m.halts,
-            opt(m.halt_actual_ms_median, 2),
-            opt(m.halt_planned_ms_median, 2),
-            m.halt_ideal_ms
+            format!("{}/{}", opt(m.halt_actual_ms_median, 1), opt(m.halt_planned_ms_median, 1)),
+            format!("{}/{}", opt(m.first_round_actual_ms, 1), opt(m.first_round_ideal_ms, 1))
         );
     }
     s
@@ -331,18 +382,33 @@ mod tests {
         let mut ports = BTreeMap::new();
         ports.insert(
             "p0".to_string(),
-            PortSeries { samples: vec![(0, 0, 0, 0, 0, 0), (20 * MS, 12500, 25000, 0, 3, 0), (90 * MS, 0, 25000, 0, 7, 0)] },
+            PortSeries {
+                samples: vec![
+                    (0, 0, 0, 0, 0, 0),
+                    (13 * MS, 25000, 25000, 0, 1, 0),
+                    (20 * MS, 12500, 25000, 0, 3, 0),
+                    (90 * MS, 0, 25000, 0, 7, 0),
+                ],
+            },
         );
-        let run = Run { label: "x".into(), flows: vec![a, b], ports, halts: vec![] };
+        // Halts start at 14 and 14.5 ms (one round) and at 40 ms (not in it).
+        let h = |qp: &str, end: u64, len: u64| Halt { qp: qp.into(), t_ns: end, halted_ns: len, planned_ns: len };
+        let halts = vec![h("a", 4 * MS, MS), h("a", 16 * MS, 2 * MS), h("b", 17 * MS + MS / 2, 3 * MS), h("a", 41 * MS, MS)];
+        let run = Run { label: "x".into(), flows: vec![a, b], ports, halts };
         let setup = Setup { capacity_bps: c, bottleneck: "p0".into(), period_ns: MS };
         let m = metrics(&run, &setup).unwrap();
         assert_eq!(m.converge_periods, Some(3.0));
+        // In band from 13 ms to t1 = 100 ms, of t0..t1 = 10..100 ms.
+        assert!((m.in_band - 87.0 / 90.0).abs() < 1e-9, "{}", m.in_band);
+        assert_eq!(m.first_round_halts, 2);
+        assert_eq!(m.first_round_actual_ms, Some(3.0));
+        // The queue sampled at 13 ms, within 2 T before the round: 25 KB at C.
+        assert!((m.first_round_ideal_ms.unwrap() - 2.0).abs() < 1e-9);
         assert_eq!(m.aggregate_at_t0_mbps, 200.0);
         assert!((m.jain.unwrap() - 1.0).abs() < 1e-9);
         assert!((m.throughput_mbps - 100.0).abs() < 1.0, "{}", m.throughput_mbps);
         assert_eq!(m.peak_queue_bytes, 25000);
         assert_eq!(m.pauses, 7);
-        assert!((m.halt_ideal_ms - 25000.0 * 8.0 / 1e8 * 1e3 / 2.0).abs() < 1e-9);
         assert!(table(&[m], &setup).contains("3.0"));
     }
 
