@@ -16,7 +16,9 @@ CCI_LINE_MBPS=${CCI_LINE_MBPS:-100}
 # ACC's T: about 3 packets per flow per period at the fair share, as on the
 # paper's testbed (4 flows at 10 Gb/s, T = 50 us: 3.8 packets).
 CCI_T_US=${CCI_T_US:-10000}
-CCI_TCD='tcd = { thresh_bytes = 32768, max_ton_us = 3000, stall_us = 5000 }'
+# TCD's CE threshold is half of dumbbell's PFC XOFF (32 KB), so that the
+# senders hear of the queue before the ingress ports pause.
+CCI_TCD='tcd = { thresh_bytes = 16384, max_ton_us = 3000, stall_us = 5000 }'
 CCI_RED='red = { kmin_bytes = 5120, kmax_bytes = 204800, pmax_permille = 200 }'
 
 # ib_send_bw sleeps on completion events (-e; ib_write_bw cannot) instead

@@ -17,7 +17,10 @@
 //!   Holding the rate there, the other reading, left flows frozen at unequal
 //!   rates in the model (Jain 0.979 for 70 ms) while the queue sat at the
 //!   marking threshold.
-//! - A period without ACKs: no information, hold; ΔS accumulates.
+//! - A period without ACKs: no information, hold; ΔS accumulates. So is a
+//!   period whose ACKs acknowledged no new byte (duplicates of an ACK
+//!   already counted): its R would be 0, and a congested reading would set
+//!   the rate to the floor and halt for ΔS at the floor rate, seconds long.
 //! - R is measured as bytes acked per period (`ΔA/T`), not `recvNum·MTU/T`,
 //!   because rxe coalesces ACKs; with per-packet ACKs of full packets the two
 //!   are equal. T is the period as it really ran: a kernel runs a period at
@@ -290,7 +293,9 @@ impl CongestionControl for Acc {
             return;
         }
         let acks = u64::from(self.acks);
-        self.class = if acks == 0 {
+        // ACKs that acknowledged nothing new carry marks but no rate.
+        let informative = acks > 0 && self.da > 0;
+        self.class = if !informative {
             AccClass::NoInfo
         } else if (u64::from(self.ce) << Q32::SHIFT)
             >= self.knobs.ce_fraction.0.saturating_mul(acks)
@@ -328,8 +333,8 @@ impl CongestionControl for Acc {
             }
             AccClass::NoInfo => {}
         }
-        // ΔS accumulates over periods that see no ACK.
-        self.ds_prev = if acks == 0 {
+        // ΔS accumulates over periods that carry no information.
+        self.ds_prev = if !informative {
             self.ds_prev.saturating_add(self.ds_cur)
         } else {
             self.ds_cur

@@ -166,3 +166,24 @@ fn no_halt_before_acks_of_post_halt_data() {
     let _ = period(&mut acc, now, t, 0, 2, 2, 0);
     assert_eq!(acc.halts(), halts);
 }
+
+#[test]
+fn acks_of_nothing_new_are_no_information() {
+    let (mut acc, _, t) = setup();
+    let now = period(&mut acc, 0, t, 20, 5, 0, 0);
+    let rate = acc.pacing(now).rate_bps;
+    // A period of CE-marked ACKs that acknowledge no new byte: R would be 0.
+    for i in 0..4 {
+        acc.on_ack(&ack(now + 1 + i, 0, true, false));
+    }
+    acc.on_timer(now + t);
+    assert_eq!(acc.class(), AccClass::NoInfo);
+    assert!(!acc.halted());
+    assert_eq!(acc.pacing(now + t).rate_bps, rate);
+    // The next informative congested period halts for the excess sent before.
+    let now = period(&mut acc, now + t, t, 5, 8, 8, 0);
+    assert_eq!(acc.class(), AccClass::Congested);
+    let r = 8 * u64::from(MTU) * 8 * 1_000_000_000 / t;
+    assert_eq!(acc.last_halt_ns(), tx_time_ns(12 * u64::from(MTU), r));
+    assert!(acc.pacing(now).next_send_ns >= now);
+}
