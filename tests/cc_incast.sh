@@ -43,10 +43,11 @@ cci_topology() {
 	dcqcn) mark=red extra=$CCI_RED ;;
 	esac
 	awk -v mark="$mark" -v extra="$extra" '
+		/^\[/ {defaults = ($0 == "[defaults]")}
+		defaults && /^rate_mbps = / {print "rate_mbps = " line; next}
 		{print}
 		/^xon_bytes = / && !done {print "mark = \"" mark "\""; if (extra != "") print extra; done = 1}
 		/^a = "h0"$/ {print "rate_mbps = " rate}
-		/^\[defaults\]$/ {print "rate_mbps = " line; getline}
 	' rate="$CCI_RATE_MBPS" line="$CCI_LINE_MBPS" "$RXECC_TOP/testbed/topologies/dumbbell.toml" >"$2"
 	grep -q "^mark = \"$mark\"" "$2" && grep -q "^rate_mbps = $CCI_RATE_MBPS" "$2" \
 		|| { echo "cci_topology: could not derive the topology" >&2; return 1; }
