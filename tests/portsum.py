@@ -3,15 +3,15 @@
 output of `rxecc port stats --json`, one port per line) whose names match
 a GLOB (all ports if none). KEY may name a field of the port's ingress
 record as ingress.KEY; ports without one count 0. max:KEY prints the
-largest value instead of the sum."""
+largest value instead of the sum; list:KEY prints dev=value for each port
+whose value is not 0."""
 import fnmatch
 import json
 import sys
 
 path, key, globs = sys.argv[1], sys.argv[2], sys.argv[3:] or ["*"]
-agg = max if key.startswith("max:") else sum
-key = key.removeprefix("max:")
-vals = []
+mode, _, key = key.rpartition(":")
+vals, devs = [], []
 with open(path) as f:
     for line in f:
         p = json.loads(line)
@@ -21,4 +21,8 @@ with open(path) as f:
         for k in key.split("."):
             v = (v or {}).get(k) if isinstance(v, dict) else None
         vals.append(v or 0)
-print(agg(vals) if vals else 0)
+        devs.append(p["dev"])
+if mode == "list":
+    print(" ".join(f"{d}={v}" for d, v in zip(devs, vals) if v))
+else:
+    print((max if mode == "max" else sum)(vals) if vals else 0)
