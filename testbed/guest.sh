@@ -19,10 +19,17 @@ rm -f "$status"
 # The command goes in a script in the shared results directory, which also
 # receives its exit status: no quoting through vng, and no reliance on vng
 # passing the status through.
+# The experiments' own settings (BENCH_*, CCI_*, CCV_*, CHAIN_*, DEMO_*, INCAST_*,
+# e.g. `make bench BENCH_CC_ROUNDS=5`) are passed on; nothing else of the
+# host's environment is.
 script=$RESULTS/.guest-cmd.sh
+settings=$(compgen -e | grep -E '^(BENCH|CCI|CCV|CHAIN|DEMO|INCAST)_' | while read -r v; do
+	printf 'export %s=%q\n' "$v" "${!v}"
+done)
 cat >"$script" <<SCRIPT
 echo @@rxecc-guest-command@@
 cd '$top' && . testbed/guest-env.sh || exit 99
+$settings
 ( $CMD )
 echo \$? > '$status'
 SCRIPT

@@ -83,6 +83,11 @@ cci_run() {
 	wait
 	rxecc port stats --json >"$out/ports.jsonl"
 	cp /sys/kernel/debug/rxe_cc/totals "$out/rxe_cc-totals.txt"
+	# rxe's own counters say why a NAK or a retransmission happened (RNR,
+	# sequence error, timeout).
+	for ((i = 0; i <= n; i++)); do
+		ip netns exec "h$i" rdma statistic show link "rxe$i/1" 2>&1
+	done >"$out/rxe-counters.txt"
 	rxecc testbed down
 	rmmod rxe_cc
 	rmmod rdma_rxe

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""cc_medians.py T_US REPORT.JSON...: the incast's metrics as medians over
+repeated bench rounds (each REPORT.JSON is one round's `rxecc report
+--json`: none, DCQCN and ACC side by side), and ACC's ratios against DCQCN
+per round and as the median of those. One round is noisy under TCG (ACC's
+convergence ranged 6-24 T); the median of several is what to quote."""
+import json
+import statistics
+import sys
+
+t_us, paths = float(sys.argv[1]), sys.argv[2:]
+rounds = []
+for p in paths:
+    with open(p) as f:
+        rounds.append({r["label"]: r for r in json.load(f)})
+
+
+def med(vals):
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def conv_periods(r):
+    """Periods T to converge; a run that never converged counts as its
+    whole window, so the median is a lower bound for it (marked '>')."""
+    if r["converge_periods"] is not None:
+        return r["converge_periods"], False
+    return (r["t1_ms"] - r["t0_ms"]) * 1000 / t_us, True
+
+
+def fmt(v, spec):
+    return "-" if v is None else spec % v
+
+
+labels = [l for l in ("none", "dcqcn", "acc") if all(l in r for r in rounds)]
+print("median of %d rounds (each round: none, DCQCN, ACC one after another)" % len(rounds))
+print("%-7s %10s %8s %10s %6s %8s %8s %7s %6s" % (
+    "cc", "converge T", "in band", "tput Mb/s", "Jain", "peak KB", "mean KB", "pauses", "drops"))
+for l in labels:
+    runs = [r[l] for r in rounds]
+    conv = [conv_periods(r) for r in runs]
+    never = sum(1 for _, n in conv if n)
+    c = med([v for v, _ in conv]) if never < len(runs) else None
+    cs = "never" if c is None else ("%s%.1f" % (">" if never * 2 >= len(runs) else "", c))
+    print("%-7s %10s %7.0f%% %10.1f %6.3f %8.1f %8.1f %7.0f %6.0f" % (
+        l, cs, med([r["in_band"] for r in runs]) * 100, med([r["throughput_mbps"] for r in runs]),
+        med([r["jain"] for r in runs]), med([r["peak_queue_bytes"] for r in runs]) / 1024,
+        med([r["mean_queue_bytes"] for r in runs]) / 1024, med([r["pauses"] for r in runs]),
+        med([r["drops"] for r in runs])))
+    if l != "none":
+        print("        per round: converge T %s; pauses %s" % (
+            " ".join(">%.0f" % v if n else "%.1f" % v for v, n in conv),
+            " ".join(str(r["pauses"]) for r in runs)))
+
+if "acc" in labels and "dcqcn" in labels:
+    conv_r, pause_r = [], []
+    for r in rounds:
+        (a, an), (d, dn) = conv_periods(r["acc"]), conv_periods(r["dcqcn"])
+        conv_r.append(None if an or a == 0 else d / a)
+        pause_r.append(None if r["acc"]["pauses"] == 0 else r["dcqcn"]["pauses"] / r["acc"]["pauses"])
+    print("DCQCN / ACC per round: convergence %s; pauses %s" % (
+        " ".join(fmt(x, "%.1fx") for x in conv_r), " ".join(fmt(x, "%.1fx") for x in pause_r)))
+    print("median: convergence %s (target >= 10x; a DCQCN that never converged counts its window),"
+          " pauses %s (target >= 5x); rounds meeting both: %d of %d" % (
+              fmt(med(conv_r), "%.1fx"), fmt(med(pause_r), "%.1fx"),
+              sum(1 for c, p in zip(conv_r, pause_r) if c and p and c >= 10 and p >= 5), len(rounds)))
