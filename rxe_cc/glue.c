@@ -102,6 +102,8 @@ RXE_CC_KNOB(line_rate_mbps, 100, 1, 400000,
 	    "link rate the algorithms assume, Mb/s");
 RXE_CC_KNOB(fixed_rate_mbps, 100, 1, 400000,
 	    "payload rate of cc=fixed QPs, Mb/s");
+RXE_CC_KNOB(pacing_burst_us, 0, 0, 100000,
+	    "pacing credit a late-woken sender may catch up on, us; 0 = the algorithm's own (one MTU at the line rate; cc=fixed 2000)");
 RXE_CC_KNOB(data_ecn, 0, 0, 2,
 	    "IP ECN codepoint of new QPs' data: 0 not-ECT, 1 ECT(1), 2 ECT(0); cc=acc uses ECT(1) when 0");
 RXE_CC_KNOB(ack_every, 0, 0, 64,
@@ -161,6 +163,7 @@ static struct rxe_cc_knob *const rxe_cc_knobs[RXE_CC_NR_KNOBS] = {
 	[RXE_CC_KNOB_DCE_TCP_G] = &knob_dce_tcp_g,
 	[RXE_CC_KNOB_DCE_TCP_RTT] = &knob_dce_tcp_rtt,
 	[RXE_CC_KNOB_MIN_TIME_BETWEEN_CNPS] = &knob_min_time_between_cnps,
+	[RXE_CC_KNOB_PACING_BURST_US] = &knob_pacing_burst_us,
 };
 
 u32 rxe_cc_param_alg(void)

@@ -40,7 +40,7 @@ use cc_core::{
     acc::{Acc, AccClass, AccKnobs},
     cc::{AckEvent, CongestionControl, LinkParams},
     dcqcn::{Dcqcn, DcqcnKnobs, DcqcnNp},
-    fixed::Q32,
+    fixed::{tx_time_ns, Q32},
     fixed_rate::FixedRate,
     none::NoCc,
 };
@@ -105,6 +105,7 @@ enum Knob {
     DceTcpG = 15,
     DceTcpRtt = 16,
     MinTimeBetweenCnps = 17,
+    PacingBurstUs = 18,
 }
 
 impl Knob {
@@ -124,6 +125,25 @@ impl Knob {
         u64::from(self.get()).saturating_mul(1000)
     }
 }
+
+/// Pacing credit a sender may catch up on after waking late, ns: the
+/// `pacing_burst_us` knob, or `default_ns` when it is 0, and never less than
+/// one MTU at the line rate. Under QEMU TCG the pacer's hrtimer plus the
+/// send task wake up 0.3-2 ms late, and lateness beyond the credit is lost:
+/// one packet of credit held a `cc=fixed` flow to 44% of 100 Mb/s, so
+/// `cc=fixed` defaults to 2 ms. ACC and DCQCN keep their algorithms' one MTU
+/// by default (a 4-flow ACC incast reached 37.9 Mb/s of 40 either way); they
+/// read the knob at each period, `cc=fixed` when a QP is created.
+fn pacing_burst_ns(link: &LinkParams, default_ns: u64) -> u64 {
+    let ns = match Knob::PacingBurstUs.us_ns() {
+        0 => default_ns,
+        ns => ns,
+    };
+    ns.max(tx_time_ns(u64::from(link.mtu), link.line_rate_bps))
+}
+
+/// `cc=fixed`'s pacing credit when `pacing_burst_us` is 0.
+const FIXED_BURST_NS: u64 = 2_000_000;
 
 /// The link the algorithms assume, from the knobs.
 fn link_params() -> LinkParams {
@@ -147,6 +167,7 @@ fn acc_knobs(link: &LinkParams) -> AccKnobs {
     };
     k.p_thresh = Knob::AccPThresh.get();
     k.ce_fraction = Q32::ratio(u64::from(Knob::AccCePermille.get()), 1000);
+    k.burst_ns = pacing_burst_ns(link, k.burst_ns);
     k
 }
 
@@ -170,6 +191,7 @@ fn dcqcn_knobs(link: &LinkParams) -> DcqcnKnobs {
     k.byte_reset = u64::from(Knob::RpgByteReset.get());
     k.threshold = Knob::RpgThreshold.get();
     k.g = Q32::ratio(u64::from(Knob::DceTcpG.get()), 1024);
+    k.burst_ns = pacing_burst_ns(link, k.burst_ns);
     k
 }
 
@@ -416,7 +438,7 @@ impl QpCc {
             Algorithm::None => Self::None(NoCc::new(link)),
             Algorithm::Fixed => Self::Fixed(FixedRate::new(
                 fixed_rate_bps,
-                PACING_BURST_NS,
+                pacing_burst_ns(link, FIXED_BURST_NS),
                 link.mtu,
                 now_ns,
             )),
@@ -432,12 +454,6 @@ impl QpCc {
         }
     }
 }
-
-/// Pacing credit a late sender may catch up on. Under QEMU TCG an hrtimer
-/// plus the send task's workqueue wake up a few hundred microseconds late;
-/// without credit that lateness is lost (one packet of credit reached 44%
-/// of a 100 Mb/s rate). 2 ms bounds the resulting burst.
-const PACING_BURST_NS: u64 = 2_000_000;
 
 /// rdma_rxe's opaque handle for a QP.
 struct QpHandle(*mut c_void);

@@ -23,7 +23,7 @@ rm -f "$status"
 # e.g. `make bench BENCH_CC_ROUNDS=5`) are passed on; nothing else of the
 # host's environment is.
 script=$RESULTS/.guest-cmd.sh
-settings=$(compgen -e | grep -E '^(BENCH|CCI|CCV|CHAIN|DEMO|INCAST)_' | while read -r v; do
+settings=$(compgen -e | { grep -E '^(BENCH|CCI|CCV|CHAIN|DEMO|INCAST)_' || true; } | while read -r v; do
 	printf 'export %s=%q\n' "$v" "${!v}"
 done)
 cat >"$script" <<SCRIPT

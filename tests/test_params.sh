@@ -64,6 +64,7 @@ test_params() {
 		dce_tcp_g 1 1024
 		dce_tcp_rtt 1 1000000
 		min_time_between_cnps 0 1000000
+		pacing_burst_us 0 100000
 	KNOBS
 	param_write cc dcqcn || fail "cc refused dcqcn"
 	param_write cc acc || fail "cc refused acc"
@@ -73,5 +74,5 @@ test_params() {
 	param_write line_rate_mbps 400000 || fail "line_rate_mbps refused 400000"
 	assert_eq "line_rate_mbps" 400000 "$(cat $p/line_rate_mbps)"
 	param_write cc none || fail "cc refused none"
-	info "bad values refused: insmod cc=bogus and line_rate_mbps=0; bad writes to cc, line_rate_mbps and 17 more knobs, each at both ends of its range"
+	info "bad values refused: insmod cc=bogus and line_rate_mbps=0; bad writes to cc, line_rate_mbps and 18 more knobs, each at both ends of its range"
 }

@@ -130,9 +130,16 @@ poll_qps() { # <file>: sample every QP's counters until killed
 	done >>"$1"
 }
 
+# qp_rx_started <dev>: whether any QP on rxe_cc device <dev> has received data.
+qp_rx_started() {
+	cat /sys/kernel/debug/rxe_cc/qps/"$1"-qp*/stats 2>/dev/null |
+		awk '$1 == "rx_bytes" && $2 > 0 {f = 1} END {exit !f}'
+}
+
 # chain_flows <tag> <bursts: 0|1>: F0 h0->h2 and F1 h1->h3, and with
-# bursts h4..h6 -> h3 too, started 2 s later. All are ECN-capable (ECT(1));
-# F1 is the first QP on rxe3, the bursts' come after it.
+# bursts h4..h6 -> h3 too, started 1 s after F0 and F1 both carry data. All
+# are ECN-capable (ECT(1)); F1 is the first QP on rxe3, the bursts' come
+# after it.
 chain_flows() {
 	local tag=$1 bursts=$2 n=${CHAIN_ITERS:-150} i pids=() rc=0
 	tb_write_bw_server 2 18600 "$TEST_OUT/$tag-f0-server.txt" "${SW_PERF[@]}" -n "$n"
@@ -149,7 +156,14 @@ chain_flows() {
 	tb_write_bw_client 1 3 18601 "$TEST_OUT/$tag-f1.txt" "${SW_PERF[@]}" -n "$n" &
 	pids+=($!)
 	if [ "$bursts" = 1 ]; then
-		sleep 2
+		# Not a fixed delay: perftest's set-up under TCG takes 0.5 to several
+		# seconds, and twice a fixed 2 s let F1 finish before the bursts
+		# reached the root (no CE for F1, no pause upstream).
+		for ((i = 0; i < 300; i++)); do
+			qp_rx_started rxe2 && qp_rx_started rxe3 && break
+			sleep 0.1
+		done
+		sleep 1
 		for i in 4 5 6; do
 			tb_write_bw_client $i 3 $((18600 + i)) "$TEST_OUT/$tag-b$i.txt" "${SW_PERF[@]}" -n 60 &
 			pids+=($!)
@@ -183,8 +197,10 @@ test_switch_tcd_chain() {
 
 	poll_qps "$poll" &
 	pid=$!
-	# F0 and F1 run long enough to outlast the bursts, which start ~3 s in.
-	CHAIN_ITERS=400 chain_flows burst 1 || fail "flows with bursts did not complete"
+	# F0 and F1 run long enough to outlast the bursts (alone, 800 x 64 KB
+	# take 8.4 s at 50 Mb/s), which start 1 s after they do plus the
+	# bursts' own set-up.
+	CHAIN_ITERS=800 chain_flows burst 1 || fail "flows with bursts did not complete"
 	kill $pid 2>/dev/null || true
 	wait $pid 2>/dev/null || true
 	ports_snap "$s"
