@@ -25,7 +25,10 @@ ccv_run() {
 	tb_load_cc cc="$cc" line_rate_mbps=50 acc_t_us="${CCI_T_US:-10000}" "${CCI_DCQCN_KNOBS[@]}" || return 1
 	ccv_topology "$cc" "$out/topology.toml" || return 1
 	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }
-	TEST_OUT=$out CHAIN_ITERS=${CCV_ITERS:-300} chain_flows burst 1 || echo "ccv_run: cc=$cc: a flow failed" >&2
+	# F0 and F1 must outlast the bursts, which start 1 s after them plus
+	# their own set-up: with 300 messages (3 s alone) one DCQCN run saw only
+	# 2 pauses upstream, against 28 when the bursts overlapped F1 longer.
+	TEST_OUT=$out CHAIN_ITERS=${CCV_ITERS:-800} chain_flows burst 1 || echo "ccv_run: cc=$cc: a flow failed" >&2
 	s=$out/ports.jsonl
 	rxecc port stats --json >"$s"
 	printf '%-6s F0 %6s Mb/s  F1 %6s Mb/s  pauses received: s0->s1 %5s, s1->s2 %5s, F0 sender %5s, F1 sender %5s  drops %s\n' \
