@@ -9,8 +9,7 @@
 # the bottleneck, h0's link, at 40 Mb/s: well below the 60-70 Mb/s that
 # four flows reach in the guest, so that the link, not the CPU, limits.
 # CCI_LINE_MBPS=40 runs every link at the bottleneck's rate, as on the
-# paper's testbed, where RI is a smaller share of C; in one run ACC then
-# used only 25 of the 40 Mb/s (docs/experiments.md).
+# paper's testbed, where RI is a smaller share of C (docs/experiments.md).
 CCI_RATE_MBPS=${CCI_RATE_MBPS:-40}
 CCI_LINE_MBPS=${CCI_LINE_MBPS:-100}
 # ACC's T: about 3 packets per flow per period at the fair share, as on the
