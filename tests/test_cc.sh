@@ -47,26 +47,34 @@ test_cc_incast() {
 # bursts into F1's receiver congest s2's port to h3. Under ACC the senders
 # behind that root port halt at its CE, so PFC spreads less far upstream
 # than under DCQCN, and F0, which only shares s0 -> s1 with F1, keeps at
-# least half its fair share.
+# least half its fair share. CCV_ROUNDS rounds of both (default 3), since
+# one pair of runs is too noisy to compare (tests/cc_victim.sh).
 test_cc_victim() {
-	local cc up=() f0=() line
+	local r rc=0 line lines acc dcqcn f0 judged=0
 	line=$(awk '/^rate_mbps/ {print $3; exit}' "$RXECC_TOP/testbed/topologies/chain.toml")
-	for cc in acc dcqcn; do
-		ccv_run "$cc" "$TEST_OUT/$cc" >"$TEST_OUT/$cc.txt" || fail "cc=$cc: the chain did not come up"
-		grep -q "a flow failed" "$TEST_OUT/$cc.txt" && fail "cc=$cc: a flow failed"
-		info "$(cat "$TEST_OUT/$cc.txt")"
-		local s=$TEST_OUT/$cc/ports.jsonl
-		assert_eq "$cc: drops (PFC is on)" 0 "$(psum "$s" drops)"
-		# The spread: pauses received by the shared upstream ports and by
-		# F0's and F1's NICs (the paper: DCQCN's pauses reach the hosts).
-		up+=($(($(psum "$s" pfc_rx_xoff x0_1) + $(psum "$s" pfc_rx_xoff x1_2) + $(psum "$s" pfc_rx_xoff v0 v1))))
-		f0+=("$(tb_bw_mbit "$TEST_OUT/$cc/burst-f0.txt")")
+	ccv_rounds "$TEST_OUT" "${CCV_ROUNDS:-3}" >"$TEST_OUT/summary.txt" 2>"$TEST_OUT/runs.txt" || rc=1
+	while read -r lines; do info "$lines"; done <"$TEST_OUT/summary.txt"
+	[ "$rc" = 0 ] || fail "a run failed: $(grep -h "ccv_run\|testbed" "$TEST_OUT/runs.txt" | head -3)"
+	for r in "$TEST_OUT"/round*/*/; do
+		assert_eq "$(basename "$r") in $(basename "$(dirname "$r")"): drops (PFC is on)" 0 "$(psum "$r/ports.jsonl" drops)"
+		[[ $r == */acc/ ]] || continue
+		# F0's fair share is half of the s0 -> s1 link it shares with F1.
+		# Once in about 20 runs perftest reports 0 for a flow that moved all
+		# its messages, on both sides (its cycle-counter clock under TCG);
+		# such a round has no rate to judge.
+		f0=$(tb_bw_mbit "$r/burst-f0.txt")
+		if awk -v f="$f0" 'BEGIN {exit !(f + 0 == 0)}'; then
+			info "$r: perftest reported no rate for F0; not judged"
+			continue
+		fi
+		assert_gt "acc: F0 above half its fair share" "$f0" "$(awk -v l="$line" 'BEGIN {print l / 4}')"
+		judged=$((judged + 1))
 	done
-	info "pauses received at s0->s1, s1->s2 and F0's and F1's NICs: acc ${up[0]}, dcqcn ${up[1]}"
-	assert_gt "dcqcn: pauses spread upstream (s0->s1, s1->s2, hosts)" "${up[1]}" 0
-	assert_gt "pauses spread: dcqcn's above acc's" "${up[1]}" "${up[0]}"
-	# F0's fair share is half of the s0 -> s1 link it shares with F1.
-	assert_gt "acc: F0 above half its fair share" "${f0[0]:-0}" "$(awk -v l="$line" 'BEGIN {print l / 4}')"
+	assert_gt "acc rounds with F0's rate measured" "$judged" 0
+	acc=$(awk '$1 == "acc" {print $3}' "$TEST_OUT/spread.txt")
+	dcqcn=$(awk '$1 == "dcqcn" {print $3}' "$TEST_OUT/spread.txt")
+	assert_gt "dcqcn: pauses spread upstream (ms paused at s0->s1, s1->s2, hosts)" "$dcqcn" 0
+	assert_gt "pauses spread: dcqcn's time paused above acc's" "$dcqcn" "$acc"
 }
 
 # kernel_jiffies: system + irq + softirq time of all CPUs, in USER_HZ ticks.

@@ -139,16 +139,17 @@ qp_rx_started() {
 # chain_flows <tag> <bursts: 0|1>: F0 h0->h2 and F1 h1->h3, and with
 # bursts h4..h6 -> h3 too, started 1 s after F0 and F1 both carry data. All
 # are ECN-capable (ECT(1)); F1 is the first QP on rxe3, the bursts' come
-# after it.
+# after it. CHAIN_ITERS: F0's and F1's 64 KB messages; CHAIN_BURST_ITERS:
+# each burst's.
 chain_flows() {
-	local tag=$1 bursts=$2 n=${CHAIN_ITERS:-150} i pids=() rc=0
+	local tag=$1 bursts=$2 n=${CHAIN_ITERS:-150} nb=${CHAIN_BURST_ITERS:-60} i pids=() rc=0
 	tb_write_bw_server 2 18600 "$TEST_OUT/$tag-f0-server.txt" "${SW_PERF[@]}" -n "$n"
 	tb_write_bw_server 3 18601 "$TEST_OUT/$tag-f1-server.txt" "${SW_PERF[@]}" -n "$n"
 	# The bursts' servers start first too (a perftest takes seconds to start
 	# under TCG), so that the bursts surely overlap F0 and F1.
 	if [ "$bursts" = 1 ]; then
 		for i in 4 5 6; do
-			tb_write_bw_server 3 $((18600 + i)) "$TEST_OUT/$tag-b$i-server.txt" "${SW_PERF[@]}" -n 60
+			tb_write_bw_server 3 $((18600 + i)) "$TEST_OUT/$tag-b$i-server.txt" "${SW_PERF[@]}" -n "$nb"
 		done
 	fi
 	tb_write_bw_client 0 2 18600 "$TEST_OUT/$tag-f0.txt" "${SW_PERF[@]}" -n "$n" &
@@ -165,7 +166,7 @@ chain_flows() {
 		done
 		sleep 1
 		for i in 4 5 6; do
-			tb_write_bw_client $i 3 $((18600 + i)) "$TEST_OUT/$tag-b$i.txt" "${SW_PERF[@]}" -n 60 &
+			tb_write_bw_client $i 3 $((18600 + i)) "$TEST_OUT/$tag-b$i.txt" "${SW_PERF[@]}" -n "$nb" &
 			pids+=($!)
 		done
 	fi
