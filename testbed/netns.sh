@@ -39,9 +39,17 @@ tb_up() {
 		ip -n "h$i" addr add "$(tb_ip "$i")/24" dev "v$i"
 		ip -n "h$i" link set lo up
 		ip -n "h$i" link set "v$i" up
+		# Receive steering by flow hash, so that a QP's packets cannot
+		# overtake each other between two CPUs' backlogs (rxecc's
+		# topology.rs says more).
+		echo "$(tb_rps_mask)" >"/sys/class/net/p$i/queues/rx-0/rps_cpus"
+		ip netns exec "h$i" sh -c "echo $(tb_rps_mask) >/sys/class/net/v$i/queues/rx-0/rps_cpus"
 		ip netns exec "h$i" rdma link add "rxe$i" type rxe netdev "v$i"
 	done
 }
+
+# tb_rps_mask: the RPS mask of all CPUs (up to 32).
+tb_rps_mask() { local n; n=$(nproc); ((n > 32)) && n=32; printf '%x' $(((1 << n) - 1)); }
 
 tb_down() {
 	local ns i

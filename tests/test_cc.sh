@@ -24,6 +24,10 @@ test_cc_incast() {
 		assert_eq "$cc: flows" 4 "$(rj "$cc" flows)"
 		assert_eq "$cc: drops (PFC is on)" 0 "$(rj "$cc" drops)"
 		[ -s "$TEST_OUT/plots/$cc.png" ] || fail "no plot for $cc"
+		# In order, so no NAK: a gap would send the sender back N and,
+		# under ACC, leave a period whose ACKs acknowledge nothing new.
+		assert_eq "$cc: out-of-sequence requests at the receiver" 0 \
+			"$(awk '$2 == "rxe0/1" {for (i = 3; i < NF; i++) if ($i == "out_of_seq_request") print $(i + 1)}' "$TEST_OUT/$cc/rxe-counters.txt")"
 	done
 	# No CC: four flows at line rate keep the bottleneck's queue full and
 	# PFC busy, and their rates never come near the bottleneck's.

@@ -70,6 +70,13 @@ test_switch_lossless_incast() {
 	assert_eq "frames the kfunc failed to send" 0 "$failed"
 	assert_eq "buffer held after the run" 0 "$held"
 	assert_gt "paused time" "$(psum "$s" paused_ns 'v*')" 0
+	# Lossless and in order: the receiver's rxe saw no gap in any QP's
+	# PSNs (each would cost a NAK and a go-back-N), and nothing twice.
+	local ooo dup
+	ooo=$(rxe_counter 0 out_of_seq_request) dup=$(rxe_counter 0 duplicate_request)
+	info "receiver: $ooo out-of-sequence and $dup duplicate requests"
+	assert_eq "out-of-sequence requests at the receiver" 0 "$ooo"
+	assert_eq "duplicate requests at the receiver" 0 "$dup"
 	rxecc testbed down
 	[ -z "$(ip netns list)" ] || fail "down left namespaces: $(ip netns list)"
 	[ -z "$(ls /sys/fs/bpf/rxecc)" ] || fail "down left pins: $(ls /sys/fs/bpf/rxecc)"
@@ -128,6 +135,13 @@ poll_qps() { # <file>: sample every QP's counters until killed
 			/sys/kernel/debug/rxe_cc/qps/*/stats 2>/dev/null || true
 		sleep 0.1
 	done >>"$1"
+}
+
+# rxe_counter <host> <counter>: one of rxe<host>'s own counters (`rdma
+# statistic`), e.g. out_of_seq_request.
+rxe_counter() {
+	ip netns exec "h$1" rdma statistic show link "rxe$1/1" |
+		awk -v k="$2" '{for (i = 1; i < NF; i++) if ($i == k) {print $(i + 1); exit}}'
 }
 
 # qp_rx_started <dev>: whether any QP on rxe_cc device <dev> has received data.

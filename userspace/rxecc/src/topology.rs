@@ -452,6 +452,13 @@ fn in_netns<T>(ns: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     r
 }
 
+/// The RPS CPU mask that spreads flows over this machine's CPUs (the first
+/// 32 of them: one hex word is all a mask without commas can say).
+fn rps_mask() -> String {
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 32);
+    format!("{:x}", (1u64 << n) - 1)
+}
+
 /// Brings a topology up: namespaces, bridges, veths, rxe devices, ports.
 pub fn up(name: &str, dry_run: bool) -> Result<()> {
     let file = resolve(name)?;
@@ -499,10 +506,26 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             None => r.run(&["sysctl", "-qw", &key]),
         }
     };
+    // Receive steering (RPS) on every veth, by flow hash. A veth hands
+    // what it sends to the receiving CPU's backlog: a port's qdisc runs on
+    // whichever CPU its watchdog or a sender is on, so two packets of one
+    // QP could land in two CPUs' backlogs and overtake each other. rxe
+    // answers each such gap with a NAK and the sender goes back N: 5 to 11
+    // out-of-sequence requests per 9,600 packets without it, 0 with it.
+    let mask = rps_mask();
+    let steer = |ns: Option<&str>, dev: &str| -> Result<()> {
+        let cmd = format!("echo {mask} > /sys/class/net/{dev}/queues/rx-0/rps_cpus");
+        match ns {
+            // `ip netns exec` mounts the namespace's own /sys.
+            Some(ns) => r.run(&["ip", "netns", "exec", ns, "sh", "-c", &cmd]),
+            None => r.run(&["sh", "-c", &cmd]),
+        }
+    };
     let enslave = |dev: &str, sw: usize| -> Result<()> {
         let br = t.switches[sw].name.get_ref();
         r.run(&["ip", "link", "set", dev, "mtu", MTU, "master", br, "up"])?;
         r.run(&["bridge", "link", "set", "dev", dev, "learning", "off", "flood", "off", "mcast_flood", "off"])?;
+        steer(None, dev)?;
         sysctl_v6(None, dev)
     };
     for (h, (sw, port)) in b.host_port.iter().enumerate() {
@@ -517,6 +540,7 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
         r.run(&["ip", "-n", ns, "addr", "add", &ip, "dev", &v])?;
         r.run(&["ip", "-n", ns, "link", "set", "lo", "up"])?;
         r.run(&["ip", "-n", ns, "link", "set", &v, "up"])?;
+        steer(Some(ns), &v)?;
         enslave(port, *sw)?;
     }
     for (a, bb, da, db) in &b.trunks {
