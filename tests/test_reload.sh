@@ -48,11 +48,16 @@ test_reload_paced() {
 	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server.txt" -s $size -D 6
 	sleep 1
 	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client.txt" -s $size -D 6 &
-	local client=$!
-	sleep 2
-	local fires
-	fires=$(awk '$1 == "pacer_fires" {s += $2} END {print s + 0}' /sys/kernel/debug/rxe_cc/qps/*/stats)
-	assert_gt "pacer fires before the unload" "$fires" 0
+	local client=$! fires=0 i
+	# Until the pacer has fired: perftest's set-up under TCG takes from
+	# 0.5 s to several, and once a fixed 2 s found no QP yet.
+	for ((i = 0; i < 300; i++)); do
+		fires=$({ cat /sys/kernel/debug/rxe_cc/qps/*/stats 2>/dev/null || true; } |
+			awk '$1 == "pacer_fires" {s += $2} END {print s + 0}')
+		((fires > 0)) && break
+		sleep 0.1
+	done
+	assert_gt "pacer fires before the unload (waited up to 30 s)" "$fires" 0
 	rmmod rxe_cc || fail "rmmod rxe_cc with paced QPs failed"
 	local rc=0
 	wait "$client" || rc=$?
