@@ -10,8 +10,14 @@ test_reload() {
 	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server.txt" -s $size -D 8
 	sleep 1
 	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client.txt" -s $size -D 8 &
-	local client=$!
-	sleep 3
+	local client=$! i
+	# Until both QPs exist (perftest's set-up under TCG varies by seconds),
+	# then a second of traffic.
+	for ((i = 0; i < 300; i++)); do
+		[ "$(ls /sys/kernel/debug/rxe_cc/qps | wc -l)" -ge 2 ] && break
+		sleep 0.1
+	done
+	sleep 1
 	ls /sys/kernel/debug/rxe_cc/qps >"$TEST_OUT/qps-before.txt"
 	[ "$(wc -l <"$TEST_OUT/qps-before.txt")" = 2 ] || fail "expected 2 live QPs, saw: $(cat "$TEST_OUT/qps-before.txt")"
 	rmmod rxe_cc || fail "rmmod rxe_cc during traffic failed"
