@@ -1,7 +1,7 @@
 # rxe-cc: congestion-control testbed for RDMA over lossless Ethernet.
 #
 #   make demo          boot the testbed and run the 4->1 incast
-#   make test          cargo tests + guest integration tests
+#   make test          lint (shellcheck, clippy) + cargo tests + guest integration tests
 #   make bench         stock rdma_rxe vs patched rdma_rxe + rxe_cc, one run
 #   make guest CMD=..  run a command inside the testbed guest
 #   make modules       build rdma_rxe (patched) and rxe_cc.ko
@@ -18,15 +18,23 @@ RESULTS ?= $(BUILD)/results
 CARGO ?= cargo
 export RESULTS
 
-# An explicit KDIR skips the project's own kernel build.
+# An explicit KDIR skips the project's own kernel build and the host set-up
+# (apt and friends): the tree's owner has the toolchain that built it.
 KDIR ?=
 ifeq ($(KDIR),)
 KDIR_CMD = $$(bash $(TOP)/testbed/kernel.sh)
+SETUP = setup
 else
-KDIR_CMD = $(KDIR)
+KDIR_CMD = $$(cd $(KDIR) && pwd) && bash $(TOP)/testbed/bpftool.sh "$$kdir" >&2
+SETUP =
 endif
 
-.PHONY: all setup kernel bpf-headers modules userspace guest test cargo-test guest-test bench demo clean
+# pahole 1.24 prints harmless lines (die__*, tag__recode_dwarf_type) for the
+# Rust DWARF it skips while it generates a module's BTF
+# (docs/architecture.md); everything else shows.
+QUIET_PAHOLE = 2> >(grep -Ev '^(die__[a-z_]+|tag__recode_dwarf_type): ' >&2)
+
+.PHONY: all setup kernel bpf-headers modules userspace guest test lint cargo-test guest-test bench demo clean
 
 all: modules userspace
 
@@ -34,7 +42,7 @@ setup:
 	@bash testbed/setup-host.sh
 
 # Resolve (and if needed build) the kernel once; later steps read build/kdir.
-kernel: setup
+kernel: $(SETUP)
 	@mkdir -p $(BUILD)/bin && kdir=$(KDIR_CMD) && [ -n "$$kdir" ] && echo "$$kdir" > $(BUILD)/kdir && \
 	ln -sfn "$$kdir/tools/bpf/bpftool/bpftool" $(BUILD)/bin/bpftool
 
@@ -53,9 +61,9 @@ CARGO_ENV = RXECC_BPF_INCLUDE="$(BUILD)/bpf:$$(cat $(BUILD)/kdir)/tools/bpf/bpft
 modules: kernel
 	@kdir=$$(cat $(BUILD)/kdir); \
 	echo "==> modules: patched rdma_rxe and rxe_cc.ko against $$kdir" >&2; \
-	bash rxe_glue/build.sh "$$kdir" $(BUILD)/rxe && \
+	bash rxe_glue/build.sh "$$kdir" $(BUILD)/rxe $(QUIET_PAHOLE) && \
 	$(MAKE) -s -C "$$kdir" M=$(TOP) LLVM=-19 RUSTC=/usr/bin/rustc \
-		RXE_GLUE_DIR=$(BUILD)/rxe KBUILD_EXTRA_SYMBOLS=$(BUILD)/rxe/Module.symvers modules
+		RXE_GLUE_DIR=$(BUILD)/rxe KBUILD_EXTRA_SYMBOLS=$(BUILD)/rxe/Module.symvers modules $(QUIET_PAHOLE)
 
 userspace: bpf-headers
 	@echo "==> userspace: cargo build (rxecc)" >&2
@@ -70,7 +78,16 @@ cargo-test: bpf-headers
 guest-test: all
 	@bash tests/run.sh
 
-test: cargo-test guest-test
+# Static checks, first because they take seconds: every shell script, and
+# clippy on the userspace crates (the algorithm core included) with
+# warnings as errors.
+SHELL_SCRIPTS = $(wildcard tests/*.sh testbed/*.sh rxe_glue/*.sh) .ci/run
+lint: bpf-headers
+	@echo "==> lint: shellcheck and clippy" >&2
+	@shellcheck -s bash -S warning $(SHELL_SCRIPTS)
+	@cd userspace && $(CARGO_ENV) $(CARGO) clippy -q --release --all-targets -- -D warnings
+
+test: lint cargo-test guest-test
 
 bench: all
 	@bash testbed/guest.sh tests/bench.sh

@@ -16,6 +16,7 @@
  * Only IPv4/UDP to port 4791 is touched. The IP TOS byte lies outside the
  * RoCE ICRC, so marking keeps the ICRC valid; the IP checksum is fixed up.
  */
+#include <stdbool.h>
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
@@ -41,7 +42,7 @@ struct {
 } mark_stats SEC(".maps");
 
 /* RED's decision for a packet joining the port's queue; counts it. */
-static __always_inline int red_mark(struct port_state *st, struct port_cfg *cfg)
+static __always_inline int red_mark(struct port_state *st, const struct rxecc_port_params *cfg)
 {
 	__u32 r = bpf_get_prandom_u32() % 1000;
 	__u64 q, kmin, kmax, p;
@@ -80,15 +81,25 @@ static __always_inline int red_mark(struct port_state *st, struct port_cfg *cfg)
  *     the port is free to send.
  * The resume backlog is forgotten once the queue falls to the threshold,
  * so a port that was never paused is judged by the threshold alone.
+ * A packet that reached the switch faster than its link could carry it
+ * (`compressed`: an upstream port's catch-up burst after a late timer,
+ * port.bpf.c's arrival()) ends an OFF period, as a stall does: the queue
+ * it joins was built by the emulation, not by this port's congestion.
  * Counts the decision.
  */
-static __always_inline __u8 tcd_mark(struct port_state *st, struct port_cfg *cfg)
+static __always_inline __u8 tcd_mark(struct port_state *st, const struct rxecc_port_params *cfg,
+				     bool compressed)
 {
 	__u64 now = bpf_ktime_get_ns(), q;
 	__u8 want;
 
 	bpf_spin_lock(&st->lock);
 	q = st->stats.qlen_bytes;
+	if (compressed && q > cfg->tcd_thresh_bytes) {
+		st->stats.tcd_compressed++;
+		st->stats.last_resume_ns = now;
+		st->stats.resume_qlen_bytes = q;
+	}
 	if (q <= cfg->tcd_thresh_bytes) {
 		want = ECN_NOT_ECT;
 		st->stats.tcd_none++;
@@ -124,7 +135,7 @@ int mark_egress(struct __sk_buff *skb)
 	struct iphdr *ip;
 	struct udphdr *udp;
 	struct port_state *st;
-	struct port_cfg *cfg;
+	struct rxecc_port_params cfg;
 	__u32 zero = 0;
 	__u8 ecn, want;
 	__u16 old, new;
@@ -143,10 +154,9 @@ int mark_egress(struct __sk_buff *skb)
 	if (ecn == ECN_NOT_ECT)
 		return TC_ACT_OK;
 	st = bpf_map_lookup_elem(&port_state, &zero);
-	cfg = bpf_map_lookup_elem(&port_cfg, &zero);
-	if (!st || !cfg)
+	if (!st || !port_cfg_get(&cfg))
 		return TC_ACT_OK;
-	switch (cfg->mark_mode) {
+	switch (cfg.mark_mode) {
 	case MARK_CE:
 		want = ECN_CE;
 		break;
@@ -154,10 +164,10 @@ int mark_egress(struct __sk_buff *skb)
 		want = ECN_UE;
 		break;
 	case MARK_RED:
-		want = red_mark(st, cfg) ? ECN_CE : ECN_NOT_ECT;
+		want = red_mark(st, &cfg) ? ECN_CE : ECN_NOT_ECT;
 		break;
 	case MARK_TCD:
-		want = tcd_mark(st, cfg);
+		want = tcd_mark(st, &cfg, skb->mark & RXECC_MARK_COMPRESSED);
 		break;
 	default:
 		want = ECN_NOT_ECT;

@@ -75,13 +75,6 @@ static __always_inline struct port_state *state(void)
 	return bpf_map_lookup_elem(&port_state, &zero);
 }
 
-static __always_inline struct port_cfg *config(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&port_cfg, &zero);
-}
-
 __u64 next_tx_ns;
 
 struct skb_node {
@@ -116,17 +109,46 @@ static __always_inline void count_drop(struct port_state *st)
 
 enum pfc_action { PFC_NONE, PFC_XOFF, PFC_REFRESH, PFC_XON };
 
+/*
+ * The stamp of a frame just decided, under ia->lock. Frames are decided in
+ * one order (under the lock) but queued for sending after it is released,
+ * possibly on two CPUs, so an XON may reach the peer before the XOFF it
+ * follows. Stamps increase per ingress port in the order of the decisions,
+ * and the receiver ignores a frame older than one it has already obeyed.
+ * The stamp stays close to `now`, so the receiver also measures tau by it.
+ */
+static __always_inline __u64 pfc_stamp(struct ingress_acct *ia, __u64 now)
+{
+	__u64 stamp = now > ia->last_stamp ? now : ia->last_stamp + 1;
+
+	ia->last_stamp = stamp;
+	return stamp;
+}
+
 static __always_inline void pfc_send(struct Qdisc *sch, __u32 iif,
 				     struct ingress_cfg *ic,
 				     struct ingress_acct *ia, int action,
-				     __u64 now)
+				     __u64 stamp)
 {
 	__u32 quanta = action == PFC_XON ? 0 : ic->pause_quanta;
 
-	if (rxecc_pfc_send(sch, iif, 1U << (ic->pfc_class & 7), quanta, now)) {
+	if (rxecc_pfc_send(sch, iif, 1U << (ic->pfc_class & 7), quanta, stamp)) {
 		bpf_spin_lock(&ia->lock);
 		ia->pfc_tx_failed++;
 		bpf_spin_unlock(&ia->lock);
+	}
+}
+
+/* Takes `len` from a counter that never goes below zero: a release of
+ * bytes that were never charged here (an account recreated under traffic)
+ * is counted, not wrapped into a huge backlog that would pause for good. */
+static __always_inline void release_bytes(__u64 *bytes, __u64 len, __u64 *underflows)
+{
+	if (*bytes >= len) {
+		*bytes -= len;
+	} else {
+		*bytes = 0;
+		(*underflows)++;
 	}
 }
 
@@ -146,6 +168,7 @@ static __always_inline int charge_ingress(struct Qdisc *sch, __u32 iif,
 	struct ingress_acct *ia;
 	struct switch_buf *sb;
 	int action = PFC_NONE;
+	__u64 stamp = 0;
 	__u32 sw;
 	bool ok = true;
 
@@ -184,10 +207,12 @@ static __always_inline int charge_ingress(struct Qdisc *sch, __u32 iif,
 		ia->pfc_tx_refresh++;
 		action = PFC_REFRESH;
 	}
+	if (action != PFC_NONE)
+		stamp = pfc_stamp(ia, now);
 	bpf_spin_unlock(&ia->lock);
 	*switch_id = sw;
 	if (action != PFC_NONE)
-		pfc_send(sch, iif, ic, ia, action, now);
+		pfc_send(sch, iif, ic, ia, action, stamp);
 	return CHARGE_DONE;
 }
 
@@ -199,24 +224,26 @@ static __always_inline void release_ingress(struct Qdisc *sch, __u32 iif,
 	struct ingress_acct *ia = bpf_map_lookup_elem(&ingress_acct, &iif);
 	struct switch_buf *sb = bpf_map_lookup_elem(&switch_buf, &sw);
 	int action = PFC_NONE;
+	__u64 stamp = 0;
 
 	if (sb) {
 		bpf_spin_lock(&sb->lock);
-		sb->used_bytes -= len;
+		release_bytes(&sb->used_bytes, len, &sb->underflows);
 		bpf_spin_unlock(&sb->lock);
 	}
 	if (!ia)
 		return;
 	bpf_spin_lock(&ia->lock);
-	ia->bytes -= len;
+	release_bytes(&ia->bytes, len, &ia->underflows);
 	if (ia->xoff_active && ic && ia->bytes <= ic->xon_bytes) {
 		ia->xoff_active = 0;
 		ia->pfc_tx_xon++;
 		action = PFC_XON;
+		stamp = pfc_stamp(ia, now);
 	}
 	bpf_spin_unlock(&ia->lock);
 	if (action != PFC_NONE && ic)
-		pfc_send(sch, iif, ic, ia, action, now);
+		pfc_send(sch, iif, ic, ia, action, stamp);
 }
 
 SEC("struct_ops")
@@ -224,13 +251,13 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	     struct bpf_sk_buff_ptr *to_free)
 {
 	struct port_state *st = state();
-	struct port_cfg *cfg = config();
+	struct rxecc_port_params cfg;
 	__u64 now = bpf_ktime_get_ns();
 	__u32 len = pkt_len(skb), iif = skb->skb_iif, sw = 0;
 	struct skb_node *n;
 	int charged;
 
-	if (!st || !cfg)
+	if (!st || !port_cfg_get(&cfg))
 		goto drop;
 	if (skb->protocol == bpf_htons(ETH_P_PAUSE)) {
 		n = bpf_obj_new(typeof(*n));
@@ -257,7 +284,7 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 			release_ingress(sch, iif, sw, len, now);
 		goto drop;
 	}
-	n->ready_ns = now + cfg->delay_ns;
+	n->ready_ns = now + cfg.delay_ns;
 	n->acct_iif = charged == CHARGE_DONE ? iif : 0;
 	n->switch_id = sw;
 	n->len = len;
@@ -312,7 +339,7 @@ SEC("struct_ops")
 struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 {
 	struct port_state *st = state();
-	struct port_cfg *cfg = config();
+	struct rxecc_port_params cfg;
 	__u64 now = bpf_ktime_get_ns(), start, floor, until = 0, ready = 0;
 	__u64 rate, resumed_at = 0, stall;
 	struct bpf_list_node *node;
@@ -335,7 +362,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 		bpf_qdisc_bstats_update(sch, skb);
 		return skb;
 	}
-	if (!st || !cfg)
+	if (!st || !port_cfg_get(&cfg))
 		return NULL;
 
 	/* PFC: the peer paused us; the pause ends by a resume frame (the
@@ -391,7 +418,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 
 	sch->q.qlen--;
 	sch->qstats.backlog -= len;
-	stall = cfg->stall_ns ?: 2000000;
+	stall = cfg.stall_ns ?: 2000000;
 	bpf_spin_lock(&st->lock);
 	/* A port that could have sent long ago, with packets waiting, was not
 	 * serving: for TCD that is an OFF period, like a pause, not a queue
@@ -420,7 +447,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 		floor = resumed_at;
 	if (start < floor)
 		start = floor;
-	rate = cfg->rate_bps ?: 1;
+	rate = cfg.rate_bps ?: 1;
 	next_tx_ns = start + (__u64)len * 8 * NSEC_PER_SEC / rate;
 
 	bpf_qdisc_bstats_update(sch, skb);
@@ -540,27 +567,67 @@ static __always_inline int pfc_parse(struct __sk_buff *skb, __u32 cls,
 	return 1;
 }
 
+/*
+ * Keeps the link's arrival clock for a data packet from the peer. A real
+ * link delivers at most its rate; when an upstream port's timer fired late
+ * and it caught up on its pacing credit, the packets arrive faster than
+ * that. One that arrives more than stall_ns (2 ms by default) ahead of the
+ * link's schedule is flagged in skb->mark for the egress marker, and
+ * counted; the flag of an earlier switch is cleared.
+ */
+static __always_inline void arrival(struct __sk_buff *skb, struct port_state *st,
+				    const struct rxecc_port_params *cfg, __u64 now)
+{
+	__u64 rate = cfg->rate_bps ?: 1, tol = cfg->stall_ns ?: 2000000, vt;
+	bool compressed;
+
+	bpf_spin_lock(&st->lock);
+	vt = st->stats.arrival_vt_ns;
+	if (vt < now)
+		vt = now;
+	vt += (__u64)skb->len * 8 * NSEC_PER_SEC / rate;
+	st->stats.arrival_vt_ns = vt;
+	compressed = vt > now + tol;
+	if (compressed)
+		st->stats.compressed_pkts++;
+	bpf_spin_unlock(&st->lock);
+	if (compressed)
+		skb->mark |= RXECC_MARK_COMPRESSED;
+	else
+		skb->mark &= ~RXECC_MARK_COMPRESSED;
+}
+
 SEC("tc")
 int port_ingress(struct __sk_buff *skb)
 {
 	struct port_state *st = state();
-	struct port_cfg *cfg = config();
+	struct rxecc_port_params cfg;
 	__u64 now = bpf_ktime_get_ns(), stamp = 0, pause_ns, rate;
 	__u32 quanta = 0;
 	bool kick = false;
 	int r;
 
-	if (!st || !cfg)
+	if (!st || !port_cfg_get(&cfg))
 		return TC_ACT_OK;
-	r = pfc_parse(skb, cfg->pfc_class, &quanta, &stamp);
-	if (r < 0)
+	r = pfc_parse(skb, cfg.pfc_class, &quanta, &stamp);
+	if (r < 0) {
+		arrival(skb, st, &cfg, now);
 		return TC_ACT_OK;
+	}
 	if (r == 0)
 		return TC_ACT_SHOT;	/* PFC for a class we do not carry */
-	rate = cfg->rate_bps ?: 1;
+	rate = cfg.rate_bps ?: 1;
 	pause_ns = (__u64)quanta * PFC_QUANTUM_BITS * NSEC_PER_SEC / rate;
 
 	bpf_spin_lock(&st->lock);
+	/* Stamp 0: a sender that does not stamp (a real switch); obey all. */
+	if (stamp && stamp <= st->stats.pfc_last_stamp) {
+		st->stats.pfc_rx_stale++;
+		bpf_spin_unlock(&st->lock);
+		return TC_ACT_SHOT;
+	}
+	if (stamp)
+		st->stats.pfc_last_stamp = stamp;
 	if (quanta == 0) {
 		st->stats.pfc_rx_xon++;
 		if (st->stats.paused) {

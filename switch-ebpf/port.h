@@ -35,11 +35,27 @@ struct rxecc_port_stats {
 	__u64 resume_qlen_bytes;	/* queue then; 0 once it has drained (TCD) */
 	/* Feedback latency: XOFF crossing at the peer to pause applied here. */
 	__u64 tau_n, tau_sum_ns, tau_max_ns;
+	/* PFC frames carry the stamp their sender took when it decided them,
+	 * increasing per sender; a frame that overtook a newer one on its way
+	 * is stale and ignored (an XOFF arriving after its XON). */
+	__u64 pfc_last_stamp, pfc_rx_stale;
 	__u64 ctl_pkts;			/* control frames sent out of this port */
 	/* Emulation stalls: dequeues that ran more than stall_ns after the
 	 * link was free, with packets waiting (late timers under TCG). */
 	__u64 stalls, stall_ns;
+	/* Arrivals from the link peer (this port's TC ingress): when the last
+	 * one would have finished arriving over a real link of this port's
+	 * rate, and the packets that came more than stall_ns ahead of that
+	 * (a late upstream timer's catch-up burst, which no real link can
+	 * deliver). The marker treats such an arrival as an OFF period. */
+	__u64 arrival_vt_ns, compressed_pkts;
+	__u64 tcd_compressed;		/* TCD decisions re-based on one */
 };
+
+/* skb->mark bit set by a switch port's TC ingress on a compressed arrival
+ * (above), for the egress marker of the port the packet leaves by. Every
+ * port's ingress rewrites it, so it never outlives one switch. */
+#define RXECC_MARK_COMPRESSED	0x40000000U
 
 struct port_state {
 	struct bpf_spin_lock lock;
@@ -55,8 +71,10 @@ enum mark_mode {
 };
 
 /* Port configuration, rewritten by rxecc at run time (no reload, nothing
- * lost); programs read it at every packet. */
-struct port_cfg {
+ * lost). rxecc writes it whole under `lock` (BPF_F_LOCK), and programs copy
+ * it under the same lock (port_cfg_get()), so no packet sees half of an
+ * update, e.g. a new Kmin with the old Kmax. */
+struct rxecc_port_params {
 	__u64 kmin_bytes;		/* RED */
 	__u64 kmax_bytes;
 	__u32 pmax_permille;		/* marking probability at Kmax, 1/1000 */
@@ -68,6 +86,11 @@ struct port_cfg {
 	__u32 pfc_class;		/* the one priority class RoCE uses */
 	__u32 pad;
 	__u64 stall_ns;			/* lateness counted as a stall; 0: 2 ms */
+};
+
+struct port_cfg {
+	struct bpf_spin_lock lock;
+	struct rxecc_port_params p;
 };
 
 /*
@@ -93,12 +116,15 @@ struct ingress_acct {
 	__u64 last_xoff_ns;		/* when XOFF was last sent */
 	__u64 pfc_tx_xoff, pfc_tx_xon, pfc_tx_refresh;
 	__u64 pfc_tx_failed;		/* frames the kfunc could not send */
+	__u64 last_stamp;		/* of the last frame decided (port_ingress) */
+	__u64 underflows;		/* releases of more than was charged */
 };
 
 struct switch_buf {
 	struct bpf_spin_lock lock;
 	__u64 used_bytes, max_used_bytes;
 	__u64 drops;			/* arrivals refused: buffer full */
+	__u64 underflows;		/* releases of more than was charged */
 };
 
 #define RXECC_MAX_SWITCHES	16
@@ -119,5 +145,20 @@ struct {
 	__type(key, __u32);
 	__type(value, struct port_cfg);
 } port_cfg SEC(".maps");
+
+/* Copies the port's configuration as one consistent whole; false if the
+ * port has none. */
+static __always_inline bool port_cfg_get(struct rxecc_port_params *out)
+{
+	__u32 zero = 0;
+	struct port_cfg *cfg = bpf_map_lookup_elem(&port_cfg, &zero);
+
+	if (!cfg)
+		return false;
+	bpf_spin_lock(&cfg->lock);
+	*out = cfg->p;
+	bpf_spin_unlock(&cfg->lock);
+	return true;
+}
 
 #endif /* RXECC_PORT_H */

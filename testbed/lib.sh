@@ -7,8 +7,9 @@ export RXECC_CACHE
 # The Debian rustc-web toolchain has the core sources the kernel needs; the
 # rustup toolchain first in PATH does not.
 KRUSTC=/usr/bin/rustc
-export PATH="$HOME/.cargo/bin:$HOME/.local/bin:$PATH:/usr/sbin:/sbin"
-for d in /root/.pyenv/shims; do [ -d "$d" ] && PATH="$PATH:$d"; done
+export KRUSTC
+export PATH="$HOME/.cargo/bin:$HOME/.local/bin:$PATH:/usr/sbin:/sbin:$RXECC_CACHE/bin"
+[ -d /root/.pyenv/shims ] && PATH="$PATH:/root/.pyenv/shims"
 
 progress() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

@@ -5,6 +5,7 @@
 # whose peer p<i> is a port of br0, and an rxe device rxe<i> on v<i>.
 
 TB_NET=10.77.0
+# shellcheck disable=SC2034 # used by the tests that source this file
 TB_PORT_BASE=18515
 
 tb_ip() { echo "$TB_NET.$(($1 + 1))"; }
@@ -89,6 +90,26 @@ TB_NICE=${TB_NICE:-19}
 # gives MiB/s with 2 decimals: finer at low rates.
 tb_report_flag() { [ "${TB_REPORT_GBITS:-1}" = 1 ] && echo --report_gbits; }
 
+# Servers started by tb_write_bw_server since the last tb_wait_servers:
+# their PIDs and output files.
+TB_SERVER_PIDS=()
+TB_SERVER_OUTS=()
+
+# tb_wait_servers: wait for each of those servers; 1 if any failed, naming
+# it. (A bare `wait` returns 0 whatever its children did.)
+tb_wait_servers() {
+	local i rc=0
+	for i in "${!TB_SERVER_PIDS[@]}"; do
+		wait "${TB_SERVER_PIDS[$i]}" || {
+			echo "tb_wait_servers: the server writing ${TB_SERVER_OUTS[$i]} failed: $(tail -1 "${TB_SERVER_OUTS[$i]}")" >&2
+			rc=1
+		}
+	done
+	TB_SERVER_PIDS=()
+	TB_SERVER_OUTS=()
+	return $rc
+}
+
 # TB_BW_TOOL picks the perftest program (ib_write_bw unless set; the CC
 # experiments use ib_send_bw, which can sleep on completion events).
 # tb_write_bw_server <host> <port> <out> [perftest args]: start in
@@ -97,9 +118,12 @@ tb_report_flag() { [ "${TB_REPORT_GBITS:-1}" = 1 ] && echo --report_gbits; }
 tb_write_bw_server() {
 	local h=$1 port=$2 out=$3 i
 	shift 3
+	# shellcheck disable=SC2046 # no flag must vanish, not become ""
 	ip netns exec "h$h" nice -n "$TB_NICE" taskset -c "$(tb_cpu "$port")" "${TB_BW_TOOL:-ib_write_bw}" -d "rxe$h" -x "$(tb_gid "$h")" \
 		-p "$port" -F $(tb_report_flag) "$@" >"$out" 2>&1 &
 	local pid=$!
+	TB_SERVER_PIDS+=("$pid")
+	TB_SERVER_OUTS+=("$out")
 	for ((i = 0; i < 300; i++)); do
 		ip netns exec "h$h" ss -Hltn "sport = :$port" | grep -q . && return 0
 		kill -0 "$pid" 2>/dev/null || { echo "tb_write_bw_server: h$h: $(grep -v -- --- "$out" | head -1)" >&2; return 1; }
@@ -113,6 +137,7 @@ tb_write_bw_server() {
 tb_write_bw_client() {
 	local h=$1 s=$2 port=$3 out=$4
 	shift 4
+	# shellcheck disable=SC2046 # no flag must vanish, not become ""
 	ip netns exec "h$h" nice -n "$TB_NICE" taskset -c "$(tb_cpu "$h")" "${TB_BW_TOOL:-ib_write_bw}" -d "rxe$h" -x "$(tb_gid "$h")" \
 		-p "$port" -F $(tb_report_flag) "$@" "$(tb_ip "$s")" >"$out" 2>&1
 }

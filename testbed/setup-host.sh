@@ -9,6 +9,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 APT_PKGS=(
 	# kernel toolchain (LLVM=-19 and the Debian rustc; see docs/architecture.md)
 	clang-19 lld-19 llvm-19 libclang-19-dev rustc-web rust-web-src
+	# cargo and clippy for that rustc: a stock Debian 12 has no rustup (a
+	# rustup toolchain, where there is one, stays first in PATH)
+	cargo-web rust-web-clippy
+	# virtme-ng goes into a venv: Debian's Python refuses pip installs
+	# into the system (PEP 668)
+	python3-venv
+	# make test's lint
+	shellcheck
 	bc flex bison libelf-dev libssl-dev zlib1g-dev libcap-dev cpio kmod
 	dwarves rsync xz-utils pkg-config make git patch
 	# guest and testbed
@@ -33,13 +41,25 @@ if ((${#missing[@]})); then
 	rm -f "$log"
 fi
 
+# virtme-ng from PyPI, in a venv of Debian's Python under the cache; its
+# commands are linked into $RXECC_CACHE/bin, which lib.sh puts on PATH
+# (the venv's own bin would put its python3 first too).
 if ! command -v vng >/dev/null 2>&1; then
-	progress "pip: installing virtme-ng"
-	python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore 'virtme-ng==1.42' \
-		|| python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore virtme-ng
+	venv=$RXECC_CACHE/venv
+	progress "pip: installing virtme-ng into $venv"
+	rm -rf "$venv"
+	/usr/bin/python3 -m venv "$venv" || die "python3 -m venv failed"
+	"$venv/bin/pip" install -q --disable-pip-version-check 'virtme-ng==1.42' \
+		|| "$venv/bin/pip" install -q --disable-pip-version-check virtme-ng \
+		|| die "pip install virtme-ng failed"
+	mkdir -p "$RXECC_CACHE/bin"
+	for c in "$venv"/bin/vng "$venv"/bin/virtme-*; do
+		[ -e "$c" ] && ln -sfn "$c" "$RXECC_CACHE/bin/$(basename "$c")"
+	done
+	command -v vng >/dev/null || die "vng is not on PATH after installing it"
 fi
 
 if ! command -v bindgen >/dev/null 2>&1; then
 	progress "cargo: installing bindgen-cli (about 2 minutes)"
-	cargo install -q --locked bindgen-cli
+	cargo install -q --locked bindgen-cli || die "cargo install bindgen-cli failed"
 fi

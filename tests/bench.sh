@@ -19,7 +19,7 @@ run_side() { # <stock|patched> <round>
 	tb_write_bw_server 0 $TB_PORT_BASE "$out/$side-$r-server.txt" -s $SIZE -n "$ITERS"
 	sleep 1
 	tb_write_bw_client 1 0 $TB_PORT_BASE "$out/$side-$r.txt" -s $SIZE -n "$ITERS" || echo "  $side round $r failed" >&2
-	wait
+	tb_wait_servers || echo "  $side round $r: server failed" >&2
 	tb_down
 	rmmod rxe_cc 2>/dev/null || true
 	rmmod rdma_rxe
@@ -63,7 +63,7 @@ for rate in ${BENCH_PACING_RATES:-50 100 200 400 600}; do
 	tb_write_bw_server 0 $TB_PORT_BASE "$out/pacing-$rate-server.txt" -s $SIZE -n $iters
 	sleep 1
 	tb_write_bw_client 1 0 $TB_PORT_BASE "$out/pacing-$rate.txt" -s $SIZE -n $iters || echo "  $rate Mb/s failed" >&2
-	wait
+	tb_wait_servers || echo "  $rate Mb/s: server failed" >&2
 	bw=$(tb_bw_mbit "$out/pacing-$rate.txt")
 	f=$(($(tb_cc_total pacer_fires) - f0))
 	l=$(($(tb_cc_total pacer_late_ns) - l0))
@@ -91,7 +91,7 @@ for rate in ${BENCH_PORT_RATES:-100 200 400 600 800} none; do
 	tb_write_bw_server 0 $TB_PORT_BASE "$out/port-$rate-server.txt" -s $SIZE -n $iters
 	sleep 1
 	tb_write_bw_client 1 0 $TB_PORT_BASE "$out/port-$rate.txt" -s $SIZE -n $iters || echo "  port $rate failed" >&2
-	wait
+	tb_wait_servers || echo "  port $rate: server failed" >&2
 	bw=$(tb_bw_mbit "$out/port-$rate.txt")
 	if [ "$rate" != none ]; then
 		rxecc port stats --dev p0 --json >"$out/port-$rate.json"

@@ -32,7 +32,7 @@ CCI_PERF=(-s 65536 -u 20 -e)
 # flow gets a CNP every ~30 ms, so with the module's 1.1 ms timers it
 # recovers dozens of times between two CNPs and never comes down. In the
 # paper's regime the CNP interval and the timers are about equal.
-CCI_DCQCN_KNOBS=(${CCI_DCQCN_KNOBS:-rpg_time_reset=20000 dce_tcp_rtt=20000})
+read -ra CCI_DCQCN_KNOBS <<<"${CCI_DCQCN_KNOBS:-rpg_time_reset=20000 dce_tcp_rtt=20000}"
 # Any other rxe_cc parameters, for every algorithm (e.g. pacing_burst_us=0).
 CCI_KNOBS=${CCI_KNOBS:-}
 
@@ -59,6 +59,7 @@ cci_topology() {
 # events); the flows start together as far as perftest allows (each takes
 # a while to set up under TCG).
 cci_run() {
+	# shellcheck disable=SC2034 # TB_BW_TOOL: read by tb_write_bw_server/client
 	local cc=$1 out=$2 n=${3:-4} iters=${4:-150} i rec pids=() rc=0 TB_BW_TOOL=ib_send_bw
 	rm -rf "$out" && mkdir -p "$out"
 	echo "==> incast $n->1 with cc=$cc, $iters x 64 KB per flow (results in $out)" >&2
@@ -81,7 +82,7 @@ cci_run() {
 	sleep 0.5
 	kill -INT "$rec"
 	wait "$rec" || { cat "$out/record.log" >&2; rc=1; }
-	wait
+	tb_wait_servers || rc=1
 	rxecc port stats --json >"$out/ports.jsonl"
 	cp /sys/kernel/debug/rxe_cc/totals "$out/rxe_cc-totals.txt"
 	# rxe's own counters say why a NAK or a retransmission happened (RNR,

@@ -20,6 +20,23 @@ ccv_topology() {
 # shared upstream ports s0 -> s1 and s1 -> s2 and F0's and F1's NICs.
 CCV_SPREAD=(x0_1 x1_2 v0 v1)
 
+# ccv_f0_fair_mbps: F0's max-min fair share on chain.toml as shipped: its
+# own host link, or half of s0 -> s1, which it shares with F1, if less
+# (F1 needs less than half, held back at the root, so this is a floor).
+ccv_f0_fair_mbps() {
+	python3 - "$RXECC_TOP/testbed/topologies/chain.toml" <<'PY'
+import sys, tomllib
+t = tomllib.load(open(sys.argv[1], "rb"))
+default = t["defaults"]["rate_mbps"]
+def rate(a, b):
+    for l in t["link"]:
+        if {l["a"], l["b"]} == {a, b}:
+            return l.get("rate_mbps", default)
+    sys.exit(f"chain.toml has no link {a}-{b}")
+print(min(rate("h0", "s0"), rate("s0", "s1") / 2))
+PY
+}
+
 # ccv_ms <ports.jsonl> <port...>: time those ports spent paused, in ms.
 ccv_ms() { awk -v n="$(psum "$1" paused_ns "${@:2}")" 'BEGIN {printf "%.1f", n / 1e6}'; }
 

@@ -16,16 +16,25 @@ DMESG_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|lockdep|possible cir
 fail() { echo "    FAIL: $*" >&2; return 1; }
 info() { echo "    $*" >&2; }
 
-# assert_eq <what> <expected> <actual>
-assert_eq() { [ "$2" = "$3" ] || fail "$1: expected $2, got $3"; }
-# assert_gt <what> <a> <b>: a > b, numbers may be decimal
-assert_gt() { awk -v a="$2" -v b="$3" 'BEGIN {exit !(a + 0 > b + 0)}' || fail "$1: $2 is not > $3"; }
+# assert_eq <what> <expected> <actual>: equal, and neither empty (an empty
+# value is a counter that was not found, never a match).
+assert_eq() {
+	[ -n "$2" ] && [ -n "$3" ] || fail "$1: expected '$2', got '$3' (a value is missing)"
+	[ "$2" = "$3" ] || fail "$1: expected $2, got $3"
+}
+# assert_gt <what> <a> <b>: a > b, both numbers (may be decimal)
+assert_gt() {
+	[[ $2 =~ ^-?[0-9]+(\.[0-9]+)?$ && $3 =~ ^-?[0-9]+(\.[0-9]+)?$ ]] || fail "$1: '$2' > '$3' compares a non-number"
+	awk -v a="$2" -v b="$3" 'BEGIN {exit !(a + 0 > b + 0)}' || fail "$1: $2 is not > $3"
+}
 
 # Leave the guest as a test found it: no namespaces, no rxe devices, no modules.
 tb_reset() {
 	local d
-	pkill -x ib_write_bw 2>/dev/null || true
-	pkill -x ib_send_bw 2>/dev/null || true
+	local tool
+	for tool in ib_write_bw ib_send_bw ib_read_bw ib_atomic_bw ib_write_lat ib_send_lat ib_read_lat ib_atomic_lat; do
+		pkill -x "$tool" 2>/dev/null || true
+	done
 	sleep 0.2
 	for d in /sys/fs/bpf/rxecc/*/; do
 		[ -d "$d" ] && rxecc port detach --dev "$(basename "$d")"
@@ -38,13 +47,42 @@ tb_reset() {
 	rmmod rxecc_switch 2>/dev/null || true
 }
 
+# tb_kill_tree <pid>: kill a process and all its descendants, children first.
+tb_kill_tree() {
+	local c
+	for c in $(pgrep -P "$1"); do tb_kill_tree "$c"; done
+	kill -KILL "$1" 2>/dev/null || true
+}
+
+# A test's time limit in seconds: TEST_TIMEOUT_<test name>, else
+# TB_TEST_TIMEOUT, else 900. One hung perftest then fails one test, and the
+# suite goes on.
+TEST_TIMEOUT_test_cc_victim=${TEST_TIMEOUT_test_cc_victim:-1500}
+
 tb_run_test() {
-	local name=$1 out=$RESULTS/$1 rc
+	local name=$1 out=$RESULTS/$1 rc start pid dog limit var=TEST_TIMEOUT_$1
+	limit=${!var:-${TB_TEST_TIMEOUT:-900}}
 	mkdir -p "$out"
+	rm -f "$out/.timed-out"
 	echo "--- $name" >&2
 	dmesg -C
-	(set -e; TEST_OUT=$out "$name")
+	start=$(date +%s)
+	(set -e; TEST_OUT=$out "$name") &
+	pid=$!
+	(
+		sleep "$limit"
+		touch "$out/.timed-out"
+		tb_kill_tree "$pid"
+	) &
+	dog=$!
+	wait "$pid"
 	rc=$?
+	tb_kill_tree "$dog"
+	wait "$dog" 2>/dev/null
+	if [ -f "$out/.timed-out" ]; then
+		echo "    FAIL: $name did not finish within $limit s (TEST_TIMEOUT_$name); killed" >&2
+		rc=1
+	fi
 	tb_reset
 	dmesg >"$out/dmesg.txt"
 	if grep -Eq "$DMESG_BAD" "$out/dmesg.txt"; then
@@ -52,11 +90,12 @@ tb_run_test() {
 		grep -E -A5 "$DMESG_BAD" "$out/dmesg.txt" | head -30 >&2
 		rc=1
 	fi
+	local took=$(($(date +%s) - start))
 	if [ "$rc" = 0 ]; then
-		echo "ok   $name" >&2
+		echo "ok   $name (${took} s)" >&2
 		TESTS_PASSED=$((TESTS_PASSED + 1))
 	else
-		echo "FAIL $name" >&2
+		echo "FAIL $name (${took} s)" >&2
 		TESTS_FAILED=$((TESTS_FAILED + 1))
 		FAILED_NAMES+=("$name")
 	fi

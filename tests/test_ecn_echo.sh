@@ -13,7 +13,7 @@ ecn_phase() {
 	sleep 1
 	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/$name-client.txt" -s 65536 -n "$iters" \
 		|| fail "$name: flow failed: $(tail -2 "$TEST_OUT/$name-client.txt")"
-	wait
+	tb_wait_servers || fail "$name: server failed"
 	awk 'NR == FNR {b[$1] = $2; next} {print $1, $2 - b[$1]}' "$before" /sys/kernel/debug/rxe_cc/totals >"$TEST_OUT/$name"
 }
 d() { awk -v k="$2" '$1 == k {print $2}' "$TEST_OUT/$1"; }

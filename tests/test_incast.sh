@@ -17,13 +17,13 @@ tb_incast() {
 	done
 	for p in "${pids[@]}"; do wait "$p" || rc=1; done
 	# A failed client leaves its server waiting for ever.
-	((rc == 0)) || pkill -x ib_write_bw
-	wait || rc=1
+	((rc == 0)) || pkill -x "${TB_BW_TOOL:-ib_write_bw}"
+	tb_wait_servers || rc=1
 	return $rc
 }
 
 test_incast() {
-	local size=65536 iters=${INCAST_ITERS:-500} i bw total=0
+	local size=65536 iters=${INCAST_ITERS:-500} i bw
 	tb_load_rxe patched
 	tb_load_cc cc=none
 	tb_up 5

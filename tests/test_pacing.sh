@@ -20,7 +20,7 @@ test_pacing() {
 		sleep 1
 		tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client-$rate.txt" -s $size -n $iters \
 			|| fail "client at $rate Mb/s failed: $(tail -3 "$TEST_OUT/client-$rate.txt")"
-		wait
+		tb_wait_servers || fail "server at $rate Mb/s failed"
 		bw=$(tb_bw_mbit "$TEST_OUT/client-$rate.txt")
 		[ -n "$bw" ] || fail "no bandwidth at $rate Mb/s"
 		info "fixed_rate_mbps=$rate: goodput $bw Mb/s ($(awk -v b="$bw" -v r="$rate" 'BEGIN {printf "%+.1f%%", (b - r) * 100 / r}'))"

@@ -45,7 +45,7 @@ test_port_queue() {
 	tb_up 2
 	rxecc port attach --dev p0 --rate-mbps 100
 	port_flow queue 300 &
-	local flow=$! samples=0 peak=0 s
+	local flow=$! samples=0 peak=0
 	while kill -0 $flow 2>/dev/null; do
 		rxecc port stats --dev p0 --json >>"$TEST_OUT/samples.jsonl"
 		sleep 0.2

@@ -25,28 +25,49 @@ SW_PERF=(-s 65536 -u 20)
 # flow, every pause and resume the switch sent reached a host NIC and was
 # obeyed, and every flow completes.
 test_switch_lossless_incast() {
-	local size=65536 iters=40 i s=$TEST_OUT/ports.jsonl
+	local size=65536 iters=80 i s=$TEST_OUT/ports.jsonl retuner
 	tb_load_rxe patched
 	rxecc testbed up dumbbell 2>"$TEST_OUT/up.txt" || { cat "$TEST_OUT/up.txt" >&2; fail "testbed up"; }
 	# Mid-run, the bottleneck's rate and every ingress port's thresholds
 	# change, as an experimenter would retune them: nothing may be lost.
+	# The retune starts once the bottleneck carries data (perftest's set-up
+	# under TCG takes seconds), and what p0 carried by its end is recorded,
+	# so that the test can tell that traffic went on after it.
 	(
-		sleep 4
+		for ((i = 0; i < 600; i++)); do
+			rxecc port stats --dev p0 --json >"$TEST_OUT/p0-start.json"
+			[ "$(psum "$TEST_OUT/p0-start.json" deq_bytes)" -gt 0 ] && break
+			sleep 0.1
+		done
 		rxecc port rate --dev p0 --rate-mbps 80
 		for i in 1 2 3 4 5 6 7 8; do
 			rxecc port ingress --dev "p$i" --switch-id 0 --pfc --xoff-bytes 40000 \
 				--xon-bytes 20000 --buffer-bytes 2097152
 		done
-		echo done >"$TEST_OUT/retuned"
+		rxecc port stats --dev p0 --json >"$TEST_OUT/p0-retuned.json"
+		date +%s%N >"$TEST_OUT/retuned"
 	) &
+	retuner=$!
 	tb_incast 8 "$TEST_OUT" "${SW_PERF[@]}" -n $iters || fail "not every flow completed"
-	wait # tb_incast's own wait also reaped the retuning
-	[ -f "$TEST_OUT/retuned" ] || fail "retuning the ports failed"
+	local t_end
+	t_end=$(date +%s%N)
+	wait "$retuner" || fail "retuning the ports failed"
+	[ -s "$TEST_OUT/retuned" ] || fail "retuning the ports failed"
 	for ((i = 1; i <= 8; i++)); do
 		assert_eq "flow $i bytes" $((size * iters)) "$(tb_bw_bytes "$TEST_OUT/client$i.txt")"
 	done
 	sleep 0.5
 	ports_snap "$s"
+	# Traffic went on after the retune (at least a tenth of it), at no more
+	# than the new rate: the retune landed mid-run, and took effect.
+	local at_retune after total rate_after
+	at_retune=$(psum "$TEST_OUT/p0-retuned.json" deq_bytes)
+	total=$(psum "$s" deq_bytes p0)
+	after=$((total - at_retune))
+	rate_after=$(awk -v b="$after" -v t="$((t_end - $(cat "$TEST_OUT/retuned")))" 'BEGIN {printf "%.1f", b * 8 * 1000 / t}')
+	info "retune landed after $((at_retune / 1024)) KB of $((total / 1024)) KB through p0; $rate_after Mb/s after it"
+	assert_gt "bytes through p0 after the retune, x10" $((after * 10)) "$total"
+	awk -v r="$rate_after" 'BEGIN {exit !(r <= 80 * 1.05)}' || fail "p0 carried $rate_after Mb/s after being retuned to 80"
 	local drops xoff_tx xoff_rx xon_tx xon_rx failed held peak
 	drops=$(psum "$s" drops)
 	xoff_tx=$(( $(psum "$s" ingress.pfc_tx_xoff 'p*') + $(psum "$s" ingress.pfc_tx_refresh 'p*') ))
@@ -103,9 +124,10 @@ test_switch_lossy_incast() {
 		pids+=($!)
 	done
 	for i in "${pids[@]}"; do wait "$i" || true; done
-	# Servers of failed clients wait for ever.
+	# Servers of failed clients wait for ever: they are killed, so their
+	# status says nothing here (flows may fail with PFC off).
 	pkill -x ib_write_bw || true
-	wait
+	tb_wait_servers || true
 	ports_snap "$s"
 	local drops pauses
 	drops=$(psum "$s" drops 'p*')
@@ -186,6 +208,9 @@ chain_flows() {
 	fi
 	# Not a bare `wait`: the caller may have a sampler running.
 	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	# A failed client leaves its server waiting for ever.
+	((rc == 0)) || pkill -x "${TB_BW_TOOL:-ib_write_bw}"
+	tb_wait_servers || rc=1
 	return $rc
 }
 
@@ -229,7 +254,9 @@ test_switch_tcd_chain() {
 	pauses=$(psum "$s" pfc_rx_xoff 'x0_1')
 	info "bursts: root port p3 marked $root_ce CE; F1's receiver QP ($(first_qp "$poll" rxe3)) got $f1_ce CE;" \
 		"upstream ports x0_1+x1_2 marked $up_ue UE (x0_1: $up_ce CE, $pauses pauses received);" \
-		"F0's receiver got $f0_ue UE, $f0_ce CE; emulation stalls (root, s0 -> s1): $(psum "$s" stalls p3), $(psum "$s" stalls x0_1)"
+		"F0's receiver got $f0_ue UE, $f0_ce CE (CE at s0 -> s1: $up_ce, at s1 -> h2: $(psum "$s" tcd_ce p2));" \
+		"emulation stalls (root, s0 -> s1): $(psum "$s" stalls p3), $(psum "$s" stalls x0_1);" \
+		"compressed arrivals by port: $(psum "$s" list:compressed_pkts); TCD re-based on them: $(psum "$s" list:tcd_compressed)"
 	info "F0 $(tb_bw_mbit "$TEST_OUT/burst-f0.txt") Mb/s with bursts, $(tb_bw_mbit "$TEST_OUT/quiet-f0.txt") Mb/s without"
 	assert_gt "ECN-capable packets judged at the root" "$(psum "$s" tcd_none p3)" 0
 	assert_gt "CE at the root port" "$root_ce" 0

@@ -10,7 +10,7 @@ test_throughput() {
 	sleep 1
 	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client.txt" -s $size -n $iters \
 		|| fail "client failed: $(tail -3 "$TEST_OUT/client.txt")"
-	wait || fail "server failed: $(tail -3 "$TEST_OUT/server.txt")"
+	tb_wait_servers || fail "server failed: $(tail -3 "$TEST_OUT/server.txt")"
 
 	local bw moved
 	bw=$(tb_bw_gbits "$TEST_OUT/client.txt")

@@ -118,22 +118,22 @@ impl Q32 {
     }
 
     /// `self * other`, rounded down; saturating.
-    pub fn mul(self, other: Q32) -> Q32 {
+    pub fn saturating_mul(self, other: Q32) -> Q32 {
         Q32(mul_div(self.0, other.0, 1 << Self::SHIFT))
     }
 
     /// `self / other`, rounded down; saturating.
-    pub fn div(self, other: Q32) -> Q32 {
+    pub fn saturating_div(self, other: Q32) -> Q32 {
         Q32(mul_div(self.0, 1 << Self::SHIFT, other.0))
     }
 
     /// `self + other`, saturating.
-    pub fn add(self, other: Q32) -> Q32 {
+    pub fn saturating_add(self, other: Q32) -> Q32 {
         Q32(self.0.saturating_add(other.0))
     }
 
     /// `self - other`, saturating at zero.
-    pub fn sub(self, other: Q32) -> Q32 {
+    pub fn saturating_sub(self, other: Q32) -> Q32 {
         Q32(self.0.saturating_sub(other.0))
     }
 

@@ -51,7 +51,7 @@ impl HpccKnobs {
         Self {
             eta,
             max_stage: 5,
-            w_ai_bytes: (Q32::ONE.sub(eta).mul_int(w_init) / 100).max(1),
+            w_ai_bytes: (Q32::ONE.saturating_sub(eta).mul_int(w_init) / 100).max(1),
             period_ns: link.base_rtt_ns.max(1),
             burst_ns: tx_time_ns(u64::from(link.mtu), link.line_rate_bps),
         }
@@ -172,8 +172,8 @@ impl Hpcc {
             }
             let tx_rate = rate_bps(wrapping_delta(hop.tx_bytes, old.tx_bytes, w.tx_bits), dt);
             let bdp = bytes_in(hop.b_bps, t).max(1);
-            let u = Q32::ratio(hop.qlen.min(old.qlen), bdp).add(Q32::ratio(tx_rate, hop.b_bps));
-            if best.map_or(true, |(b, _)| u > b.u_max) {
+            let u = Q32::ratio(hop.qlen.min(old.qlen), bdp).saturating_add(Q32::ratio(tx_rate, hop.b_bps));
+            if best.is_none_or(|(b, _)| u > b.u_max) {
                 best = Some((Inflight { u_max: u, hop: i }, dt));
             }
         }

@@ -158,7 +158,7 @@ impl CongestionControl for Icc {
             // that rounding never takes a line-rate sender below the line.
             let headroom = self.line_rate_bps.saturating_sub(self.rate_bps);
             self.rate_bps
-                .saturating_add(Q32::ONE.sub(lu).mul_int(headroom))
+                .saturating_add(Q32::ONE.saturating_sub(lu).mul_int(headroom))
         };
         self.rate_bps = v.clamp(
             self.knobs.min_rate_bps.min(self.line_rate_bps),

@@ -283,7 +283,7 @@ pub fn run(cfg: &Config) -> Trace {
                 }
                 f.try_at = None;
                 let p = f.cc.get().pacing(now);
-                let window_ok = p.window_bytes.map_or(true, |w| f.inflight_bytes < w)
+                let window_ok = p.window_bytes.is_none_or(|w| f.inflight_bytes < w)
                     && f.inflight_pkts < cfg.max_inflight_pkts;
                 if !window_ok {
                     continue; // an ACK will retry
@@ -419,7 +419,7 @@ pub fn run(cfg: &Config) -> Trace {
                     tx_bytes: hop.1,
                     qlen: hop.2,
                 }];
-                let int = (cfg.algo == Algo::Hpcc).then(|| IntInfo {
+                let int = (cfg.algo == Algo::Hpcc).then_some(IntInfo {
                     hops: &hops,
                     path_id: 1,
                     widths: IntWidths::FULL,

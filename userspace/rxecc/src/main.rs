@@ -177,8 +177,10 @@ enum PortCmd {
         buffer_bytes: u64,
         #[arg(long, default_value_t = 3)]
         pfc_class: u32,
-        #[arg(long, default_value_t = 0xffff)]
-        pause_quanta: u32,
+        /// Pause time sent with XOFF, 512-bit quanta; default: three
+        /// refresh intervals at the port's rate.
+        #[arg(long)]
+        pause_quanta: Option<u32>,
         #[arg(long, default_value_t = 10_000)]
         refresh_us: u64,
     },
@@ -376,9 +378,10 @@ fn print_port(s: &switch::PortStats) {
     );
     if s.pfc_rx_xoff + s.pfc_rx_xon > 0 {
         println!(
-            "         PFC rx: {} pause, {} resume, {} expired; paused {:.3} ms; tau mean {:.1} us max {:.1} us",
+            "         PFC rx: {} pause, {} resume, {} stale, {} expired; paused {:.3} ms; tau mean {:.1} us max {:.1} us",
             s.pfc_rx_xoff,
             s.pfc_rx_xon,
+            s.pfc_rx_stale,
             s.pause_expired,
             s.paused_ns as f64 / 1e6,
             s.tau_mean_ns as f64 / 1e3,
@@ -387,8 +390,8 @@ fn print_port(s: &switch::PortStats) {
     }
     if let Some(i) = &s.ingress {
         println!(
-            "         ingress (switch {}): {} B held (max {} B); PFC tx: {} pause, {} resume, {} refresh",
-            i.switch_id, i.bytes, i.max_bytes, i.pfc_tx_xoff, i.pfc_tx_xon, i.pfc_tx_refresh
+            "         ingress (switch {}): {} B held (max {} B); PFC tx: {} pause, {} resume, {} refresh; {} underflows",
+            i.switch_id, i.bytes, i.max_bytes, i.pfc_tx_xoff, i.pfc_tx_xon, i.pfc_tx_refresh, i.underflows
         );
     }
     if s.tcd_ce + s.tcd_ue > 0 || s.red_above + s.red_between > 0 {

@@ -48,10 +48,13 @@ pub struct Flow {
     pub end_ns: u64,
 }
 
-/// A port's samples: (t, qlen, max_qlen, drops, pfc_tx_xoff, pfc_rx_xoff).
+/// One sample of a port: (t, qlen, max_qlen, drops, pfc_tx_xoff, pfc_rx_xoff).
+pub type PortSample = (u64, u64, u64, u64, u64, u64);
+
+/// A port's samples.
 #[derive(Debug, Default, Clone)]
 pub struct PortSeries {
-    pub samples: Vec<(u64, u64, u64, u64, u64, u64)>,
+    pub samples: Vec<PortSample>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -195,12 +198,14 @@ fn acked_at(s: &[(u64, u64)], t: u64) -> f64 {
     a as f64 + (b as f64 - a as f64) * (t - ta) as f64 / (tb - ta).max(1) as f64
 }
 
+/// The median; of an even count, the mean of the middle two.
 fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
     v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
+    let m = v.len() / 2;
+    Some(if v.len().is_multiple_of(2) { (v[m - 1] + v[m]) / 2.0 } else { v[m] })
 }
 
 /// Sum of the flows' rates at `t`, counting only flows running then.
@@ -256,7 +261,7 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
     } else if !run.ports.is_empty() {
         bail!("{}: no port {} in the recording", run.label, setup.bottleneck);
     }
-    let delta = |f: fn(&(u64, u64, u64, u64, u64, u64)) -> u64| -> u64 {
+    let delta = |f: fn(&PortSample) -> u64| -> u64 {
         run.ports
             .values()
             .map(|p| match (p.samples.first(), p.samples.last()) {
@@ -365,6 +370,13 @@ pub fn table(ms: &[Metrics], setup: &Setup) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(vec![]), None);
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), Some(2.5));
+    }
+
     const MS: u64 = 1_000_000;
 
     fn flow(qp: &str, start: u64, end: u64, rate: Vec<(u64, u64)>, mbps: u64) -> Flow {
@@ -401,7 +413,8 @@ mod tests {
         // In band from 13 ms to t1 = 100 ms, of t0..t1 = 10..100 ms.
         assert!((m.in_band - 87.0 / 90.0).abs() < 1e-9, "{}", m.in_band);
         assert_eq!(m.first_round_halts, 2);
-        assert_eq!(m.first_round_actual_ms, Some(3.0));
+        // The median of the round's two halts, 2 and 3 ms.
+        assert_eq!(m.first_round_actual_ms, Some(2.5));
         // The queue sampled at 13 ms, within 2 T before the round: 25 KB at C.
         assert!((m.first_round_ideal_ms.unwrap() - 2.0).abs() < 1e-9);
         assert_eq!(m.aggregate_at_t0_mbps, 200.0);

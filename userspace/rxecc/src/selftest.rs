@@ -85,15 +85,40 @@ impl Tally {
 
 fn run_prog(prog: &libbpf_rs::ProgramMut<'_>, pkt: &[u8]) -> Result<(u32, Vec<u8>)> {
     let mut out = vec![0u8; pkt.len() + 256];
-    let mut input = ProgramInput::default();
-    input.data_in = Some(pkt);
-    input.data_out = Some(&mut out);
+    let input = ProgramInput { data_in: Some(pkt), data_out: Some(&mut out), ..Default::default() };
     let o = prog.test_run(input).context("BPF_PROG_TEST_RUN")?;
     let rv = o.return_value;
     let n = o.data.map_or(0, |d| d.len());
     out.truncate(n);
     Ok((rv, out))
 }
+
+/// Runs a TC program `repeat` times on `pkt` with `skb->mark` = `mark`;
+/// returns the last run's verdict and the mark it left.
+fn run_prog_marked(prog: &libbpf_rs::ProgramMut<'_>, pkt: &[u8], mark: u32, repeat: u32) -> Result<(u32, u32)> {
+    // struct __sk_buff up to `mark` (len, pkt_type, mark): the kernel
+    // takes a shorter context and zeroes the rest.
+    let mut ctx_in = [0u8; 12];
+    ctx_in[8..12].copy_from_slice(&mark.to_ne_bytes());
+    let mut ctx_out = [0u8; 12];
+    let mut out = vec![0u8; pkt.len() + 256];
+    let input = ProgramInput {
+        data_in: Some(pkt),
+        data_out: Some(&mut out),
+        context_in: Some(&mut ctx_in),
+        context_out: Some(&mut ctx_out),
+        repeat,
+        ..Default::default()
+    };
+    let o = prog.test_run(input).context("BPF_PROG_TEST_RUN")?;
+    let rv = o.return_value;
+    let ctx = o.context.context("no context back from BPF_PROG_TEST_RUN")?;
+    let mark_out = u32::from_ne_bytes(ctx.get(8..12).context("short context")?.try_into()?);
+    Ok((rv, mark_out))
+}
+
+/// skb->mark bit for a compressed arrival (port.h).
+const MARK_COMPRESSED: u32 = 0x4000_0000;
 
 fn read<T: Copy>(map: &dyn MapCore) -> Result<T> {
     let b = map.lookup(&0u32.to_ne_bytes(), MapFlags::ANY)?.context("map has no entry 0")?;
@@ -117,8 +142,8 @@ fn pfc_tests(t: &mut Tally) -> Result<()> {
     let skel = open.load().context("loading port.bpf.o")?;
     // SAFETY: plain-old-data; zeroes are valid.
     let mut cfg: port_cfg = unsafe { std::mem::zeroed() };
-    cfg.rate_bps = RATE_BPS;
-    cfg.pfc_class = 3;
+    cfg.p.rate_bps = RATE_BPS;
+    cfg.p.pfc_class = 3;
     write(&skel.maps.port_cfg, &cfg)?;
     let prog = &skel.progs.port_ingress;
     let st = |s: &port_skel::PortSkel| read::<port_state>(&s.maps.port_state).map(|v| v.stats);
@@ -170,8 +195,62 @@ fn pfc_tests(t: &mut Tally) -> Result<()> {
         let same = s.paused == before.paused && s.pfc_rx_xoff == before.pfc_rx_xoff && s.pfc_rx_xon == before.pfc_rx_xon;
         t.check(name, rv == want && same && (want != TC_ACT_OK || out == pkt), format!("rv {rv}, state changed: {}", !same));
     }
+    // An XON that overtook its XOFF on the way: the XOFF, stamped earlier,
+    // is stale once the XON is obeyed, and must not pause the port.
+    let t1 = now_ns();
+    run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 0, t1 + 2))?;
+    let before = st(&skel)?;
+    let (rv, _) = run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 100, t1 + 1))?;
+    let s = st(&skel)?;
+    t.check(
+        "pfc: a pause stamped before the last resume obeyed is stale and ignored",
+        rv == TC_ACT_SHOT && s.paused == 0 && s.pfc_rx_xoff == before.pfc_rx_xoff && s.pfc_rx_stale == before.pfc_rx_stale + 1,
+        format!("rv {rv}, paused {}, xoff {} -> {}, stale {}", s.paused, before.pfc_rx_xoff, s.pfc_rx_xoff, s.pfc_rx_stale),
+    );
+    let (rv, _) = run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 100, t1 + 3))?;
+    let s = st(&skel)?;
+    t.check(
+        "pfc: a newer pause after a stale one is obeyed",
+        rv == TC_ACT_SHOT && s.paused == 1 && s.pfc_rx_xoff == before.pfc_rx_xoff + 1,
+        format!("rv {rv}, paused {}, xoff {}", s.paused, s.pfc_rx_xoff),
+    );
+    let (rv, _) = run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 0, 0))?;
+    let s = st(&skel)?;
+    t.check(
+        "pfc: an unstamped resume (a real switch's) is always obeyed",
+        rv == TC_ACT_SHOT && s.paused == 0,
+        format!("rv {rv}, paused {}", s.paused),
+    );
+
+    // The arrival clock: at 10 Mb/s a 106-byte frame takes 84.8 us on the
+    // link; with 500 us of tolerance, one after a pause is on time, and 20
+    // back to back (1.7 ms of link time, delivered in far less) are not.
+    cfg.p.rate_bps = 10_000_000;
+    cfg.p.stall_ns = 500_000;
+    write(&skel.maps.port_cfg, &cfg)?;
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let pkt = udp_packet(4791, 1);
+    let before = st(&skel)?;
+    let (rv, mark) = run_prog_marked(prog, &pkt, MARK_COMPRESSED | 1, 1)?;
+    let s = st(&skel)?;
+    t.check(
+        "arrival: a packet on the link's schedule is not compressed, and an earlier switch's flag is cleared",
+        rv == TC_ACT_OK && mark == 1 && s.compressed_pkts == before.compressed_pkts,
+        format!("rv {rv}, mark {mark:#x}, compressed {}", s.compressed_pkts),
+    );
+    let (rv, mark) = run_prog_marked(prog, &pkt, 0, 20)?;
+    let s = st(&skel)?;
+    t.check(
+        "arrival: a burst faster than the link's rate is flagged and counted",
+        rv == TC_ACT_OK && mark & MARK_COMPRESSED != 0 && s.compressed_pkts > before.compressed_pkts,
+        format!("rv {rv}, mark {mark:#x}, compressed {}", s.compressed_pkts),
+    );
     Ok(())
 }
+
+/// A marker case: name, mode, UDP port, ECN in, ECN out, queue, paused,
+/// resumed how long ago (ns), queue at that resume, TCD's decision.
+type MarkCase = (&'static str, u32, u16, u8, u8, u64, u64, u64, u64, u8);
 
 /// The marker (mark.bpf.c) in every mode.
 fn mark_tests(t: &mut Tally) -> Result<()> {
@@ -179,9 +258,9 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
     let open = mark_skel::MarkSkelBuilder::default().open(&mut storage).context("opening mark.bpf.o")?;
     let skel = open.load().context("loading mark.bpf.o")?;
     let prog = &skel.progs.mark_egress;
-    let set_cfg = |f: &dyn Fn(&mut mark_skel::types::port_cfg)| -> Result<()> {
+    let set_cfg = |f: &dyn Fn(&mut mark_skel::types::rxecc_port_params)| -> Result<()> {
         let mut c: mark_skel::types::port_cfg = read(&skel.maps.port_cfg)?;
-        f(&mut c);
+        f(&mut c.p);
         write(&skel.maps.port_cfg, &c)
     };
     let set_state = |qlen: u64, paused: u64, last_resume: u64, resume_qlen: u64| -> Result<()> {
@@ -193,29 +272,30 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
         write(&skel.maps.port_state, &s)
     };
     // (name, mode, dport, ecn in, ecn out, queue, paused, resumed ago ns,
-    // queue at that resume)
+    // queue at that resume, TCD's decision: CE, UE, or 0 for none; a
+    // decision to mark UE leaves an upstream CE as it is)
     const CE: u8 = 3;
     const UE: u8 = 2;
     const ECT1: u8 = 1;
     let far = 10_000_000_000u64;
-    let cases: &[(&str, u32, u16, u8, u8, u64, u64, u64, u64)] = &[
-        ("mark ce: ECT(1) -> CE", 1, 4791, ECT1, CE, 0, 0, far, 0),
-        ("mark ce: not-ECT stays not-ECT", 1, 4791, 0, 0, 0, 0, far, 0),
-        ("mark ce: non-RoCE UDP untouched", 1, 53, ECT1, ECT1, 0, 0, far, 0),
-        ("mark ue: ECT(1) -> UE", 2, 4791, ECT1, UE, 0, 0, far, 0),
-        ("mark ue: CE is never downgraded to UE", 2, 4791, CE, CE, 0, 0, far, 0),
-        ("red: queue above Kmax -> CE", 3, 4791, ECT1, CE, 200_000, 0, far, 0),
-        ("red: queue below Kmin -> unmarked", 3, 4791, ECT1, ECT1, 10_000, 0, far, 0),
-        ("tcd: queue above threshold, ON for long -> CE", 4, 4791, ECT1, CE, 20_000, 0, far, 0),
-        ("tcd: queue above threshold while paused -> UE", 4, 4791, ECT1, UE, 20_000, 1, far, 0),
-        ("tcd: queue above threshold, resumed just now -> UE", 4, 4791, ECT1, UE, 20_000, 0, 0, 0),
-        ("tcd: UE decision keeps an upstream CE", 4, 4791, CE, CE, 20_000, 1, far, 0),
-        ("tcd: queue at threshold -> unmarked", 4, 4791, ECT1, ECT1, 8_400, 0, far, 0),
-        ("tcd: ON for long, still draining a pause's backlog -> UE", 4, 4791, ECT1, UE, 20_000, 0, far, 50_000),
-        ("tcd: ON for long, grown by more than the threshold since resume -> CE", 4, 4791, ECT1, CE, 60_000, 0, far, 50_000),
-        ("tcd: ON for long, grown by less than the threshold since resume -> UE", 4, 4791, ECT1, UE, 55_000, 0, far, 50_000),
+    let cases: &[MarkCase] = &[
+        ("mark ce: ECT(1) -> CE", 1, 4791, ECT1, CE, 0, 0, far, 0, 0),
+        ("mark ce: not-ECT stays not-ECT", 1, 4791, 0, 0, 0, 0, far, 0, 0),
+        ("mark ce: non-RoCE UDP untouched", 1, 53, ECT1, ECT1, 0, 0, far, 0, 0),
+        ("mark ue: ECT(1) -> UE", 2, 4791, ECT1, UE, 0, 0, far, 0, 0),
+        ("mark ue: CE is never downgraded to UE", 2, 4791, CE, CE, 0, 0, far, 0, 0),
+        ("red: queue above Kmax -> CE", 3, 4791, ECT1, CE, 200_000, 0, far, 0, 0),
+        ("red: queue below Kmin -> unmarked", 3, 4791, ECT1, ECT1, 10_000, 0, far, 0, 0),
+        ("tcd: queue above threshold, ON for long -> CE", 4, 4791, ECT1, CE, 20_000, 0, far, 0, CE),
+        ("tcd: queue above threshold while paused -> UE", 4, 4791, ECT1, UE, 20_000, 1, far, 0, UE),
+        ("tcd: queue above threshold, resumed just now -> UE", 4, 4791, ECT1, UE, 20_000, 0, 0, 0, UE),
+        ("tcd: UE decision keeps an upstream CE", 4, 4791, CE, CE, 20_000, 1, far, 0, UE),
+        ("tcd: queue at threshold -> unmarked", 4, 4791, ECT1, ECT1, 8_400, 0, far, 0, 0),
+        ("tcd: ON for long, still draining a pause's backlog -> UE", 4, 4791, ECT1, UE, 20_000, 0, far, 50_000, UE),
+        ("tcd: ON for long, grown by more than the threshold since resume -> CE", 4, 4791, ECT1, CE, 60_000, 0, far, 50_000, CE),
+        ("tcd: ON for long, grown by less than the threshold since resume -> UE", 4, 4791, ECT1, UE, 55_000, 0, far, 50_000, UE),
     ];
-    for &(name, mode, dport, ein, eout, q, paused, ago, rq) in cases {
+    for &(name, mode, dport, ein, eout, q, paused, ago, rq, _) in cases {
         set_cfg(&|c| {
             c.mark_mode = mode;
             c.kmin_bytes = 20_000;
@@ -239,11 +319,35 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
             format!("rv {rv}, ECN {ecn:#b} (want {eout:#b}), IP checksum valid: {csum_ok}"),
         );
     }
+    // A compressed arrival (an upstream catch-up burst) on a queue that
+    // has grown while ON: UE, not CE, and the OFF period starts now.
+    let now = now_ns();
+    set_state(60_000, 0, now.saturating_sub(far), 0)?;
+    let (rv, _) = run_prog_marked(prog, &udp_packet(4791, ECT1), MARK_COMPRESSED, 1)?;
+    let after: mark_skel::types::port_state = read(&skel.maps.port_state)?;
+    t.check(
+        "tcd: a compressed arrival re-bases the queue: UE, OFF from now",
+        rv == TC_ACT_OK && after.stats.tcd_compressed == 1 && after.stats.resume_qlen_bytes == 60_000 && after.stats.last_resume_ns >= now,
+        format!(
+            "rv {rv}, re-based {}, resume queue {}, resumed {} ns before the test",
+            after.stats.tcd_compressed,
+            after.stats.resume_qlen_bytes,
+            now.saturating_sub(after.stats.last_resume_ns)
+        ),
+    );
+
+    // Every ECN-capable RoCE packet in TCD mode is one decision (and the
+    // compressed arrival above, a UE).
+    let tcd = |d: u8| cases.iter().filter(|c| c.1 == 4 && c.2 == 4791 && c.3 != 0 && c.9 == d).count() as u64;
+    let (want_ce, want_ue, want_none) = (tcd(CE), tcd(UE) + 1, tcd(0));
     let s: mark_skel::types::port_state = read(&skel.maps.port_state)?;
     t.check(
         "tcd: decisions are counted",
-        s.stats.tcd_ce == 2 && s.stats.tcd_ue == 5 && s.stats.tcd_none == 1,
-        format!("CE {} UE {} none {}", s.stats.tcd_ce, s.stats.tcd_ue, s.stats.tcd_none),
+        s.stats.tcd_ce == want_ce && s.stats.tcd_ue == want_ue && s.stats.tcd_none == want_none,
+        format!(
+            "CE {} UE {} none {}, expected {want_ce} {want_ue} {want_none}",
+            s.stats.tcd_ce, s.stats.tcd_ue, s.stats.tcd_none
+        ),
     );
     Ok(())
 }

@@ -21,7 +21,7 @@ pub(crate) mod port_skel {
     include!(concat!(env!("OUT_DIR"), "/port.skel.rs"));
 }
 use mark_skel::MarkSkelBuilder;
-use port_skel::types::{ingress_acct, ingress_cfg, port_cfg, port_state, switch_buf};
+use port_skel::types::{ingress_acct, ingress_cfg, port_cfg, rxecc_port_params, port_state, switch_buf};
 use port_skel::PortSkelBuilder;
 
 /// Root of everything rxecc pins.
@@ -174,14 +174,7 @@ pub fn attach_marker(dev: &str, mode: MarkMode) -> Result<()> {
         }
         return Ok(());
     }
-    let zero = 0u32.to_ne_bytes();
-    let map = &skel.maps.port_cfg;
-    let mut cfg: port_cfg = match map.lookup(&zero, MapFlags::ANY)? {
-        Some(b) => from_bytes(&b, "port_cfg")?,
-        None => bail!("port_cfg has no entry 0"),
-    };
-    cfg.mark_mode = mode.code();
-    map.update(&zero, pod_bytes(&cfg), MapFlags::ANY).context("setting the mark mode")?;
+    update_cfg_map(&skel.maps.port_cfg, |c| c.mark_mode = mode.code()).context("setting the mark mode")?;
     hook.create().with_context(|| format!("creating clsact on {dev}"))?;
     hook.attach().with_context(|| format!("attaching the marker to {dev} egress"))?;
     Ok(())
@@ -213,12 +206,20 @@ impl Default for PortConfig {
 
 /// Reads, changes and writes back a port's configuration. The programs
 /// pick the change up at their next packet; nothing is reloaded.
-pub fn update_port_cfg(dev: &str, f: impl FnOnce(&mut port_cfg)) -> Result<()> {
+pub fn update_port_cfg(dev: &str, f: impl FnOnce(&mut rxecc_port_params)) -> Result<()> {
     let map = pinned(&format!("{}/cfg", pin_dir(dev)), &format!("{dev} is not a port"))?;
+    update_cfg_map(&map, f)
+}
+
+/// Changes a `port_cfg` map's entry (of the port's or the marker's object:
+/// both take the type from port.h). Read and written under the entry's spin
+/// lock (BPF_F_LOCK), so a program never sees half an update. Two writers
+/// at once could still lose one's change; rxecc is the only writer.
+pub fn update_cfg_map(map: &dyn MapCore, f: impl FnOnce(&mut rxecc_port_params)) -> Result<()> {
     let zero = 0u32.to_ne_bytes();
-    let mut cfg: port_cfg = from_bytes(&map.lookup(&zero, MapFlags::ANY)?.context("port_cfg has no entry 0")?, "port_cfg")?;
-    f(&mut cfg);
-    map.update(&zero, pod_bytes(&cfg), MapFlags::ANY).context("writing the port's configuration")
+    let mut cfg: port_cfg = from_bytes(&map.lookup(&zero, MapFlags::LOCK)?.context("port_cfg has no entry 0")?, "port_cfg")?;
+    f(&mut cfg.p);
+    map.update(&zero, pod_bytes(&cfg), MapFlags::LOCK).context("writing the port's configuration")
 }
 
 /// RED thresholds of a port's marker.
@@ -325,13 +326,11 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
         map.pin(&path).with_context(|| format!("pinning {path}"))?;
     }
     // The link configuration must be in place before the first packet.
-    let zero = 0u32.to_ne_bytes();
-    // SAFETY: `port_cfg` is plain-old-data; all zeroes is a valid value.
-    let mut pc: port_cfg = unsafe { std::mem::zeroed() };
-    pc.rate_bps = cfg.rate_mbps.saturating_mul(1_000_000);
-    pc.delay_ns = cfg.delay_us.saturating_mul(1000);
-    pc.pfc_class = cfg.pfc_class;
-    skel.maps.port_cfg.update(&zero, pod_bytes(&pc), MapFlags::ANY).context("writing the port's configuration")?;
+    update_cfg_map(&skel.maps.port_cfg, |pc| {
+        pc.rate_bps = cfg.rate_mbps.saturating_mul(1_000_000);
+        pc.delay_ns = cfg.delay_us.saturating_mul(1000);
+        pc.pfc_class = cfg.pfc_class;
+    })?;
 
     let mut link = skel.maps.port.attach_struct_ops().context("registering the port's Qdisc_ops")?;
     let dir = pin_dir(dev);
@@ -379,12 +378,21 @@ pub fn detach_port(dev: &str) -> Result<()> {
     }
     let idx_file = format!("{IFINDEX_DIR}/{dev}");
     if let Ok(idx) = std::fs::read_to_string(&idx_file).map(|s| s.trim().parse::<u32>().unwrap_or(0)) {
-        for name in ["ingress_cfg", "ingress_acct"] {
-            if let Ok(map) = MapHandle::from_pinned_path(format!("{PIN_ROOT}/{name}")) {
-                let _ = map.delete(&idx.to_ne_bytes());
+        // Packets that entered here may still wait in other ports' queues,
+        // charged to this account: deleting it now would let their release
+        // go unmatched. Keep it (and its thresholds, which its XON needs)
+        // until it drains; a later `set_ingress` reuses it as it is.
+        let held = ingress_stats(idx).ok().flatten().map_or(0, |i| i.bytes);
+        if held > 0 {
+            eprintln!("{dev}: keeping its ingress account: {held} B that entered here are still queued");
+        } else {
+            for name in ["ingress_cfg", "ingress_acct"] {
+                if let Ok(map) = MapHandle::from_pinned_path(format!("{PIN_ROOT}/{name}")) {
+                    let _ = map.delete(&idx.to_ne_bytes());
+                }
             }
+            let _ = std::fs::remove_file(&idx_file);
         }
-        let _ = std::fs::remove_file(&idx_file);
     }
     for f in ["ops", "state", "cfg"] {
         let p = format!("{dir}/{f}");
@@ -418,10 +426,20 @@ pub struct IngressConfig {
     /// The switch's shared buffer; 0 means unlimited.
     pub buffer_bytes: u64,
     pub pfc_class: u32,
-    /// Pause time sent with XOFF, in 512-bit quanta.
-    pub pause_quanta: u32,
+    /// Pause time sent with XOFF, in 512-bit quanta; None: auto_quanta().
+    pub pause_quanta: Option<u32>,
     /// XOFF is sent again this often while it holds.
     pub refresh_us: u64,
+}
+
+/// The default pause time: three refresh intervals at the link's rate. An
+/// XOFF is renewed every `refresh_us` while its queue stays above XON, so
+/// this only ends a pause early when no packet arrived to renew it; and a
+/// resume that never arrives (a frame lost) holds the peer for 3 refresh
+/// intervals, not for 0xffff quanta (671 ms at 50 Mb/s).
+pub fn auto_quanta(rate_bps: u64, refresh_us: u64) -> u32 {
+    let bits = rate_bps.saturating_mul(refresh_us.saturating_mul(3)) / 1_000_000;
+    bits.div_ceil(512).clamp(1, 0xffff) as u32
 }
 
 /// Sets `dev`'s ingress accounting and PFC thresholds (creating its
@@ -433,9 +451,17 @@ pub fn set_ingress(dev: &str, ic: &IngressConfig) -> Result<()> {
     if ic.pfc && ic.xon_bytes > ic.xoff_bytes {
         bail!("{dev}: XON ({} B) must not exceed XOFF ({} B)", ic.xon_bytes, ic.xoff_bytes);
     }
-    if ic.pfc && ic.pause_quanta == 0 {
+    if ic.pfc && ic.pause_quanta == Some(0) {
         bail!("{dev}: a pause of 0 quanta would resume, not pause");
     }
+    let pause_quanta = match ic.pause_quanta {
+        Some(q) => q,
+        None => {
+            let map = pinned(&format!("{}/cfg", pin_dir(dev)), &format!("{dev} is not a port"))?;
+            let c: port_cfg = from_bytes(&map.lookup(&0u32.to_ne_bytes(), MapFlags::LOCK)?.context("port_cfg has no entry 0")?, "port_cfg")?;
+            auto_quanta(c.p.rate_bps, ic.refresh_us)
+        }
+    };
     let idx = ifindex(dev)?.to_ne_bytes();
     let acct = pinned(&format!("{PIN_ROOT}/ingress_acct"), "no switch port is attached yet")?;
     if acct.lookup(&idx, MapFlags::ANY)?.is_none() {
@@ -452,7 +478,7 @@ pub fn set_ingress(dev: &str, ic: &IngressConfig) -> Result<()> {
         xon_bytes: ic.xon_bytes,
         buffer_bytes: ic.buffer_bytes,
         pfc_class: ic.pfc_class,
-        pause_quanta: ic.pause_quanta,
+        pause_quanta,
         refresh_ns: ic.refresh_us.saturating_mul(1000),
     };
     cfg.update(&idx, pod_bytes(&v), MapFlags::ANY).context("writing the ingress configuration")?;
@@ -484,6 +510,8 @@ pub struct PortStats {
     pub tcd_none: u64,
     pub pfc_rx_xoff: u64,
     pub pfc_rx_xon: u64,
+    /// PFC frames ignored as older than one already obeyed.
+    pub pfc_rx_stale: u64,
     pub pause_expired: u64,
     pub paused_ns: u64,
     pub paused: u64,
@@ -493,6 +521,10 @@ pub struct PortStats {
     pub ctl_pkts: u64,
     pub stalls: u64,
     pub stall_ns: u64,
+    /// Arrivals from the link peer faster than the link's rate allows (an
+    /// upstream catch-up burst), and TCD decisions re-based on them.
+    pub compressed_pkts: u64,
+    pub tcd_compressed: u64,
     /// As an ingress port of a switch (absent on host NICs).
     pub ingress: Option<IngressStats>,
 }
@@ -509,6 +541,8 @@ pub struct IngressStats {
     pub pfc_tx_xon: u64,
     pub pfc_tx_refresh: u64,
     pub pfc_tx_failed: u64,
+    /// Releases of more bytes than the account held (clamped at 0).
+    pub underflows: u64,
 }
 
 /// A switch's shared buffer.
@@ -518,6 +552,8 @@ pub struct BufferStats {
     pub used_bytes: u64,
     pub max_used_bytes: u64,
     pub drops: u64,
+    /// Releases of more bytes than the buffer held (clamped at 0).
+    pub underflows: u64,
 }
 
 /// Reads `dev`'s counters, consistently (BPF_F_LOCK).
@@ -552,6 +588,7 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         tcd_none: s.tcd_none,
         pfc_rx_xoff: s.pfc_rx_xoff,
         pfc_rx_xon: s.pfc_rx_xon,
+        pfc_rx_stale: s.pfc_rx_stale,
         pause_expired: s.pause_expired,
         paused_ns: s.paused_ns,
         paused: s.paused,
@@ -561,6 +598,8 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         ctl_pkts: s.ctl_pkts,
         stalls: s.stalls,
         stall_ns: s.stall_ns,
+        compressed_pkts: s.compressed_pkts,
+        tcd_compressed: s.tcd_compressed,
         ingress,
     })
 }
@@ -588,6 +627,7 @@ fn ingress_stats(idx: u32) -> Result<Option<IngressStats>> {
         pfc_tx_xon: a.pfc_tx_xon,
         pfc_tx_refresh: a.pfc_tx_refresh,
         pfc_tx_failed: a.pfc_tx_failed,
+        underflows: a.underflows,
     }))
 }
 
@@ -596,7 +636,13 @@ pub fn buffer_stats(id: u32) -> Result<BufferStats> {
     let map = pinned(&format!("{PIN_ROOT}/switch_buf"), "no switch port is attached")?;
     let b = map.lookup(&id.to_ne_bytes(), MapFlags::LOCK)?.context("switch id out of range")?;
     let b: switch_buf = from_bytes(&b, "switch_buf")?;
-    Ok(BufferStats { switch_id: id, used_bytes: b.used_bytes, max_used_bytes: b.max_used_bytes, drops: b.drops })
+    Ok(BufferStats {
+        switch_id: id,
+        used_bytes: b.used_bytes,
+        max_used_bytes: b.max_used_bytes,
+        drops: b.drops,
+        underflows: b.underflows,
+    })
 }
 
 /// Every attached port, by name.
@@ -611,4 +657,15 @@ pub fn ports() -> Vec<String> {
         .unwrap_or_default();
     v.sort();
     v
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn auto_quanta_is_three_refreshes() {
+        // 3 x 10 ms at 100 Mb/s = 3 Mbit = 5859.4 quanta of 512 bits.
+        assert_eq!(super::auto_quanta(100_000_000, 10_000), 5860);
+        assert_eq!(super::auto_quanta(100_000_000_000, 10_000), 0xffff);
+        assert_eq!(super::auto_quanta(0, 10_000), 1);
+    }
 }

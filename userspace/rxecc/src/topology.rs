@@ -29,9 +29,6 @@ const MTU: &str = "9000";
 fn default_rate() -> u64 {
     100
 }
-fn default_quanta() -> u32 {
-    0xffff
-}
 fn default_refresh() -> u64 {
     10_000
 }
@@ -100,8 +97,10 @@ pub struct Switch {
     pub xoff_bytes: u64,
     #[serde(default)]
     pub xon_bytes: u64,
-    #[serde(default = "default_quanta")]
-    pub pause_quanta: u32,
+    /// Pause time sent with XOFF, 512-bit quanta; absent: three refresh
+    /// intervals at the link's rate (switch::auto_quanta).
+    #[serde(default)]
+    pub pause_quanta: Option<u32>,
     #[serde(default = "default_refresh")]
     pub refresh_us: u64,
     #[serde(default = "default_class")]
@@ -367,11 +366,11 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
     }
     let mut fdb = Vec::new();
     for (h, (hs, hp)) in host_port.iter().enumerate() {
-        for s in 0..topo.switches.len() {
+        for (s, row) in next.iter().enumerate() {
             let dev = if s == *hs {
                 hp.clone()
             } else {
-                next[s][*hs].clone().ok_or_else(|| {
+                row[*hs].clone().ok_or_else(|| {
                     anyhow::anyhow!(
                         "{}: host '{}' cannot be reached from switch '{}'",
                         file.display(),

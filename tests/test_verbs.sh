@@ -1,0 +1,130 @@
+# Every verb under every algorithm: each perftest program, bandwidth and
+# latency, one flow h1 -> h0 through the emulated switch (`dumbbell`, PFC
+# on), under each cc= that rxe_cc offers. Perftest's byte counts must be
+# exact, and for the verbs whose payload the requester sends (WRITE, SEND)
+# rxe_cc's counters must account for exactly those bytes. UD QPs, which
+# rxe_cc leaves alone, and RDMA CM connections (-R) too.
+
+# The algorithms rxe_cc.ko offers (its `cc` parameter).
+VERBS_CCS=(none fixed dcqcn acc)
+
+# verbs_args <tool>: perftest arguments for a short run of that program.
+verbs_args() {
+	case $1 in
+	ib_atomic_bw) echo "-n 200" ;; # atomics are 8 bytes
+	*_bw) echo "-s 65536 -n 40" ;;
+	*_lat) echo "-n 100" ;;
+	esac
+}
+
+# verbs_delta <before> <counter>: change of an rxe_cc total since <before>.
+verbs_delta() {
+	awk -v k="$2" 'NR == FNR {if ($1 == k) b = $2; next} $1 == k {print $2 - b; f = 1} END {exit !f}' \
+		"$1" /sys/kernel/debug/rxe_cc/totals
+}
+
+# verbs_lat_iters <perftest output>: iterations a latency test reported.
+verbs_lat_iters() {
+	awk '/t_avg|t_min/ {hdr = 1; next} hdr && NF >= 3 && $1 ~ /^[0-9]+$/ {print $2; exit}' "$1"
+}
+
+# verbs_flow <tool> <out prefix> [perftest args]: one flow h1 -> h0, both
+# sides waited for; 0 if both completed.
+verbs_flow() {
+	local tool=$1 out=$2 rc=0
+	shift 2
+	TB_BW_TOOL=$tool tb_write_bw_server 0 $TB_PORT_BASE "$out-server.txt" "$@" || return 1
+	TB_BW_TOOL=$tool tb_write_bw_client 1 0 $TB_PORT_BASE "$out-client.txt" "$@" || rc=1
+	((rc == 0)) || pkill -x "$tool"
+	tb_wait_servers || rc=1
+	return $rc
+}
+
+test_verbs_all_cc() {
+	local cc tool args want bytes runs=0 acked rx
+	local tools=(ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat ib_send_lat ib_atomic_lat)
+	tb_load_rxe patched
+	rxecc testbed up dumbbell 2>"$TEST_OUT/up.txt" || { cat "$TEST_OUT/up.txt" >&2; fail "testbed up"; }
+	for cc in "${VERBS_CCS[@]}"; do
+		rmmod rxe_cc 2>/dev/null || true
+		tb_load_cc cc="$cc" || fail "insmod rxe_cc cc=$cc"
+		for tool in "${tools[@]}"; do
+			read -ra args <<<"$(verbs_args "$tool")"
+			cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/$cc-$tool.before"
+			verbs_flow "$tool" "$TEST_OUT/$cc-$tool" "${args[@]}" \
+				|| fail "cc=$cc $tool failed: $(tail -2 "$TEST_OUT/$cc-$tool-client.txt")"
+			case $tool in
+			*_bw)
+				bytes=$(tb_bw_bytes "$TEST_OUT/$cc-$tool-client.txt")
+				if [ "$tool" = ib_atomic_bw ]; then want=$((8 * 200)); else want=$((65536 * 40)); fi
+				assert_eq "cc=$cc $tool: bytes perftest moved" "$want" "$bytes"
+				;;
+			*_lat)
+				assert_eq "cc=$cc $tool: iterations" 100 "$(verbs_lat_iters "$TEST_OUT/$cc-$tool-client.txt")"
+				;;
+			esac
+			# Both QPs are destroyed, so their counters are in the totals.
+			assert_eq "cc=$cc $tool: QPs rxe_cc saw destroyed" 2 "$(verbs_delta "$TEST_OUT/$cc-$tool.before" qps_destroyed)"
+			case $tool in
+			ib_write_bw | ib_send_bw)
+				acked=$(verbs_delta "$TEST_OUT/$cc-$tool.before" acked_bytes)
+				rx=$(verbs_delta "$TEST_OUT/$cc-$tool.before" rx_bytes)
+				assert_eq "cc=$cc $tool: bytes acked to the requester" "$want" "$acked"
+				assert_eq "cc=$cc $tool: bytes taken up by the responder" "$want" "$rx"
+				;;
+			esac
+			runs=$((runs + 1))
+		done
+		info "cc=$cc: ${#tools[@]} programs completed; write $(tb_bw_mbit "$TEST_OUT/$cc-ib_write_bw-client.txt") Mb/s," \
+			"read $(tb_bw_mbit "$TEST_OUT/$cc-ib_read_bw-client.txt") Mb/s"
+	done
+	assert_eq "runs" $((${#VERBS_CCS[@]} * ${#tools[@]})) "$runs"
+	local s=$TEST_OUT/ports.jsonl
+	rxecc port stats --json >"$s"
+	assert_eq "drops at the switch" 0 "$(psum "$s" drops)"
+}
+
+# UD QPs carry datagrams without acknowledgements; rxe_cc has nothing to
+# control there and must leave them alone (no state, stock behaviour), under
+# an algorithm that changes RC QPs (ACC: ECN-capable data, an ACK per packet).
+test_verbs_ud() {
+	tb_load_rxe patched
+	tb_load_cc cc=acc
+	tb_up 2
+	cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/before"
+	verbs_flow ib_send_bw "$TEST_OUT/ud" -c UD -s 2048 -n 500 \
+		|| fail "UD ib_send_bw failed: $(tail -2 "$TEST_OUT/ud-client.txt")"
+	assert_eq "UD: bytes perftest reported" $((2048 * 500)) "$(tb_bw_bytes "$TEST_OUT/ud-client.txt")"
+	assert_eq "UD: QPs rxe_cc took on" 0 "$(verbs_delta "$TEST_OUT/before" qps_created)"
+	assert_eq "UD: packets rxe_cc saw" 0 "$(verbs_delta "$TEST_OUT/before" tx_packets)"
+	# And RC beside it is still controlled.
+	verbs_flow ib_send_bw "$TEST_OUT/rc" -s 65536 -n 20 || fail "RC ib_send_bw after UD failed"
+	assert_eq "RC after UD: QPs rxe_cc took on" 2 "$(verbs_delta "$TEST_OUT/before" qps_created)"
+}
+
+# RDMA CM: perftest connects with rdma_cm (-R) instead of its TCP
+# exchange; the QPs are created and moved through their states by the CM.
+test_verbs_rdma_cm() {
+	local cc
+	tb_load_rxe patched
+	tb_up 2
+	for cc in "${VERBS_CCS[@]}"; do
+		rmmod rxe_cc 2>/dev/null || true
+		tb_load_cc cc="$cc"
+		cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/$cc.before"
+		# The server listens with rdma_cm, not on TCP, so readiness is
+		# seen in its output, not with ss.
+		ip netns exec h0 nice -n "$TB_NICE" ib_write_bw -R -d rxe0 -s 65536 -n 40 -F >"$TEST_OUT/$cc-server.txt" 2>&1 &
+		local server=$! i
+		for ((i = 0; i < 300; i++)); do
+			grep -q "Waiting for client" "$TEST_OUT/$cc-server.txt" && break
+			kill -0 "$server" 2>/dev/null || break
+			sleep 0.1
+		done
+		ip netns exec h1 nice -n "$TB_NICE" ib_write_bw -R -d rxe1 -s 65536 -n 40 -F "$(tb_ip 0)" \
+			>"$TEST_OUT/$cc-client.txt" 2>&1 || { kill "$server" 2>/dev/null; fail "cc=$cc: RDMA CM client failed: $(tail -2 "$TEST_OUT/$cc-client.txt")"; }
+		wait "$server" || fail "cc=$cc: RDMA CM server failed: $(tail -2 "$TEST_OUT/$cc-server.txt")"
+		assert_eq "cc=$cc RDMA CM: bytes perftest moved" $((65536 * 40)) "$(tb_bw_bytes "$TEST_OUT/$cc-client.txt")"
+		assert_eq "cc=$cc RDMA CM: bytes acked" $((65536 * 40)) "$(verbs_delta "$TEST_OUT/$cc.before" acked_bytes)"
+	done
+}
