@@ -100,7 +100,8 @@ fn run_prog_marked(prog: &libbpf_rs::ProgramMut<'_>, pkt: &[u8], mark: u32, repe
     // takes a shorter context and zeroes the rest.
     let mut ctx_in = [0u8; 12];
     ctx_in[8..12].copy_from_slice(&mark.to_ne_bytes());
-    let mut ctx_out = [0u8; 12];
+    // The kernel copies out the whole struct __sk_buff (ENOSPC if smaller).
+    let mut ctx_out = [0u8; 512];
     let mut out = vec![0u8; pkt.len() + 256];
     let input = ProgramInput {
         data_in: Some(pkt),
