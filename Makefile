@@ -34,7 +34,7 @@ endif
 # (docs/architecture.md); everything else shows.
 QUIET_PAHOLE = 2> >(grep -Ev '^(die__[a-z_]+|tag__recode_dwarf_type): ' >&2)
 
-.PHONY: all setup kernel bpf-headers modules userspace guest test lint cargo-test guest-test bench demo clean
+.PHONY: all setup kernel bpf-headers modules userspace guest test lint cargo-test guest-test test-debug bench demo clean
 
 all: modules userspace
 
@@ -88,6 +88,23 @@ lint: bpf-headers
 	@cd userspace && $(CARGO_ENV) $(CARGO) clippy -q --release --all-targets -- -D warnings
 
 test: lint cargo-test guest-test
+
+# The suite's functional tests on a second kernel with lockdep, KASAN and
+# kmemleak (testbed/kernel-debug.config), cached beside the first; its
+# modules are built into build/debug/. Not part of `make test`: the debug
+# build adds about 20 minutes.
+DEBUG_BUILD := $(BUILD)/debug
+test-debug: all
+	@kdir=$$(RXECC_KERNEL_VARIANT=debug bash testbed/kernel.sh) && [ -n "$$kdir" ] && \
+	mkdir -p $(DEBUG_BUILD)/modules && echo "$$kdir" > $(DEBUG_BUILD)/kdir && \
+	echo "==> modules for the debug kernel: $$kdir" >&2 && \
+	bash rxe_glue/build.sh "$$kdir" $(DEBUG_BUILD)/rxe $(QUIET_PAHOLE) && \
+	$(MAKE) -s -C "$$kdir" M=$(TOP) MO=$(DEBUG_BUILD)/modules LLVM=-19 RUSTC=/usr/bin/rustc \
+		RXE_GLUE_DIR=$(DEBUG_BUILD)/rxe KBUILD_EXTRA_SYMBOLS=$(DEBUG_BUILD)/rxe/Module.symvers modules $(QUIET_PAHOLE) && \
+	RXECC_KDIR_FILE=$(DEBUG_BUILD)/kdir RXECC_RXE_KO=$(DEBUG_BUILD)/rxe/rdma_rxe.ko \
+	RXECC_CC_KO=$(DEBUG_BUILD)/modules/rxe_cc/rxe_cc.ko \
+	RXECC_SWITCH_KO=$(DEBUG_BUILD)/modules/switch-ebpf/kmod/rxecc_switch.ko \
+	RXECC_DEBUG_KERNEL=1 RESULTS=$(BUILD)/results-debug bash tests/run.sh
 
 bench: all
 	@bash testbed/guest.sh tests/bench.sh

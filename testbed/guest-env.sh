@@ -1,7 +1,7 @@
 # Sourced inside the guest by testbed/guest.sh: paths and mounts every
 # command there can rely on.
 RXECC_TOP=$(pwd)
-KDIR=$(cat "$RXECC_TOP/build/kdir")
+KDIR=$(cat "${RXECC_KDIR_FILE:-$RXECC_TOP/build/kdir}")
 RESULTS=${RESULTS:-$RXECC_TOP/build/results}
 export RXECC_TOP KDIR RESULTS
 export PATH="$RXECC_TOP/userspace/target/release:$KDIR/tools/bpf/bpftool:$PATH:/usr/sbin:/sbin"

@@ -10,7 +10,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 . "$here/lib.sh"
 CMD=${1:?usage: guest.sh CMD}
-kdir=$(cat "$top/build/kdir" 2>/dev/null) || die "no kernel yet: run 'make' first"
+# RXECC_KDIR_FILE names another kernel (make test-debug's); RXECC_RXE_KO,
+# RXECC_CC_KO and RXECC_SWITCH_KO the modules built for it.
+kdir_file=${RXECC_KDIR_FILE:-$top/build/kdir}
+kdir=$(cat "$kdir_file" 2>/dev/null) || die "no kernel yet ($kdir_file): run 'make' first"
 RESULTS=${RESULTS:-$top/build/results}
 mkdir -p "$RESULTS"
 status=$RESULTS/.guest-status
@@ -23,7 +26,7 @@ rm -f "$status"
 # e.g. `make bench BENCH_CC_ROUNDS=5`) are passed on; nothing else of the
 # host's environment is.
 script=$RESULTS/.guest-cmd.sh
-settings=$(compgen -e | { grep -E '^(BENCH|CCI|CCV|CHAIN|DEMO|INCAST)_' || true; } | while read -r v; do
+settings=$(compgen -e | { grep -E '^(BENCH|CCI|CCV|CHAIN|DEMO|INCAST|STRESS)_|^RXECC_(KDIR_FILE|RXE_KO|CC_KO|SWITCH_KO|DEBUG_KERNEL)$' || true; } | while read -r v; do
 	printf 'export %s=%q\n' "$v" "${!v}"
 done)
 cat >"$script" <<SCRIPT

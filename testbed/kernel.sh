@@ -7,6 +7,9 @@
 # A build is only marked done once bzImage and modules both exist, so an
 # interrupted build is redone, never reused.
 #
+# RXECC_KERNEL_VARIANT=debug adds testbed/kernel-debug.config (lockdep,
+# KASAN, kmemleak) and builds into a directory of its own.
+#
 # Prints the build directory on stdout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,8 +60,15 @@ if [ ! -f "$src/.rxecc-unpacked" ]; then
 fi
 
 # The key covers everything that shapes the build.
-key=$(cat "$here/kernel.config" "$here/kernel.sh" | sha256sum | cut -c1-12)
-kdir=$RXECC_CACHE/kernel/$ver-$key
+fragments=("$here/kernel.config")
+variant=${RXECC_KERNEL_VARIANT:-}
+case $variant in
+"") ;;
+debug) fragments+=("$here/kernel-debug.config") ;;
+*) die "RXECC_KERNEL_VARIANT: 'debug' or empty, not '$variant'" ;;
+esac
+key=$(cat "${fragments[@]}" "$here/kernel.sh" | sha256sum | cut -c1-12)
+kdir=$RXECC_CACHE/kernel/$ver-$key${variant:+-$variant}
 MAKE_ARGS=(LLVM=-19 RUSTC="$KRUSTC" BINDGEN=bindgen -j"$(nproc)")
 
 if [ ! -f "$kdir/.rxecc-built" ]; then
@@ -67,9 +77,9 @@ if [ ! -f "$kdir/.rxecc-built" ]; then
 	cp -a "$src/." "$kdir/"
 	cd "$kdir"
 	log=$kdir/build.log
-	progress "kernel: configuring (vng --kconfig + testbed/kernel.config)"
+	progress "kernel: configuring (vng --kconfig + ${fragments[*]##*/})"
 	vng --kconfig >"$log" 2>&1 || { tail -20 "$log"; die "vng --kconfig failed"; }
-	scripts/kconfig/merge_config.sh -m .config "$here/kernel.config" >>"$log" 2>&1
+	scripts/kconfig/merge_config.sh -m .config "${fragments[@]}" >>"$log" 2>&1
 	make "${MAKE_ARGS[@]}" olddefconfig >>"$log" 2>&1
 	# merge_config silently drops options whose dependencies are unmet;
 	# check the ones the project cannot work without.
@@ -92,5 +102,5 @@ if [ ! -f "$kdir/.rxecc-built" ]; then
 	progress "kernel: built in $(cat "$kdir/.rxecc-build-seconds") s"
 fi
 bash "$here/bpftool.sh" "$kdir"
-ln -sfn "$kdir" "$RXECC_CACHE/kernel/current"
+ln -sfn "$kdir" "$RXECC_CACHE/kernel/current${variant:+-$variant}"
 echo "$kdir"

@@ -14,7 +14,7 @@ tb_ip() { echo "$TB_NET.$(($1 + 1))"; }
 tb_load_rxe() {
 	local ko
 	case $1 in
-	patched) ko=$RXECC_TOP/build/rxe/rdma_rxe.ko ;;
+	patched) ko=${RXECC_RXE_KO:-$RXECC_TOP/build/rxe/rdma_rxe.ko} ;;
 	stock) ko=$KDIR/drivers/infiniband/sw/rxe/rdma_rxe.ko ;;
 	*) echo "tb_load_rxe: patched or stock, not '$1'" >&2; return 2 ;;
 	esac
@@ -26,7 +26,7 @@ tb_load_rxe() {
 }
 
 # tb_load_cc [params...]: load rxe_cc.ko, e.g. tb_load_cc cc=none.
-tb_load_cc() { insmod "$RXECC_TOP/rxe_cc/rxe_cc.ko" "$@"; }
+tb_load_cc() { insmod "${RXECC_CC_KO:-$RXECC_TOP/rxe_cc/rxe_cc.ko}" "$@"; }
 
 tb_up() {
 	local n=$1 i
@@ -108,6 +108,13 @@ tb_wait_servers() {
 	TB_SERVER_PIDS=()
 	TB_SERVER_OUTS=()
 	return $rc
+}
+
+# tb_forget_servers: for a caller that waited for (or killed) its servers
+# itself.
+tb_forget_servers() {
+	TB_SERVER_PIDS=()
+	TB_SERVER_OUTS=()
 }
 
 # TB_BW_TOOL picks the perftest program (ib_write_bw unless set; the CC

@@ -22,6 +22,8 @@ APT_PKGS=(
 	# guest and testbed
 	qemu-system-x86 rdma-core ibverbs-utils perftest iproute2 bpftool
 	libbpf-dev iputils-ping procps tshark
+	# rdma-core's Python bindings, for tests/qp_churn.py
+	python3-pyverbs
 	# rxecc report's plots (plotters draws text with DejaVu Sans)
 	fonts-dejavu-core
 )

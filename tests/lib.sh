@@ -11,7 +11,7 @@ TESTS_FAILED=0
 FAILED_NAMES=()
 
 # Kernel reports that fail any test.
-DMESG_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|lockdep|possible circular|KASAN|UBSAN|refcount_t:|rcu_sched self-detected|soft lockup|hung_task'
+DMESG_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|lockdep|possible circular|KASAN|UBSAN|refcount_t:|rcu_sched self-detected|soft lockup|hung_task|suspected memory leak'
 
 fail() { echo "    FAIL: $*" >&2; return 1; }
 info() { echo "    $*" >&2; }
@@ -19,12 +19,18 @@ info() { echo "    $*" >&2; }
 # assert_eq <what> <expected> <actual>: equal, and neither empty (an empty
 # value is a counter that was not found, never a match).
 assert_eq() {
-	[ -n "$2" ] && [ -n "$3" ] || fail "$1: expected '$2', got '$3' (a value is missing)"
+	if [ -z "$2" ] || [ -z "$3" ]; then
+		fail "$1: expected '$2', got '$3' (a value is missing)"
+		return 1
+	fi
 	[ "$2" = "$3" ] || fail "$1: expected $2, got $3"
 }
 # assert_gt <what> <a> <b>: a > b, both numbers (may be decimal)
 assert_gt() {
-	[[ $2 =~ ^-?[0-9]+(\.[0-9]+)?$ && $3 =~ ^-?[0-9]+(\.[0-9]+)?$ ]] || fail "$1: '$2' > '$3' compares a non-number"
+	if ! [[ $2 =~ ^-?[0-9]+(\.[0-9]+)?$ && $3 =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; then
+		fail "$1: '$2' > '$3' compares a non-number"
+		return 1
+	fi
 	awk -v a="$2" -v b="$3" 'BEGIN {exit !(a + 0 > b + 0)}' || fail "$1: $2 is not > $3"
 }
 

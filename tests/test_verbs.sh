@@ -104,19 +104,24 @@ test_verbs_ud() {
 
 # RDMA CM: perftest connects with rdma_cm (-R) instead of its TCP
 # exchange; the QPs are created and moved through their states by the CM.
+# Under ACC, the algorithm that changes RC QPs most, and none. Each
+# perftest -R server takes from 30 s to over 3 minutes under TCG to open
+# rdma_cm before it listens (seen with strace: the time goes inside
+# librdmacm's start-up, right after it opens /dev/infiniband/rdma_cm, not
+# in rxe_cc), so this test is not in the default suite: run it by name.
 test_verbs_rdma_cm() {
 	local cc acked
 	tb_load_rxe patched
 	tb_up 2
-	for cc in "${VERBS_CCS[@]}"; do
+	for cc in none acc; do
 		rmmod rxe_cc 2>/dev/null || true
 		tb_load_cc cc="$cc"
 		cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/$cc.before"
 		# The server listens with rdma_cm, not on TCP, so readiness is
 		# seen in its output, not with ss.
-		ip netns exec h0 nice -n "$TB_NICE" ib_write_bw -R -d rxe0 -s 65536 -n 40 -F >"$TEST_OUT/$cc-server.txt" 2>&1 &
+		ip netns exec h0 nice -n "$TB_NICE" stdbuf -oL ib_write_bw -R -d rxe0 -s 65536 -n 40 -F >"$TEST_OUT/$cc-server.txt" 2>&1 &
 		local server=$! i
-		for ((i = 0; i < 300; i++)); do
+		for ((i = 0; i < 1200; i++)); do
 			grep -q "Waiting for client rdma_cm QP" "$TEST_OUT/$cc-server.txt" && break
 			kill -0 "$server" 2>/dev/null || break
 			sleep 0.1

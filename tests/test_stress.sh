@@ -1,0 +1,181 @@
+# Stress and faults, each with a bounded count: rxe_cc reloaded under
+# traffic, QPs created and destroyed by the thousand, every knob written
+# with boundary and random values under traffic, and a host that vanishes
+# mid-flow. Nothing may be lost, no pause may stay stuck, and dmesg must
+# stay clean (tb_run_test checks it after every test).
+
+# The algorithms the reload cycles go through, in turn.
+STRESS_CCS=(none fixed dcqcn acc)
+
+# stress_traffic <out dir> <stop file>: one short ib_write_bw flow h1 -> h0
+# after another until <stop file> exists; a line per flow, "ok <bytes>"
+# or "fail <n>", in <out dir>/flows.txt.
+stress_traffic() {
+	local out=$1 stop=$2 k=0
+	while [ ! -f "$stop" ]; do
+		k=$((k + 1))
+		if verbs_flow ib_write_bw "$out/flow$k" -s 65536 -n 100 2>>"$out/flows.err"; then
+			echo "ok $(tb_bw_bytes "$out/flow$k-client.txt")"
+			rm -f "$out/flow$k"-*.txt
+		else
+			echo "fail $k"
+		fi
+	done >"$out/flows.txt"
+}
+
+# stress_check_flows <out dir>: every flow completed with all its bytes.
+stress_check_flows() {
+	local n bad
+	n=$(grep -c '^ok' "$1/flows.txt" || true)
+	bad=$(grep -vc "^ok $((65536 * 100))\$" "$1/flows.txt" || true)
+	info "$n flows completed during the stress"
+	assert_gt "flows completed during the stress" "$n" 0
+	assert_eq "flows failed or short" 0 "$bad"
+}
+
+# rmmod/insmod of rxe_cc while flows come and go, switching cc= each time.
+test_stress_reload() {
+	local k cycles=${STRESS_RELOADS:-100} stop=$TEST_OUT/stop traffic
+	tb_load_rxe patched
+	tb_load_cc cc=none
+	tb_up 2
+	stress_traffic "$TEST_OUT" "$stop" &
+	traffic=$!
+	for ((k = 1; k <= cycles; k++)); do
+		rmmod rxe_cc || fail "cycle $k: rmmod rxe_cc"
+		tb_load_cc cc="${STRESS_CCS[k % ${#STRESS_CCS[@]}]}" || fail "cycle $k: insmod cc=${STRESS_CCS[k % ${#STRESS_CCS[@]}]}"
+		# Vary the phase against the flows' set-up and teardown.
+		sleep "0.$((RANDOM % 5))"
+	done
+	touch "$stop"
+	wait "$traffic" || fail "the traffic loop failed"
+	info "$cycles reloads, cc cycling through ${STRESS_CCS[*]}"
+	stress_check_flows "$TEST_OUT"
+}
+
+# Thousands of RC QPs created and destroyed (pyverbs, rdma-core's Python
+# bindings): rxe_cc takes each on and lets each go, and holds none after.
+test_stress_qp_churn() {
+	local n=${STRESS_QPS:-10000} created destroyed
+	tb_load_rxe patched
+	tb_load_cc cc=acc
+	tb_up 1
+	cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/before"
+	ip netns exec h0 /usr/bin/python3 "$RXECC_TOP/tests/qp_churn.py" rxe0 "$n" 2>"$TEST_OUT/churn.txt" \
+		|| { tail -5 "$TEST_OUT/churn.txt" >&2; fail "qp_churn.py"; }
+	created=$(verbs_delta "$TEST_OUT/before" qps_created)
+	destroyed=$(verbs_delta "$TEST_OUT/before" qps_destroyed)
+	info "$n QPs: rxe_cc took on $created and let go of $destroyed; $(tail -1 "$TEST_OUT/churn.txt")"
+	assert_eq "QPs rxe_cc took on" "$n" "$created"
+	assert_eq "QPs rxe_cc let go" "$n" "$destroyed"
+	assert_eq "QPs rxe_cc still holds" 0 "$(find /sys/kernel/debug/rxe_cc/qps -mindepth 1 -maxdepth 1 | wc -l)"
+	# On the debug kernel, kmemleak looks for what was not freed.
+	if [ -w /sys/kernel/debug/kmemleak ]; then
+		echo scan >/sys/kernel/debug/kmemleak
+		cat /sys/kernel/debug/kmemleak >"$TEST_OUT/kmemleak.txt"
+		! grep -q rxe "$TEST_OUT/kmemleak.txt" || fail "kmemleak: $(grep -m3 rxe "$TEST_OUT/kmemleak.txt")"
+	fi
+}
+
+# Every knob written while an ACC flow runs: out of range (refused, the
+# old value kept), both ends of its range and a random value in it (each
+# taken, then the old value back). The flow completes with all its bytes.
+test_stress_knobs() {
+	local p=/sys/module/rxe_cc/parameters knob lo hi old v writes=0 flow rc
+	tb_load_rxe patched
+	tb_load_cc cc=acc
+	tb_up 2
+	TB_BW_TOOL=ib_write_bw tb_write_bw_server 0 "$TB_PORT_BASE" "$TEST_OUT/server.txt" -s 65536 -n 1500
+	tb_write_bw_client 1 0 "$TB_PORT_BASE" "$TEST_OUT/client.txt" -s 65536 -n 1500 &
+	flow=$!
+	for _ in 1 2 3; do
+		while read -r knob lo hi; do
+			old=$(cat "$p/$knob")
+			for v in $((lo - 1)) $((hi + 1)) 18446744073709551616 -1 x ""; do
+				[ "$v" = -1 ] && [ "$lo" = 0 ] && continue
+				[ "$v" = "$((lo - 1))" ] && [ "$lo" = 0 ] && continue
+				if param_write "$knob" "$v"; then fail "$knob accepted '$v'"; fi
+				assert_eq "$knob after '$v'" "$old" "$(cat "$p/$knob")"
+				writes=$((writes + 1))
+			done
+			for v in "$lo" "$hi" $((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1))); do
+				param_write "$knob" "$v" || fail "$knob refused $v (range $lo..$hi)"
+				assert_eq "$knob after writing $v" "$v" "$(cat "$p/$knob")"
+				param_write "$knob" "$old" || fail "$knob refused its old value $old"
+				writes=$((writes + 2))
+			done
+		done <<-KNOBS
+			line_rate_mbps 1 400000
+			fixed_rate_mbps 1 400000
+			data_ecn 0 2
+			ack_every 0 64
+			acc_t_us 1 1000000
+			acc_ri_low_mbps 0 400000
+			acc_ri_high_mbps 0 400000
+			acc_p_thresh 0 1000
+			acc_ce_permille 1 1000
+			rpg_ai_rate 0 400000
+			rpg_hai_rate 0 400000
+			rpg_min_rate 0 400000
+			rpg_time_reset 1 1000000
+			rpg_byte_reset 1 1000000000
+			rpg_threshold 1 1000
+			dce_tcp_g 1 1024
+			dce_tcp_rtt 1 1000000
+			min_time_between_cnps 0 1000000
+			pacing_burst_us 0 100000
+		KNOBS
+	done
+	rc=0
+	wait "$flow" || rc=$?
+	[ "$rc" = 0 ] || fail "the flow under the knob writes failed: $(tail -2 "$TEST_OUT/client.txt")"
+	tb_wait_servers || fail "the server under the knob writes failed"
+	assert_eq "bytes the flow moved" $((65536 * 1500)) "$(tb_bw_bytes "$TEST_OUT/client.txt")"
+	info "$writes knob writes during the flow; it moved $(tb_bw_bytes "$TEST_OUT/client.txt") B at $(tb_bw_mbit "$TEST_OUT/client.txt") Mb/s"
+}
+
+# A host that vanishes mid-flow (its processes killed, its namespace
+# deleted) on dumbbell with PFC: the other flow completes, no port is left
+# paused, no buffer left held, and the testbed still comes down.
+test_stress_host_gone() {
+	local s=$TEST_OUT/ports.jsonl i c1 c2 rc
+	tb_load_rxe patched
+	tb_load_cc cc=none
+	rxecc testbed up dumbbell 2>"$TEST_OUT/up.txt" || { cat "$TEST_OUT/up.txt" >&2; fail "testbed up"; }
+	tb_write_bw_server 0 $((TB_PORT_BASE + 1)) "$TEST_OUT/server1.txt" "${SW_PERF[@]}" -n 600
+	local s1=$!
+	tb_write_bw_server 0 $((TB_PORT_BASE + 2)) "$TEST_OUT/server2.txt" "${SW_PERF[@]}" -n 300
+	local s2=$!
+	tb_write_bw_client 1 0 $((TB_PORT_BASE + 1)) "$TEST_OUT/client1.txt" "${SW_PERF[@]}" -n 600 &
+	c1=$!
+	tb_write_bw_client 2 0 $((TB_PORT_BASE + 2)) "$TEST_OUT/client2.txt" "${SW_PERF[@]}" -n 300 &
+	c2=$!
+	# Until both flows load the bottleneck enough to pause their hosts.
+	for ((i = 0; i < 600; i++)); do
+		rxecc port stats --json >"$s"
+		[ "$(psum "$s" pfc_rx_xoff v1)" -gt 0 ] && [ "$(psum "$s" pfc_rx_xoff v2)" -gt 0 ] && break
+		sleep 0.1
+	done
+	assert_gt "pauses at h1 before it vanishes" "$(psum "$s" pfc_rx_xoff v1)" 0
+	# h1 goes: its processes, then its namespace (with v1, and rxe1 on it).
+	ip netns pids h1 | xargs -r kill -9
+	wait "$c1" 2>/dev/null || true
+	ip netns del h1
+	rc=0
+	wait "$c2" || rc=$?
+	[ "$rc" = 0 ] || fail "h2's flow failed after h1 vanished: $(tail -2 "$TEST_OUT/client2.txt")"
+	wait "$s2" || fail "h2's server failed"
+	assert_eq "h2's bytes" $((65536 * 300)) "$(tb_bw_bytes "$TEST_OUT/client2.txt")"
+	# h1's server waits for a peer that is gone.
+	kill "$s1" 2>/dev/null || true
+	wait "$s1" 2>/dev/null || true
+	tb_forget_servers
+	sleep 1
+	rxecc port stats --json >"$s"
+	info "after h1 vanished: paused ports: $(psum "$s" list:paused); held buffer: $(psum "$s" list:ingress.bytes);" \
+		"underflows: $(psum "$s" ingress.underflows)"
+	assert_eq "ports still paused" 0 "$(psum "$s" paused)"
+	assert_eq "buffer still held" 0 "$(psum "$s" ingress.bytes)"
+	rxecc testbed down 2>"$TEST_OUT/down.txt" || fail "testbed down after a host vanished: $(cat "$TEST_OUT/down.txt")"
+	[ -z "$(ip netns list)" ] || fail "down left namespaces: $(ip netns list)"
+}
