@@ -30,13 +30,15 @@ test_switch_lossless_incast() {
 	rxecc testbed up dumbbell 2>"$TEST_OUT/up.txt" || { cat "$TEST_OUT/up.txt" >&2; fail "testbed up"; }
 	# Mid-run, the bottleneck's rate and every ingress port's thresholds
 	# change, as an experimenter would retune them: nothing may be lost.
-	# The retune starts once the bottleneck carries data (perftest's set-up
-	# under TCG takes seconds), and what p0 carried by its end is recorded,
+	# The retune starts once the bottleneck has carried a twentieth of the
+	# flows' bytes (perftest's set-up under TCG takes seconds; an ARP
+	# alone is not traffic), and what p0 carried by its end is recorded,
 	# so that the test can tell that traffic went on after it.
+	local flows_bytes=$((8 * iters * size))
 	(
-		for ((i = 0; i < 600; i++)); do
+		for ((i = 0; i < 1200; i++)); do
 			rxecc port stats --dev p0 --json >"$TEST_OUT/p0-start.json"
-			[ "$(psum "$TEST_OUT/p0-start.json" deq_bytes)" -gt 0 ] && break
+			[ "$(psum "$TEST_OUT/p0-start.json" deq_bytes)" -gt $((flows_bytes / 20)) ] && break
 			sleep 0.1
 		done
 		rxecc port rate --dev p0 --rate-mbps 80
@@ -66,6 +68,7 @@ test_switch_lossless_incast() {
 	after=$((total - at_retune))
 	rate_after=$(awk -v b="$after" -v t="$((t_end - $(cat "$TEST_OUT/retuned")))" 'BEGIN {printf "%.1f", b * 8 * 1000 / t}')
 	info "retune landed after $((at_retune / 1024)) KB of $((total / 1024)) KB through p0; $rate_after Mb/s after it"
+	assert_gt "bytes through p0 before the retune, x20" $((at_retune * 20)) "$flows_bytes"
 	assert_gt "bytes through p0 after the retune, x10" $((after * 10)) "$total"
 	awk -v r="$rate_after" 'BEGIN {exit !(r <= 80 * 1.05)}' || fail "p0 carried $rate_after Mb/s after being retuned to 80"
 	local drops xoff_tx xoff_rx xon_tx xon_rx failed held peak
