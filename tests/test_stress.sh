@@ -104,27 +104,7 @@ test_stress_knobs() {
 				param_write "$knob" "$old" || fail "$knob refused its old value $old"
 				writes=$((writes + 2))
 			done
-		done <<-KNOBS
-			line_rate_mbps 1 400000
-			fixed_rate_mbps 1 400000
-			data_ecn 0 2
-			ack_every 0 64
-			acc_t_us 1 1000000
-			acc_ri_low_mbps 0 400000
-			acc_ri_high_mbps 0 400000
-			acc_p_thresh 0 1000
-			acc_ce_permille 1 1000
-			rpg_ai_rate 0 400000
-			rpg_hai_rate 0 400000
-			rpg_min_rate 0 400000
-			rpg_time_reset 1 1000000
-			rpg_byte_reset 1 1000000000
-			rpg_threshold 1 1000
-			dce_tcp_g 1 1024
-			dce_tcp_rtt 1 1000000
-			min_time_between_cnps 0 1000000
-			pacing_burst_us 0 100000
-		KNOBS
+		done < <(cc_knob_ranges)
 	done
 	rc=0
 	wait "$flow" || rc=$?
