@@ -32,6 +32,7 @@
 #define ECN_NOT_ECT	0x0
 #define ECN_UE		0x2
 #define ECN_CE		0x3
+#define NSEC_PER_SEC	1000000000ULL
 
 /* Packets seen and marked; index 0 seen, 1 marked. */
 struct {
@@ -81,25 +82,33 @@ static __always_inline int red_mark(struct port_state *st, const struct rxecc_po
  *     the port is free to send.
  * The resume backlog is forgotten once the queue falls to the threshold,
  * so a port that was never paused is judged by the threshold alone.
- * A packet that reached the switch faster than its link could carry it
+ * Packets that reached the switch faster than their link could carry them
  * (`compressed`: an upstream port's catch-up burst after a late timer,
- * port.bpf.c's arrival()) ends an OFF period, as a stall does: the queue
- * it joins was built by the emulation, not by this port's congestion.
- * Counts the decision.
+ * port.bpf.c's arrival()) are queue the emulation built, not congestion:
+ * their bytes are kept as `excess`, drained at this port's rate, and the
+ * growth test judges the queue less that excess. Counts the decision.
  */
 static __always_inline __u8 tcd_mark(struct port_state *st, const struct rxecc_port_params *cfg,
-				     bool compressed)
+				     bool compressed, __u32 len)
 {
-	__u64 now = bpf_ktime_get_ns(), q;
+	__u64 now = bpf_ktime_get_ns(), q, excess, elapsed, drained;
 	__u8 want;
 
 	bpf_spin_lock(&st->lock);
 	q = st->stats.qlen_bytes;
-	if (compressed && q > cfg->tcd_thresh_bytes) {
+	/* At most 1 s of draining: 1e9 ns x 1.25e10 B/s (100 Gb/s) fits. */
+	elapsed = now - st->stats.excess_ns;
+	if (elapsed > NSEC_PER_SEC)
+		elapsed = NSEC_PER_SEC;
+	drained = elapsed * (cfg->rate_bps / 8) / NSEC_PER_SEC;
+	excess = st->stats.excess_bytes > drained ? st->stats.excess_bytes - drained : 0;
+	if (compressed) {
+		excess += len;
 		st->stats.tcd_compressed++;
-		st->stats.last_resume_ns = now;
-		st->stats.resume_qlen_bytes = q;
 	}
+	st->stats.excess_bytes = excess;
+	st->stats.excess_ns = now;
+	q = q > excess ? q - excess : 0;
 	if (q <= cfg->tcd_thresh_bytes) {
 		want = ECN_NOT_ECT;
 		st->stats.tcd_none++;
@@ -167,7 +176,7 @@ int mark_egress(struct __sk_buff *skb)
 		want = red_mark(st, &cfg) ? ECN_CE : ECN_NOT_ECT;
 		break;
 	case MARK_TCD:
-		want = tcd_mark(st, &cfg, skb->mark & RXECC_MARK_COMPRESSED);
+		want = tcd_mark(st, &cfg, skb->mark & RXECC_MARK_COMPRESSED, skb->len);
 		break;
 	default:
 		want = ECN_NOT_ECT;

@@ -571,14 +571,15 @@ static __always_inline int pfc_parse(struct __sk_buff *skb, __u32 cls,
  * Keeps the link's arrival clock for a data packet from the peer. A real
  * link delivers at most its rate; when an upstream port's timer fired late
  * and it caught up on its pacing credit, the packets arrive faster than
- * that. One that arrives more than stall_ns (2 ms by default) ahead of the
- * link's schedule is flagged in skb->mark for the egress marker, and
- * counted; the flag of an earlier switch is cleared.
+ * that. One that arrives more than stall_ns / 2 (1 ms by default) ahead
+ * of the link's schedule is flagged in skb->mark for the egress marker, and
+ * counted; the flag of an earlier switch is cleared. (A link's own jitter,
+ * a few packets batched by the guest, stays well inside that.)
  */
 static __always_inline void arrival(struct __sk_buff *skb, struct port_state *st,
 				    const struct rxecc_port_params *cfg, __u64 now)
 {
-	__u64 rate = cfg->rate_bps ?: 1, tol = cfg->stall_ns ?: 2000000, vt;
+	__u64 rate = cfg->rate_bps ?: 1, tol = (cfg->stall_ns ?: 2000000) / 2, vt;
 	bool compressed;
 
 	bpf_spin_lock(&st->lock);

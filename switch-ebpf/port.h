@@ -45,11 +45,13 @@ struct rxecc_port_stats {
 	__u64 stalls, stall_ns;
 	/* Arrivals from the link peer (this port's TC ingress): when the last
 	 * one would have finished arriving over a real link of this port's
-	 * rate, and the packets that came more than stall_ns ahead of that
-	 * (a late upstream timer's catch-up burst, which no real link can
-	 * deliver). The marker treats such an arrival as an OFF period. */
+	 * rate, and the packets that came more than stall_ns / 2 ahead of
+	 * that (a late upstream timer's catch-up burst, which no real link
+	 * can deliver). */
 	__u64 arrival_vt_ns, compressed_pkts;
-	__u64 tcd_compressed;		/* TCD decisions re-based on one */
+	/* Egress (the marker): compressed arrivals seen, and their bytes not
+	 * yet drained at the port's rate, as of excess_ns (TCD). */
+	__u64 tcd_compressed, excess_bytes, excess_ns;
 };
 
 /* skb->mark bit set by a switch port's TC ingress on a compressed arrival
