@@ -36,6 +36,7 @@ stress_check_flows() {
 # rmmod/insmod of rxe_cc while flows come and go, switching cc= each time.
 test_stress_reload() {
 	local k cycles=${STRESS_RELOADS:-100} stop=$TEST_OUT/stop traffic
+	rm -f "$stop" # a results directory may hold an earlier run's
 	tb_load_rxe patched
 	tb_load_cc cc=none
 	tb_up 2
