@@ -38,8 +38,7 @@ test_switch_lossless_incast() {
 	# so that the test can tell that traffic went on after it.
 	local flows_bytes=$((8 * iters * size))
 	(
-		# No Python in the loop: with eight perftests on two vCPUs its
-		# start-up took seconds, and the retune landed after the flows.
+		# Cheap polling (no Python): eight perftests share two vCPUs.
 		local deq
 		for ((i = 0; i < 1200; i++)); do
 			deq=$(rxecc port stats --dev p0 --json | grep -o '"deq_bytes":[0-9]*' | cut -d: -f2)
