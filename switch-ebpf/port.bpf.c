@@ -531,30 +531,48 @@ struct pfc_frame {
 	__u8 stamp[8];		/* rxe-cc: sender's XOFF time (pad in 802.1Qbb) */
 } __attribute__((packed));
 
+/* A PFC frame is padded to the minimum Ethernet frame; 64 if the FCS is kept. */
+#define PFC_LEN_MIN		60
+#define PFC_LEN_MAX		64
+
+enum pfc_kind {
+	PFC_NOT_CTL,		/* not a MAC control frame: data */
+	PFC_BAD,		/* MAC control, but not a well-formed PFC frame */
+	PFC_OTHER,		/* PFC that does not name our class */
+	PFC_OURS,		/* PFC for our class: *quanta and *stamp set */
+};
+
 /*
- * Parses a PFC frame for class `cls`. Returns -1 if the packet is not a PFC
- * frame, 0 if it is one that does not name `cls`, 1 with *quanta and
- * *stamp set if it does.
+ * Parses a frame from the link peer for PFC class `cls`. A frame that claims
+ * to be MAC control but is short, long, not addressed to the PFC group, of
+ * another opcode (802.3x PAUSE included) or with reserved class-vector bits
+ * set is PFC_BAD: the caller counts and drops it, and it never pauses.
  */
-static __always_inline int pfc_parse(struct __sk_buff *skb, __u32 cls,
-				     __u32 *quanta, __u64 *stamp)
+static __always_inline enum pfc_kind pfc_parse(struct __sk_buff *skb, __u32 cls,
+					       __u32 *quanta, __u64 *stamp)
 {
 	void *data = (void *)(long)skb->data;
 	void *data_end = (void *)(long)skb->data_end;
 	struct pfc_frame *f = data;
+	__u16 vec;
 	__u64 s = 0;
 	int i;
 
-	if ((void *)(f + 1) > data_end)
-		return -1;
+	if (skb->protocol != bpf_htons(ETH_P_PAUSE))
+		return PFC_NOT_CTL;
+	if ((void *)(f + 1) > data_end || skb->len < PFC_LEN_MIN || skb->len > PFC_LEN_MAX)
+		return PFC_BAD;
 	if (f->proto != bpf_htons(ETH_P_PAUSE) || f->opcode != bpf_htons(PFC_OPCODE))
-		return -1;
+		return PFC_BAD;
 	if (f->dst[0] != 0x01 || f->dst[1] != 0x80 || f->dst[2] != 0xc2 ||
 	    f->dst[3] != 0x00 || f->dst[4] != 0x00 || f->dst[5] != 0x01)
-		return -1;
+		return PFC_BAD;
+	vec = bpf_ntohs(f->class_vec);
+	if (vec & 0xff00)
+		return PFC_BAD;
 	cls &= 7;
-	if (!(bpf_ntohs(f->class_vec) & (1U << cls)))
-		return 0;
+	if (!(vec & (1U << cls)))
+		return PFC_OTHER;
 	/* Constant offsets only: the verifier cannot bound f->time[cls]. */
 #pragma unroll
 	for (i = 0; i < 8; i++)
@@ -564,7 +582,7 @@ static __always_inline int pfc_parse(struct __sk_buff *skb, __u32 cls,
 	for (i = 0; i < 8; i++)
 		s = (s << 8) | f->stamp[i];
 	*stamp = s;
-	return 1;
+	return PFC_OURS;
 }
 
 /*
@@ -606,17 +624,24 @@ int port_ingress(struct __sk_buff *skb)
 	__u64 now = bpf_ktime_get_ns(), stamp = 0, pause_ns, rate;
 	__u32 quanta = 0;
 	bool kick = false;
-	int r;
+	enum pfc_kind k;
 
 	if (!st || !port_cfg_get(&cfg))
 		return TC_ACT_OK;
-	r = pfc_parse(skb, cfg.pfc_class, &quanta, &stamp);
-	if (r < 0) {
+	k = pfc_parse(skb, cfg.pfc_class, &quanta, &stamp);
+	if (k == PFC_NOT_CTL) {
 		arrival(skb, st, &cfg, now);
 		return TC_ACT_OK;
 	}
-	if (r == 0)
-		return TC_ACT_SHOT;	/* PFC for a class we do not carry */
+	if (k != PFC_OURS) {
+		bpf_spin_lock(&st->lock);
+		if (k == PFC_BAD)
+			st->stats.pfc_rx_bad++;
+		else
+			st->stats.pfc_rx_other++;
+		bpf_spin_unlock(&st->lock);
+		return TC_ACT_SHOT;
+	}
 	rate = cfg.rate_bps ?: 1;
 	pause_ns = (__u64)quanta * PFC_QUANTUM_BITS * NSEC_PER_SEC / rate;
 

@@ -52,6 +52,11 @@ struct rxecc_port_stats {
 	/* Egress (the marker): compressed arrivals seen, and their bytes not
 	 * yet drained at the port's rate, as of excess_ns (TCD). */
 	__u64 tcd_compressed, excess_bytes, excess_ns;
+	/* MAC control frames (EtherType 0x8808) from the link peer are always
+	 * consumed, as 802.1Q requires: those that are not a well-formed PFC
+	 * frame (length, destination, opcode, reserved class bits), and
+	 * well-formed ones for classes this port does not carry. */
+	__u64 pfc_rx_bad, pfc_rx_other;
 };
 
 /* skb->mark bit set by a switch port's TC ingress on a compressed arrival

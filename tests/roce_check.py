@@ -32,6 +32,20 @@ def packets(path):
             yield f.read(incl)
 
 
+def icrc(ip):
+    """The ICRC of an IPv4 RoCEv2 packet (IP header to end, the last 4
+    bytes being the ICRC field, whatever they hold), as an integer to be
+    stored little-endian."""
+    ihl = (ip[0] & 0xF) * 4
+    pkt = bytearray(ip)
+    pkt[1] = 0xFF  # TOS
+    pkt[8] = 0xFF  # TTL
+    pkt[10:12] = b"\xff\xff"  # IP checksum
+    pkt[ihl + 6:ihl + 8] = b"\xff\xff"  # UDP checksum
+    pkt[ihl + 8 + 4] = 0xFF  # BTH: FECN, BECN, resv6
+    return zlib.crc32(b"\xff" * 8 + bytes(pkt[:-4]))
+
+
 def check(frame):
     """None if not RoCEv2 over IPv4, else (opcode, icrc ok)."""
     if len(frame) < 14 + 20 + 8 + 12 + 4 or frame[12:14] != b"\x08\x00":
@@ -41,15 +55,8 @@ def check(frame):
     if ip[9] != 17 or struct.unpack(">H", ip[ihl + 2:ihl + 4])[0] != 4791:
         return None
     tot = struct.unpack(">H", ip[2:4])[0]
-    pkt = bytearray(ip[:tot])
-    pkt[1] = 0xFF  # TOS
-    pkt[8] = 0xFF  # TTL
-    pkt[10:12] = b"\xff\xff"  # IP checksum
-    pkt[ihl + 6:ihl + 8] = b"\xff\xff"  # UDP checksum
-    bth = ihl + 8
-    pkt[bth + 4] = 0xFF  # FECN, BECN, resv6
-    body, icrc = bytes(pkt[:-4]), struct.unpack("<I", bytes(pkt[-4:]))[0]
-    return ip[bth], zlib.crc32(b"\xff" * 8 + body) == icrc
+    pkt = ip[:tot]
+    return ip[ihl + 8], icrc(pkt) == struct.unpack("<I", bytes(pkt[-4:]))[0]
 
 
 def main():

@@ -162,3 +162,56 @@ test_stress_host_gone() {
 	rxecc testbed down 2>"$TEST_OUT/down.txt" || fail "testbed down after a host vanished: $(cat "$TEST_OUT/down.txt")"
 	[ -z "$(ip netns list)" ] || fail "down left namespaces: $(ip netns list)"
 }
+
+# stress_busy_qpn <rxe dev> <counter>: the number of a QP of that device
+# whose rxe_cc counter is not 0, or nothing (yet).
+stress_busy_qpn() {
+	local f
+	for f in /sys/kernel/debug/rxe_cc/qps/"$1"-qp*/stats; do
+		grep -q "^$2 [1-9]" "$f" 2>/dev/null || continue
+		f=${f%/stats}
+		echo "${f##*-qp}"
+		return 0
+	done
+}
+
+# Malformed packets from raw sockets (tests/malformed.py), each kind ten
+# times: garbage PFC frames into every port type (a host NIC, a switch's
+# host port, both ends of an inter-switch link) with no traffic, then, while
+# an RC flow h0 -> h3 runs under dcqcn, bad CNPs and BTHs into the
+# requester and CE-marked non-RoCE traffic into the responder. Each must be
+# dropped and counted (rxecc port stats pfc_rx_bad/pfc_rx_other, rxe's
+# rcvd_dropped, the netns's SNMP counters), never pause a port or reach
+# rxe_cc's QP state; a valid frame of each family, sent last, shows that
+# the counters would see one obeyed. The flow must still move every byte.
+# The chain topology without marking, so that no real CE or CNP mixes in.
+test_stress_malformed() {
+	local topo=$TEST_OUT/chain-nomark.toml req_qpn resp_qpn i rc
+	grep -v -e '^mark = ' -e '^tcd = ' "$RXECC_TOP/testbed/topologies/chain.toml" >"$topo"
+	tb_load_rxe patched
+	tb_load_cc cc=dcqcn
+	rxecc testbed up "$topo" 2>"$TEST_OUT/up.txt" || { cat "$TEST_OUT/up.txt" >&2; fail "testbed up"; }
+	python3 "$RXECC_TOP/tests/malformed.py" pfc v0:p0 p0:v0@h0 x0_1:x1_0 x1_0:x0_1 >"$TEST_OUT/pfc.txt" 2>&1 ||
+		{ cat "$TEST_OUT/pfc.txt" >&2; fail "malformed PFC frames"; }
+	tb_write_bw_server 3 $((TB_PORT_BASE + 1)) "$TEST_OUT/server.txt" "${SW_PERF[@]}" -n 3000
+	tb_write_bw_client 0 3 $((TB_PORT_BASE + 1)) "$TEST_OUT/client.txt" "${SW_PERF[@]}" -n 3000 &
+	local c=$!
+	# The flow's QPs: rxe_cc names them <dev>-qp<N> once they carry traffic.
+	for ((i = 0; i < 300; i++)); do
+		req_qpn=$(stress_busy_qpn rxe0 tx_packets)
+		resp_qpn=$(stress_busy_qpn rxe3 rx_packets)
+		[ -n "$req_qpn" ] && [ -n "$resp_qpn" ] && break
+		sleep 0.1
+	done
+	[ -n "$req_qpn" ] && [ -n "$resp_qpn" ] || fail "the flow's QPs never carried traffic"
+	rc=0
+	python3 "$RXECC_TOP/tests/malformed.py" roce 0 "$req_qpn" 3 "$resp_qpn" >"$TEST_OUT/roce.txt" 2>&1 || rc=$?
+	wait "$c" || fail "the flow failed: $(tail -2 "$TEST_OUT/client.txt")"
+	tb_wait_servers || fail "the flow's server failed"
+	[ "$rc" = 0 ] || { cat "$TEST_OUT/roce.txt" >&2; fail "malformed RoCE packets"; }
+	cat "$TEST_OUT/pfc.txt" "$TEST_OUT/roce.txt" | sed 's/^/    /' >&2
+	assert_eq "the flow's bytes" $((65536 * 3000)) "$(tb_bw_bytes "$TEST_OUT/client.txt")"
+	rxecc port stats --json >"$TEST_OUT/ports.jsonl"
+	assert_eq "ports left paused" 0 "$(psum "$TEST_OUT/ports.jsonl" paused)"
+	rxecc testbed down 2>"$TEST_OUT/down.txt" || fail "testbed down: $(cat "$TEST_OUT/down.txt")"
+}

@@ -388,6 +388,12 @@ fn print_port(s: &switch::PortStats) {
             s.tau_max_ns as f64 / 1e3
         );
     }
+    if s.pfc_rx_bad + s.pfc_rx_other > 0 {
+        println!(
+            "         MAC control rx dropped: {} malformed, {} PFC for other classes",
+            s.pfc_rx_bad, s.pfc_rx_other
+        );
+    }
     if let Some(i) = &s.ingress {
         println!(
             "         ingress (switch {}): {} B held (max {} B); PFC tx: {} pause, {} resume, {} refresh; {} underflows",

@@ -182,19 +182,41 @@ fn pfc_tests(t: &mut Tally) -> Result<()> {
         rv == TC_ACT_SHOT && s.paused == 0 && s.pfc_rx_xon == 1 && s.paused_ns > 0 && s.last_resume_ns >= t0,
         format!("rv {rv}, paused {}, xon {}, paused_ns {}", s.paused, s.pfc_rx_xon, s.paused_ns),
     );
-    let before = st(&skel)?;
-    let cases: [(&str, Vec<u8>, u32); 5] = [
-        ("pfc: a frame for another class is consumed and ignored", pfc_frame(0x01, 0x0101, 1 << 5, 100, 0), TC_ACT_SHOT),
-        ("pfc: wrong destination address passes untouched", pfc_frame(0x02, 0x0101, 1 << 3, 100, 0), TC_ACT_OK),
-        ("pfc: 802.3x PAUSE (opcode 1) passes untouched", pfc_frame(0x01, 0x0001, 1 << 3, 100, 0), TC_ACT_OK),
-        ("pfc: a truncated frame passes untouched", pfc_frame(0x01, 0x0101, 1 << 3, 100, 0)[..30].to_vec(), TC_ACT_OK),
-        ("pfc: RoCEv2 data passes untouched", udp_packet(4791, 1), TC_ACT_OK),
+    // Each would pause class 3 for 100 quanta if it were obeyed. MAC control
+    // frames are never forwarded: all are dropped, and counted as bad
+    // (malformed) or other (a class this port does not carry).
+    let pause = || pfc_frame(0x01, 0x0101, 1 << 3, 100, 0);
+    let mut long = pause();
+    long.resize(200, 0);
+    let mut reserved = pause();
+    reserved[16] = 0x01; // class-vector bit 8: reserved
+    #[derive(PartialEq)]
+    enum Want {
+        Bad,
+        Other,
+        Data,
+    }
+    let cases: [(&str, Vec<u8>, Want); 7] = [
+        ("pfc: a frame for another class is consumed and counted", pfc_frame(0x01, 0x0101, 1 << 5, 100, 0), Want::Other),
+        ("pfc: wrong destination address is dropped as bad", pfc_frame(0x02, 0x0101, 1 << 3, 100, 0), Want::Bad),
+        ("pfc: 802.3x PAUSE (opcode 1) is dropped as bad", pfc_frame(0x01, 0x0001, 1 << 3, 100, 0), Want::Bad),
+        ("pfc: a truncated frame is dropped as bad", pause()[..30].to_vec(), Want::Bad),
+        ("pfc: an oversized frame is dropped as bad", long, Want::Bad),
+        ("pfc: reserved class-vector bits: dropped as bad", reserved, Want::Bad),
+        ("pfc: RoCEv2 data passes untouched", udp_packet(4791, 1), Want::Data),
     ];
     for (name, pkt, want) in cases {
+        let before = st(&skel)?;
         let (rv, out) = run_prog(prog, &pkt)?;
         let s = st(&skel)?;
         let same = s.paused == before.paused && s.pfc_rx_xoff == before.pfc_rx_xoff && s.pfc_rx_xon == before.pfc_rx_xon;
-        t.check(name, rv == want && same && (want != TC_ACT_OK || out == pkt), format!("rv {rv}, state changed: {}", !same));
+        let (bad, other) = (s.pfc_rx_bad - before.pfc_rx_bad, s.pfc_rx_other - before.pfc_rx_other);
+        let ok = match want {
+            Want::Bad => rv == TC_ACT_SHOT && (bad, other) == (1, 0),
+            Want::Other => rv == TC_ACT_SHOT && (bad, other) == (0, 1),
+            Want::Data => rv == TC_ACT_OK && out == pkt && (bad, other) == (0, 0),
+        };
+        t.check(name, ok && same, format!("rv {rv}, state changed: {}, bad +{bad}, other +{other}", !same));
     }
     // An XON that overtook its XOFF on the way: the XOFF, stamped earlier,
     // is stale once the XON is obeyed, and must not pause the port.

@@ -512,6 +512,10 @@ pub struct PortStats {
     pub pfc_rx_xon: u64,
     /// PFC frames ignored as older than one already obeyed.
     pub pfc_rx_stale: u64,
+    /// MAC control frames dropped as malformed, and PFC frames for classes
+    /// the port does not carry.
+    pub pfc_rx_bad: u64,
+    pub pfc_rx_other: u64,
     pub pause_expired: u64,
     pub paused_ns: u64,
     pub paused: u64,
@@ -589,6 +593,8 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         pfc_rx_xoff: s.pfc_rx_xoff,
         pfc_rx_xon: s.pfc_rx_xon,
         pfc_rx_stale: s.pfc_rx_stale,
+        pfc_rx_bad: s.pfc_rx_bad,
+        pfc_rx_other: s.pfc_rx_other,
         pause_expired: s.pause_expired,
         paused_ns: s.paused_ns,
         paused: s.paused,
