@@ -290,6 +290,7 @@ def run_roce(req, req_qpn, resp, resp_qpn):
 
 
 def main():
+    sys.stdout.reconfigure(line_buffering=True)  # in order with stderr in a log
     if len(sys.argv) < 3 or sys.argv[1] not in ("pfc", "roce"):
         sys.exit(__doc__)
     if sys.argv[1] == "pfc":
