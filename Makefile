@@ -91,19 +91,24 @@ test: lint cargo-test guest-test
 
 # The suite's functional tests on a second kernel with lockdep, KASAN and
 # kmemleak (testbed/kernel-debug.config), cached beside the first; its
-# modules are built into build/debug/. Not part of `make test`: the debug
-# build adds about 20 minutes.
+# modules are built from a copy of their sources in build/debug/src (Kbuild
+# refuses an output directory, MO=, for a source tree that holds the normal
+# build's objects). Not part of `make test`: the debug build adds about 25
+# minutes.
 DEBUG_BUILD := $(BUILD)/debug
+DEBUG_SRC := $(DEBUG_BUILD)/src
 test-debug: all
 	@kdir=$$(RXECC_KERNEL_VARIANT=debug bash testbed/kernel.sh) && [ -n "$$kdir" ] && \
-	mkdir -p $(DEBUG_BUILD)/modules && echo "$$kdir" > $(DEBUG_BUILD)/kdir && \
+	mkdir -p $(DEBUG_SRC) && echo "$$kdir" > $(DEBUG_BUILD)/kdir && \
+	find Kbuild rxe_cc switch-ebpf/kmod \( -name Kbuild -o -name '*.rs' -o -name '*.[ch]' \) \
+		! -name '*.mod.c' -exec cp --parents {} $(DEBUG_SRC)/ \; && \
 	echo "==> modules for the debug kernel: $$kdir" >&2 && \
 	bash rxe_glue/build.sh "$$kdir" $(DEBUG_BUILD)/rxe $(QUIET_PAHOLE) && \
-	$(MAKE) -s -C "$$kdir" M=$(TOP) MO=$(DEBUG_BUILD)/modules LLVM=-19 RUSTC=/usr/bin/rustc \
+	$(MAKE) -s -C "$$kdir" M=$(DEBUG_SRC) LLVM=-19 RUSTC=/usr/bin/rustc \
 		RXE_GLUE_DIR=$(DEBUG_BUILD)/rxe KBUILD_EXTRA_SYMBOLS=$(DEBUG_BUILD)/rxe/Module.symvers modules $(QUIET_PAHOLE) && \
 	RXECC_KDIR_FILE=$(DEBUG_BUILD)/kdir RXECC_RXE_KO=$(DEBUG_BUILD)/rxe/rdma_rxe.ko \
-	RXECC_CC_KO=$(DEBUG_BUILD)/modules/rxe_cc/rxe_cc.ko \
-	RXECC_SWITCH_KO=$(DEBUG_BUILD)/modules/switch-ebpf/kmod/rxecc_switch.ko \
+	RXECC_CC_KO=$(DEBUG_SRC)/rxe_cc/rxe_cc.ko \
+	RXECC_SWITCH_KO=$(DEBUG_SRC)/switch-ebpf/kmod/rxecc_switch.ko \
 	RXECC_DEBUG_KERNEL=1 RESULTS=$(BUILD)/results-debug bash tests/run.sh
 
 bench: all
