@@ -40,10 +40,12 @@ PY
 # ccv_ms <ports.jsonl> <port...>: time those ports spent paused, in ms.
 ccv_ms() { awk -v n="$(psum "$1" paused_ns "${@:2}")" 'BEGIN {printf "%.1f", n / 1e6}'; }
 
-# ccv_run <cc> <out>: F0, F1 and the bursts; prints one summary line.
-# Returns 1 if the chain did not come up, 2 if a flow failed.
+# ccv_run <cc> <out> [bursts]: F0, F1 and, unless bursts is 0, the bursts
+# (flow outputs <out>/burst-*.txt, or quiet-*.txt without); prints one
+# summary line. Returns 1 if the chain did not come up, 2 if a flow failed.
 ccv_run() {
-	local cc=$1 out=$2 s rc=0
+	local cc=$1 out=$2 bursts=${3:-1} tag=burst s rc=0
+	[ "$bursts" = 1 ] || tag=quiet
 	rm -rf "$out" && mkdir -p "$out"
 	echo "==> victim flow on chain with cc=$cc (results in $out)" >&2
 	tb_load_rxe patched || return 1
@@ -57,11 +59,11 @@ ccv_run() {
 	# they are long enough (150 x 64 KB, 1.6 s alone at 50 Mb/s) to overlap
 	# each other: with 60, one round's three bursts ended 3.6 s apart and
 	# barely congested the root.
-	TEST_OUT=$out CHAIN_ITERS=${CCV_ITERS:-800} CHAIN_BURST_ITERS=${CCV_BURST_ITERS:-150} chain_flows burst 1 || { echo "ccv_run: cc=$cc: a flow failed" >&2; rc=2; }
+	TEST_OUT=$out CHAIN_ITERS=${CCV_ITERS:-800} CHAIN_BURST_ITERS=${CCV_BURST_ITERS:-150} chain_flows "$tag" "$bursts" || { echo "ccv_run: cc=$cc: a flow failed" >&2; rc=2; }
 	s=$out/ports.jsonl
 	rxecc port stats --json >"$s"
 	printf '%-6s F0 %6s Mb/s  F1 %6s Mb/s  pauses (ms paused): s0->s1 %3s (%6s), s1->s2 %3s (%6s), F0 NIC %3s (%6s), F1 NIC %3s (%6s)  drops %s\n' \
-		"$cc" "$(tb_bw_mbit "$out/burst-f0.txt")" "$(tb_bw_mbit "$out/burst-f1.txt")" \
+		"$cc" "$(tb_bw_mbit "$out/$tag-f0.txt")" "$(tb_bw_mbit "$out/$tag-f1.txt")" \
 		"$(psum "$s" pfc_rx_xoff x0_1)" "$(ccv_ms "$s" x0_1)" "$(psum "$s" pfc_rx_xoff x1_2)" "$(ccv_ms "$s" x1_2)" \
 		"$(psum "$s" pfc_rx_xoff v0)" "$(ccv_ms "$s" v0)" "$(psum "$s" pfc_rx_xoff v1)" "$(ccv_ms "$s" v1)" \
 		"$(psum "$s" drops)"
