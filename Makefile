@@ -101,7 +101,7 @@ test-debug: all
 	@kdir=$$(RXECC_KERNEL_VARIANT=debug bash testbed/kernel.sh) && [ -n "$$kdir" ] && \
 	mkdir -p $(DEBUG_SRC) && echo "$$kdir" > $(DEBUG_BUILD)/kdir && \
 	find Kbuild rxe_cc switch-ebpf/kmod \( -name Kbuild -o -name '*.rs' -o -name '*.[ch]' \) \
-		! -name '*.mod.c' -exec cp --parents {} $(DEBUG_SRC)/ \; && \
+		! -name '*.mod.c' -exec cp -p --parents {} $(DEBUG_SRC)/ \; && \
 	echo "==> modules for the debug kernel: $$kdir" >&2 && \
 	bash rxe_glue/build.sh "$$kdir" $(DEBUG_BUILD)/rxe $(QUIET_PAHOLE) && \
 	$(MAKE) -s -C "$$kdir" M=$(DEBUG_SRC) LLVM=-19 RUSTC=/usr/bin/rustc \
