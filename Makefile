@@ -109,7 +109,8 @@ test-debug: all
 	RXECC_KDIR_FILE=$(DEBUG_BUILD)/kdir RXECC_RXE_KO=$(DEBUG_BUILD)/rxe/rdma_rxe.ko \
 	RXECC_CC_KO=$(DEBUG_SRC)/rxe_cc/rxe_cc.ko \
 	RXECC_SWITCH_KO=$(DEBUG_SRC)/switch-ebpf/kmod/rxecc_switch.ko \
-	RXECC_DEBUG_KERNEL=1 RESULTS=$(BUILD)/results-debug bash tests/run.sh $(TESTS)
+	RXECC_DEBUG_KERNEL=1 RESULTS=$(BUILD)/results-debug TB_TEST_TIMEOUT=$${TB_TEST_TIMEOUT:-2700} \
+	GUEST_TIMEOUT=$${GUEST_TIMEOUT:-10800} bash tests/run.sh $(TESTS)
 
 bench: all
 	@bash testbed/guest.sh tests/bench.sh
