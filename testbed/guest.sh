@@ -24,16 +24,19 @@ rm -f "$status"
 # passing the status through.
 # The experiments' own settings (BENCH_*, CCI_*, CCV_*, CHAIN_*, DEMO_*, INCAST_*,
 # e.g. `make bench BENCH_CC_ROUNDS=5`) and the per-test time limits
-# (TB_TEST_TIMEOUT, TEST_TIMEOUT_<test>) are passed on; nothing else of the
+# (TB_TEST_TIMEOUT, TEST_TIMEOUT_<test>) are passed on, and RXECC_KDIR_FILE,
+# the RXECC_*_KO modules and RESULTS (make test-debug's kernel, modules and
+# results directory), before guest-env.sh reads them; nothing else of the
 # host's environment is.
 script=$RESULTS/.guest-cmd.sh
-settings=$(compgen -e | { grep -E '^(BENCH|CCI|CCV|CHAIN|DEMO|INCAST|STRESS|TEST_TIMEOUT)_|^TB_TEST_TIMEOUT$|^RXECC_(KDIR_FILE|RXE_KO|CC_KO|SWITCH_KO|DEBUG_KERNEL)$' || true; } | while read -r v; do
+settings=$(compgen -e | { grep -E '^(BENCH|CCI|CCV|CHAIN|DEMO|INCAST|STRESS|TEST_TIMEOUT)_|^TB_TEST_TIMEOUT$|^RXECC_(KDIR_FILE|RXE_KO|CC_KO|SWITCH_KO|DEBUG_KERNEL)$|^RESULTS$' || true; } | while read -r v; do
 	printf 'export %s=%q\n' "$v" "${!v}"
 done)
 cat >"$script" <<SCRIPT
 echo @@rxecc-guest-command@@
-cd '$top' && . testbed/guest-env.sh || exit 99
+cd '$top' || exit 99
 $settings
+. testbed/guest-env.sh || exit 99
 ( $CMD )
 echo \$? > '$status'
 SCRIPT
