@@ -23,6 +23,7 @@ static const char *const rxe_cc_alg_names[RXE_CC_NR_ALGS] = {
 	[RXE_CC_ALG_FIXED] = "fixed",
 	[RXE_CC_ALG_ACC] = "acc",
 	[RXE_CC_ALG_DCQCN] = "dcqcn",
+	[RXE_CC_ALG_HPCC] = "hpcc",
 };
 
 static int rxe_cc_alg = RXE_CC_ALG_NONE;
@@ -57,7 +58,7 @@ static const struct kernel_param_ops cc_ops = {
 	.get = cc_get,
 };
 module_param_cb(cc, &cc_ops, NULL, 0644);
-MODULE_PARM_DESC(cc, "congestion control for new QPs: none, fixed, acc, dcqcn");
+MODULE_PARM_DESC(cc, "congestion control for new QPs: none, fixed, acc, dcqcn, hpcc");
 
 /* An unsigned knob with an inclusive valid range. */
 struct rxe_cc_knob {
@@ -143,6 +144,22 @@ RXE_CC_KNOB(dce_tcp_rtt, 1100, 1, 1000000,
 RXE_CC_KNOB(min_time_between_cnps, 1000, 0, 1000000,
 	    "DCQCN: notification point sends at most one CNP per QP per this many us");
 
+/*
+ * HPCC, named as in the paper (Algorithm 1). T is the base RTT of the
+ * emulated network, not a data centre's 13 us: under TCG it is about 1 ms
+ * (docs/algorithms.md).
+ */
+RXE_CC_KNOB(hpcc_eta_permille, 950, 1, 1000,
+	    "HPCC: target utilisation eta, in 1/1000");
+RXE_CC_KNOB(hpcc_max_stage, 5, 0, 1000,
+	    "HPCC: additive-increase RTTs before a multiplicative step (maxStage)");
+RXE_CC_KNOB(hpcc_w_ai_bytes, 0, 0, 1000000,
+	    "HPCC: additive increase W_AI, bytes; 0 = W_init x (1 - eta) / 100");
+RXE_CC_KNOB(hpcc_t_us, 1000, 1, 1000000,
+	    "HPCC: base RTT T, us");
+RXE_CC_KNOB(int_hops, 5, 1, 5,
+	    "INT: hop records an HPCC QP's data packets have room for (RXE_CC_INT_MAX_HOPS)");
+
 /* For rxe_cc_knob(), by enum rxe_cc_knob_id. */
 static struct rxe_cc_knob *const rxe_cc_knobs[RXE_CC_NR_KNOBS] = {
 	[RXE_CC_KNOB_LINE_RATE_MBPS] = &knob_line_rate_mbps,
@@ -164,6 +181,11 @@ static struct rxe_cc_knob *const rxe_cc_knobs[RXE_CC_NR_KNOBS] = {
 	[RXE_CC_KNOB_DCE_TCP_RTT] = &knob_dce_tcp_rtt,
 	[RXE_CC_KNOB_MIN_TIME_BETWEEN_CNPS] = &knob_min_time_between_cnps,
 	[RXE_CC_KNOB_PACING_BURST_US] = &knob_pacing_burst_us,
+	[RXE_CC_KNOB_HPCC_ETA_PERMILLE] = &knob_hpcc_eta_permille,
+	[RXE_CC_KNOB_HPCC_MAX_STAGE] = &knob_hpcc_max_stage,
+	[RXE_CC_KNOB_HPCC_W_AI_BYTES] = &knob_hpcc_w_ai_bytes,
+	[RXE_CC_KNOB_HPCC_T_US] = &knob_hpcc_t_us,
+	[RXE_CC_KNOB_INT_HOPS] = &knob_int_hops,
 };
 
 u32 rxe_cc_param_alg(void)
@@ -190,9 +212,10 @@ static void *glue_qp_create(struct rxe_cc_qp *qp, struct rxe_cc_qp_info *info)
 	snprintf(name, sizeof(name), "%s-qp%u", info->dev_name, info->qpn);
 	info->data_ecn = rxe_cc_knob(RXE_CC_KNOB_DATA_ECN);
 	info->ack_every = rxe_cc_knob(RXE_CC_KNOB_ACK_EVERY);
+	info->int_hops = 0;
 	return rxe_cc_rs_qp_create(rxe_cc_ctx, qp, name, info->qpn,
 				   info->now_ns, &info->data_ecn,
-				   &info->ack_every);
+				   &info->ack_every, &info->int_hops);
 }
 
 static void glue_qp_destroy(void *priv)
@@ -212,10 +235,26 @@ static void glue_tx_done(void *priv, const struct rxe_cc_tx *tx)
 			  tx->wire_bytes);
 }
 
+/* Unpacks the INT records an ACK carries; rdma_rxe checked the shim. */
 static void glue_rx_ack(void *priv, const struct rxe_cc_ack *ack)
 {
+	struct rxe_cc_int_rec hops[RXE_CC_INT_MAX_HOPS];
+	const struct rxe_cc_int_shim *shim = ack->int_shim;
+	u32 i, n = 0;
+
+	if (shim) {
+		n = min_t(u32, shim->nhops, RXE_CC_INT_MAX_HOPS);
+		for (i = 0; i < n; i++) {
+			hops[i].b_bps = (u64)be32_to_cpu(shim->hop[i].rate_mbps) *
+					1000000;
+			hops[i].ts_ns = be32_to_cpu(shim->hop[i].ts_ns);
+			hops[i].tx_bytes = be32_to_cpu(shim->hop[i].tx_bytes);
+			hops[i].qlen = be32_to_cpu(shim->hop[i].qlen);
+		}
+	}
 	rxe_cc_rs_rx_ack(priv, ack->now_ns, ack->psn, ack->acked_psns,
-			 ack->acked_bytes, ack->kind, ack->echo);
+			 ack->acked_bytes, ack->kind, ack->echo, hops, n,
+			 shim ? shim->overflow : 0, shim != NULL);
 }
 
 static u8 glue_rx_data(void *priv, const struct rxe_cc_rx *rx)

@@ -18,6 +18,7 @@ enum rxe_cc_alg {
 	RXE_CC_ALG_FIXED = 1,
 	RXE_CC_ALG_ACC = 2,
 	RXE_CC_ALG_DCQCN = 3,
+	RXE_CC_ALG_HPCC = 4,
 	RXE_CC_NR_ALGS,
 };
 
@@ -42,7 +43,23 @@ enum rxe_cc_knob_id {
 	RXE_CC_KNOB_DCE_TCP_RTT,
 	RXE_CC_KNOB_MIN_TIME_BETWEEN_CNPS,
 	RXE_CC_KNOB_PACING_BURST_US,
+	RXE_CC_KNOB_HPCC_ETA_PERMILLE,
+	RXE_CC_KNOB_HPCC_MAX_STAGE,
+	RXE_CC_KNOB_HPCC_W_AI_BYTES,
+	RXE_CC_KNOB_HPCC_T_US,
+	RXE_CC_KNOB_INT_HOPS,
 	RXE_CC_NR_KNOBS,
+};
+
+/*
+ * One hop's INT record, unpacked from the wire (rxe_cc_hooks.h); keep in
+ * sync with `IntRec` in rxe_cc_main.rs. ts_ns and tx_bytes wrap at 2^32.
+ */
+struct rxe_cc_int_rec {
+	u64 b_bps;
+	u64 ts_ns;
+	u64 tx_bytes;
+	u64 qlen;
 };
 
 /* Implemented in C, called from Rust. */
@@ -60,14 +77,17 @@ void rxe_cc_trace_halt_end(const char *qp, u64 now_ns, u64 halted_ns,
 
 /* Implemented in Rust, called from the glue's hook trampolines. */
 void *rxe_cc_rs_qp_create(void *ctx, void *qp, const char *name, u32 qpn,
-			  u64 now_ns, u8 *data_ecn, u16 *ack_every);
+			  u64 now_ns, u8 *data_ecn, u16 *ack_every,
+			  u8 *int_hops);
 void rxe_cc_rs_qp_destroy(void *priv);
 u64 rxe_cc_rs_tx_gate(void *priv, u64 now_ns, u32 psn, u32 payload,
 		      u32 wire_bytes);
 void rxe_cc_rs_tx_done(void *priv, u64 now_ns, u32 psn, u32 payload,
 		       u32 wire_bytes);
 void rxe_cc_rs_rx_ack(void *priv, u64 now_ns, u32 psn, u32 acked_psns,
-		      u32 acked_bytes, u8 kind, u8 echo);
+		      u32 acked_bytes, u8 kind, u8 echo,
+		      const struct rxe_cc_int_rec *hops, u32 nhops,
+		      u32 int_overflow, u8 has_int);
 u8 rxe_cc_rs_rx_data(void *priv, u64 now_ns, u32 psn, u32 payload, u8 ecn);
 
 #endif /* RXE_CC_GLUE_H */

@@ -38,10 +38,11 @@ pub mod cc_core;
 
 use cc_core::{
     acc::{Acc, AccClass, AccKnobs},
-    cc::{AckEvent, CongestionControl, LinkParams},
+    cc::{AckEvent, CongestionControl, IntHop, IntInfo, IntWidths, LinkParams},
     dcqcn::{Dcqcn, DcqcnKnobs, DcqcnNp},
     fixed::{tx_time_ns, Q32},
     fixed_rate::FixedRate,
+    hpcc::{Hpcc, HpccKnobs, MAX_HOPS},
     none::NoCc,
 };
 
@@ -106,6 +107,11 @@ enum Knob {
     DceTcpRtt = 16,
     MinTimeBetweenCnps = 17,
     PacingBurstUs = 18,
+    HpccEtaPermille = 19,
+    HpccMaxStage = 20,
+    HpccWAiBytes = 21,
+    HpccTUs = 22,
+    IntHops = 23,
 }
 
 impl Knob {
@@ -195,6 +201,40 @@ fn dcqcn_knobs(link: &LinkParams) -> DcqcnKnobs {
     k
 }
 
+/// HPCC's knobs: the paper's defaults for the link, with T from
+/// `hpcc_t_us` (the emulated network's base RTT) and any explicit setting.
+fn hpcc_knobs(link: &LinkParams) -> HpccKnobs {
+    let link = LinkParams {
+        base_rtt_ns: Knob::HpccTUs.us_ns(),
+        ..*link
+    };
+    let mut k = HpccKnobs::for_link(&link);
+    k.eta = Q32::ratio(u64::from(Knob::HpccEtaPermille.get()), 1000);
+    k.max_stage = Knob::HpccMaxStage.get();
+    if Knob::HpccWAiBytes.get() != 0 {
+        k.w_ai_bytes = u64::from(Knob::HpccWAiBytes.get());
+    }
+    k.burst_ns = pacing_burst_ns(&link, k.burst_ns);
+    k
+}
+
+/// HPCC's INT: records for every hop, written by the emulated switch's
+/// ports with 32-bit times and byte counts.
+const INT_WIDTHS: IntWidths = IntWidths {
+    ts_bits: 32,
+    tx_bits: 32,
+};
+
+/// One hop's INT record as the glue unpacks it (`struct rxe_cc_int_rec`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct IntRec {
+    b_bps: u64,
+    ts_ns: u64,
+    tx_bytes: u64,
+    qlen: u64,
+}
+
 /// The congestion-control algorithm a QP runs; ids match `enum rxe_cc_alg`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Algorithm {
@@ -206,6 +246,8 @@ enum Algorithm {
     Acc,
     /// DCQCN (SIGCOMM'15), driven by CNPs.
     Dcqcn,
+    /// HPCC (SIGCOMM'19), driven by the INT records ACKs carry.
+    Hpcc,
 }
 
 impl Algorithm {
@@ -215,6 +257,7 @@ impl Algorithm {
             1 => Some(Self::Fixed),
             2 => Some(Self::Acc),
             3 => Some(Self::Dcqcn),
+            4 => Some(Self::Hpcc),
             _ => None,
         }
     }
@@ -225,6 +268,7 @@ impl Algorithm {
             Self::Fixed => "fixed",
             Self::Acc => "acc",
             Self::Dcqcn => "dcqcn",
+            Self::Hpcc => "hpcc",
         }
     }
 
@@ -235,6 +279,7 @@ impl Algorithm {
             Self::Fixed => "paced",
             Self::Acc => "acc",
             Self::Dcqcn => "dcqcn",
+            Self::Hpcc => "hpcc",
         }
     }
 }
@@ -280,9 +325,13 @@ enum Counter {
     PacerLateNs,
     CnpsSent,
     HaltActualNs,
+    TxWindowed,
+    IntAcks,
+    IntHops,
+    IntOverflow,
 }
 
-const NR_COUNTERS: usize = 23;
+const NR_COUNTERS: usize = 27;
 const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "tx_packets",
     "tx_bytes",
@@ -307,6 +356,10 @@ const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "pacer_late_ns",
     "cnps_sent",
     "halt_actual_ns",
+    "tx_windowed",
+    "int_acks",
+    "int_hops",
+    "int_overflow",
 ];
 
 struct Counters([Atomic<u64>; NR_COUNTERS]);
@@ -428,6 +481,7 @@ enum QpCc {
     Fixed(FixedRate),
     Acc(Acc),
     Dcqcn(Dcqcn),
+    Hpcc(Hpcc),
 }
 
 impl QpCc {
@@ -435,6 +489,7 @@ impl QpCc {
         match alg {
             Algorithm::Acc => Self::Acc(Acc::new(link, acc_knobs(link), now_ns)),
             Algorithm::Dcqcn => Self::Dcqcn(Dcqcn::new(link, dcqcn_knobs(link), now_ns)),
+            Algorithm::Hpcc => Self::Hpcc(Hpcc::new(link, hpcc_knobs(link), now_ns)),
             Algorithm::None => Self::None(NoCc::new(link)),
             Algorithm::Fixed => Self::Fixed(FixedRate::new(
                 fixed_rate_bps,
@@ -445,12 +500,35 @@ impl QpCc {
         }
     }
 
+    /// A window-based algorithm's limit on a packet of `payload` bytes with
+    /// PSN `psn`: true if it must wait for an ACK. Retransmissions pass.
+    fn window_full(&self, psn: u32, payload: u32) -> bool {
+        match self {
+            Self::Hpcc(h) => {
+                let inflight = h.inflight();
+                h.is_new_psn(psn)
+                    && inflight > 0
+                    && inflight.saturating_add(u64::from(payload)) > h.window()
+            }
+            _ => false,
+        }
+    }
+
+    /// True if the window has room again, or the algorithm has none.
+    fn window_open(&self) -> bool {
+        match self {
+            Self::Hpcc(h) => h.inflight() < h.window(),
+            _ => true,
+        }
+    }
+
     fn get(&mut self) -> &mut dyn CongestionControl {
         match self {
             Self::None(cc) => cc,
             Self::Fixed(cc) => cc,
             Self::Acc(cc) => cc,
             Self::Dcqcn(cc) => cc,
+            Self::Hpcc(cc) => cc,
         }
     }
 }
@@ -554,6 +632,9 @@ struct QpCtl {
     /// When the pending ACC halt started (0: none pending). A halt ends at
     /// the QP's next send.
     halt_since_ns: u64,
+    /// The gate stopped the QP on a full window; an ACK that opens it
+    /// kicks the QP.
+    window_blocked: bool,
 }
 
 /// What `rxe_cc_rs_qp_create` hands to rdma_rxe as the QP's private pointer.
@@ -858,6 +939,7 @@ fn new_qp_state(
                 timer: None,
                 period_timer: None,
                 halt_since_ns: 0,
+                window_blocked: false,
             }),
             pacer,
             period,
@@ -882,6 +964,7 @@ pub extern "C" fn rxe_cc_rs_qp_create(
     now_ns: u64,
     data_ecn: *mut u8,
     ack_every: *mut u16,
+    int_hops: *mut u8,
 ) -> *mut c_void {
     // ACC needs its data ECN-capable, as ECT(1) because TCD's UE is 0b10,
     // and an ACK per packet; DCQCN needs ECN-capable data too. Explicit
@@ -894,6 +977,16 @@ pub extern "C" fn rxe_cc_rs_qp_create(
             if *data_ecn == 0 {
                 *data_ecn = ECN_ECT1_U8;
             }
+        }
+    }
+    if alg == Some(Algorithm::Hpcc) {
+        // HPCC reads INT from an ACK per packet.
+        // SAFETY: as below: the glue's `rxe_cc_qp_info` fields.
+        unsafe {
+            if *ack_every == 0 {
+                *ack_every = 1;
+            }
+            *int_hops = u8::try_from(Knob::IntHops.get().min(MAX_HOPS as u32)).unwrap_or(1);
         }
     }
     if alg == Some(Algorithm::Acc) {
@@ -939,19 +1032,27 @@ pub extern "C" fn rxe_cc_rs_qp_destroy(priv_: *mut c_void) {
 pub extern "C" fn rxe_cc_rs_tx_gate(
     priv_: *mut c_void,
     now_ns: u64,
-    _psn: u32,
-    _payload: u32,
+    psn: u32,
+    payload: u32,
     _wire_bytes: u32,
 ) -> u64 {
     // SAFETY: called by rdma_rxe between create and destroy.
     let qp = unsafe { qp_state(priv_) };
     let mut ctl = qp.ctl.lock();
     qp.run_due_period(&mut ctl, now_ns);
-    let next = ctl.cc.get().pacing(now_ns).next_send_ns;
+    let mut next = ctl.cc.get().pacing(now_ns).next_send_ns;
     if next <= now_ns {
-        return 0;
+        if !ctl.cc.window_full(psn, payload) {
+            return 0;
+        }
+        // The ACK that opens the window kicks the QP; the timer is the
+        // fallback should none come (a lost packet, until rxe retries).
+        ctl.window_blocked = true;
+        qp.count(Counter::TxWindowed, 1);
+        next = now_ns.saturating_add(Knob::HpccTUs.us_ns().max(1));
+    } else {
+        qp.count(Counter::TxGated, 1);
     }
-    qp.count(Counter::TxGated, 1);
     // A timer already set for `next` or earlier will do: when it fires,
     // the gate runs again and re-arms if the QP must still wait.
     let armed = qp.pacer.armed_until.load(Relaxed);
@@ -1005,9 +1106,44 @@ pub extern "C" fn rxe_cc_rs_rx_ack(
     acked_bytes: u32,
     kind: u8,
     echo: u8,
+    recs: *const IntRec,
+    nrecs: u32,
+    int_overflow: u32,
+    has_int: u8,
 ) {
     // SAFETY: called by rdma_rxe between create and destroy.
     let qp = unsafe { qp_state(priv_) };
+    let n = usize::try_from(nrecs).unwrap_or(0).min(MAX_HOPS);
+    let recs: &[IntRec] = if has_int != 0 && !recs.is_null() {
+        // SAFETY: the glue passes `nrecs` (at most MAX_HOPS) initialised
+        // records, valid for this call.
+        unsafe { core::slice::from_raw_parts(recs, n) }
+    } else {
+        &[]
+    };
+    let mut hops = [IntHop::default(); MAX_HOPS];
+    for (h, r) in hops.iter_mut().zip(recs.iter()) {
+        *h = IntHop {
+            b_bps: r.b_bps,
+            ts_ns: r.ts_ns,
+            tx_bytes: r.tx_bytes,
+            qlen: r.qlen,
+        };
+    }
+    let int = (has_int != 0).then_some(IntInfo {
+        hops: hops.get(..recs.len()).unwrap_or(&[]),
+        path_id: 0,
+        widths: INT_WIDTHS,
+        n_flows: 0,
+        port_flows: 0,
+        qlen_rate: 0,
+        lu: Q32::ZERO,
+    });
+    if has_int != 0 {
+        qp.count(Counter::IntAcks, 1);
+        qp.count(Counter::IntHops, recs.len() as u64);
+        qp.count(Counter::IntOverflow, u64::from(int_overflow));
+    }
     {
         let mut ctl = qp.ctl.lock();
         let ack = AckEvent {
@@ -1017,7 +1153,7 @@ pub extern "C" fn rxe_cc_rs_rx_ack(
             ce: echo & ECHO_CE != 0,
             ue: echo & ECHO_UE != 0,
             nak: kind == ACK_KIND_NAK,
-            int: None,
+            int,
         };
         qp.run_due_period(&mut ctl, now_ns);
         if kind == ACK_KIND_CNP {
@@ -1025,6 +1161,11 @@ pub extern "C" fn rxe_cc_rs_rx_ack(
             qp.trace_rate(&mut ctl, now_ns);
         } else {
             ctl.cc.get().on_ack(&ack);
+        }
+        if ctl.window_blocked && ctl.cc.window_open() {
+            ctl.window_blocked = false;
+            // SAFETY: the QP outlives its CC state, whose hooks these are.
+            unsafe { ffi::rxe_cc_glue_kick(qp.pacer.qp.0) };
         }
         // The period timer starts at the first ACK.
         qp.touch_period(&mut ctl, true);

@@ -68,6 +68,14 @@ struct {
 	__type(value, struct switch_buf);
 } switch_buf SEC(".maps");
 
+/* Each port's egress at its last dequeue, indexed by port_id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RXECC_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct int_deq);
+} int_deq SEC(".maps");
+
 static __always_inline struct port_state *state(void)
 {
 	__u32 zero = 0;
@@ -335,13 +343,34 @@ static __always_inline struct sk_buff *pop(struct bpf_spin_lock *lock,
 	return skb;
 }
 
+/* What the link peer's ingress stamps into INT records (int_stamp()). */
+static __always_inline void publish_deq(const struct rxecc_port_params *cfg,
+					__u64 now, __u64 deq_bytes,
+					__u64 qlen_bytes)
+{
+	__u32 id = cfg->port_id;
+	struct int_deq *d;
+
+	if (!id)
+		return;
+	d = bpf_map_lookup_elem(&int_deq, &id);
+	if (!d)
+		return;
+	bpf_spin_lock(&d->lock);
+	d->deq_ns = now;
+	d->deq_bytes = deq_bytes;
+	d->qlen_bytes = qlen_bytes;
+	d->rate_bps = cfg->rate_bps;
+	bpf_spin_unlock(&d->lock);
+}
+
 SEC("struct_ops")
 struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 {
 	struct port_state *st = state();
 	struct rxecc_port_params cfg;
 	__u64 now = bpf_ktime_get_ns(), start, floor, until = 0, ready = 0;
-	__u64 rate, resumed_at = 0, stall;
+	__u64 rate, resumed_at = 0, stall, deq_bytes, qlen_bytes;
 	struct bpf_list_node *node;
 	struct sk_buff *skb;
 	struct skb_node *n = NULL;
@@ -434,9 +463,12 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	st->stats.deq_bytes += len;
 	st->stats.qlen_pkts--;
 	st->stats.qlen_bytes -= len;
+	deq_bytes = st->stats.deq_bytes;
+	qlen_bytes = st->stats.qlen_bytes;
 	bpf_spin_unlock(&st->lock);
 	if (iif)
 		release_ingress(sch, iif, sw, len, now);
+	publish_deq(&cfg, now, deq_bytes, qlen_bytes);
 
 	/* Next departure: this packet's serialisation after the last one,
 	 * keeping at most burst_ns of credit, and none from before a pause
@@ -616,6 +648,90 @@ static __always_inline void arrival(struct __sk_buff *skb, struct port_state *st
 		skb->mark &= ~RXECC_MARK_COMPRESSED;
 }
 
+#define ETH_HLEN		14
+#define IP_HLEN			20
+#define UDP_HLEN		8
+#define ROCE_V2_PORT		4791
+#define SHIM_OFF		(ETH_HLEN + IP_HLEN + UDP_HLEN)
+
+static __always_inline void int_count(struct port_state *st, __u64 *c)
+{
+	bpf_spin_lock(&st->lock);
+	(*c)++;
+	bpf_spin_unlock(&st->lock);
+}
+
+/*
+ * HPCC: writes the next hop record of a data packet's INT shim with the
+ * link peer's egress state at the dequeue that sent this packet. Only a
+ * well-formed shim of ours with room left is written; a full one has its
+ * overflow count raised instead, so that no packet is ever corrupted.
+ */
+static __always_inline void int_stamp(struct __sk_buff *skb, struct port_state *st,
+				      const struct rxecc_port_params *cfg)
+{
+	struct rxe_int_shim sh;
+	struct rxe_int_hop hop;
+	struct int_deq *d;
+	__u64 deq_ns, deq_bytes, qlen, rate;
+	__u32 from = cfg->int_from;
+	__u8 ip[IP_HLEN];
+	struct {
+		__be16 source, dest, len, check;
+	} udp;
+	__u8 n;
+
+	if (skb->protocol != bpf_htons(0x0800))
+		return;
+	if (bpf_skb_load_bytes(skb, ETH_HLEN, ip, sizeof(ip)))
+		return;
+	/* IPv4 without options, UDP, with the INT bit in its TOS. */
+	if (ip[0] != 0x45 || ip[9] != 17 || !(ip[1] & RXE_INT_TOS))
+		return;
+	if (bpf_skb_load_bytes(skb, ETH_HLEN + IP_HLEN, &udp, sizeof(udp)) ||
+	    udp.dest != bpf_htons(ROCE_V2_PORT))
+		return;
+	if (bpf_skb_load_bytes(skb, SHIM_OFF, &sh, sizeof(sh)) ||
+	    sh.magic != RXE_INT_MAGIC || sh.version != RXE_INT_VERSION ||
+	    sh.max_hops > RXE_INT_MAX_HOPS || sh.nhops > sh.max_hops ||
+	    udp.check) {
+		int_count(st, &st->stats.int_bad);
+		return;
+	}
+	if (sh.kind != RXE_INT_KIND_HPCC || (sh.flags & RXE_INT_F_ECHO))
+		return;
+	if (sh.nhops == sh.max_hops) {
+		n = sh.overflow < 255 ? sh.overflow + 1 : 255;
+		bpf_skb_store_bytes(skb, SHIM_OFF + 6, &n, 1, 0);
+		int_count(st, &st->stats.int_overflow);
+		return;
+	}
+	d = bpf_map_lookup_elem(&int_deq, &from);
+	if (!d || !from)
+		return;
+	bpf_spin_lock(&d->lock);
+	deq_ns = d->deq_ns;
+	deq_bytes = d->deq_bytes;
+	qlen = d->qlen_bytes;
+	rate = d->rate_bps;
+	bpf_spin_unlock(&d->lock);
+	if (!deq_ns)
+		return;
+	hop.rate_mbps = bpf_htonl(rate / 1000000);
+	hop.ts_ns = bpf_htonl((__u32)deq_ns);
+	hop.tx_bytes = bpf_htonl((__u32)deq_bytes);
+	hop.qlen = bpf_htonl(qlen > 0xffffffffULL ? 0xffffffffU : (__u32)qlen);
+	n = sh.nhops;
+	if (n >= RXE_INT_MAX_HOPS)
+		return;
+	if (bpf_skb_store_bytes(skb, SHIM_OFF + sizeof(sh) + n * sizeof(hop), &hop,
+				sizeof(hop), 0))
+		return;
+	n++;
+	bpf_skb_store_bytes(skb, SHIM_OFF + 4, &n, 1, 0);
+	int_count(st, &st->stats.int_stamped);
+}
+
 SEC("tc")
 int port_ingress(struct __sk_buff *skb)
 {
@@ -631,6 +747,8 @@ int port_ingress(struct __sk_buff *skb)
 	k = pfc_parse(skb, cfg.pfc_class, &quanta, &stamp);
 	if (k == PFC_NOT_CTL) {
 		arrival(skb, st, &cfg, now);
+		if (cfg.int_mode == INT_HPCC)
+			int_stamp(skb, st, &cfg);
 		return TC_ACT_OK;
 	}
 	if (k != PFC_OURS) {

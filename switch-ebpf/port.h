@@ -57,6 +57,11 @@ struct rxecc_port_stats {
 	 * frame (length, destination, opcode, reserved class bits), and
 	 * well-formed ones for classes this port does not carry. */
 	__u64 pfc_rx_bad, pfc_rx_other;
+	/* INT (this port's TC ingress, stamping for its link peer's egress):
+	 * records written into HPCC shims, hops that found a full shim, and
+	 * flagged packets left alone (no shim of ours, or a UDP checksum
+	 * that a rewrite would break). */
+	__u64 int_stamped, int_overflow, int_bad;
 };
 
 /* skb->mark bit set by a switch port's TC ingress on a compressed arrival
@@ -93,6 +98,52 @@ struct rxecc_port_params {
 	__u32 pfc_class;		/* the one priority class RoCE uses */
 	__u32 pad;
 	__u64 stall_ns;			/* lateness counted as a stall; 0: 2 ms */
+	__u32 port_id;			/* index into int_deq; 0: none */
+	__u32 int_mode;			/* enum int_mode, at this port's ingress */
+	__u32 int_from;			/* port_id of the link peer stamped for */
+	__u32 pad2;
+};
+
+enum int_mode {
+	INT_OFF = 0,
+	INT_HPCC = 1,	/* a record per hop on HPCC data packets */
+};
+
+/*
+ * The INT shim (docs/wire-format.md; rdma_rxe's rxe_cc_hooks.h defines the
+ * same): between the UDP header and the BTH of a RoCEv2 packet whose IP
+ * TOS has RXE_INT_TOS set. All fields big endian.
+ */
+#define RXE_INT_TOS		0x04
+#define RXE_INT_MAGIC		0xc5
+#define RXE_INT_VERSION		1
+#define RXE_INT_KIND_HPCC	1
+#define RXE_INT_F_ECHO		0x01
+#define RXE_INT_MAX_HOPS	5
+
+struct rxe_int_hop {
+	__be32 rate_mbps;
+	__be32 ts_ns;
+	__be32 tx_bytes;
+	__be32 qlen;
+};
+
+struct rxe_int_shim {
+	__u8 magic, version, kind, flags;
+	__u8 nhops, max_hops, overflow, rsvd;
+};
+
+/*
+ * A port's egress as of its last dequeue, for the link peer's ingress to
+ * stamp into INT records: the packet it sees is the one dequeued then,
+ * since a veth delivers at once (docs/switch.md).
+ */
+struct int_deq {
+	struct bpf_spin_lock lock;
+	__u64 deq_ns;			/* when the last packet left */
+	__u64 deq_bytes;		/* bytes sent, that packet included */
+	__u64 qlen_bytes;		/* queue after it left */
+	__u64 rate_bps;			/* the link rate */
 };
 
 struct port_cfg {
@@ -136,6 +187,7 @@ struct switch_buf {
 
 #define RXECC_MAX_SWITCHES	16
 #define RXECC_MAX_PORTS		256
+
 
 /* The port's own maps: each program object declares them; rxecc pins the
  * qdisc's and hands the same ones to the marker. */

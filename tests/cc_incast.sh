@@ -3,7 +3,8 @@
 # `rxecc record`. Shared by make demo, make bench and test_cc_incast.
 #
 # The switch marks as each algorithm expects: TCD (CE/UE) for acc, RED on
-# the queue for dcqcn, nothing for none. Knobs: docs/experiments.md.
+# the queue for dcqcn, nothing for none, and stamps INT for hpcc. Knobs:
+# docs/experiments.md.
 
 # The senders' links run at dumbbell's 100 Mb/s (rxe_cc's line_rate_mbps);
 # the bottleneck, h0's link, at 40 Mb/s: well below the 60-70 Mb/s that
@@ -13,7 +14,10 @@
 CCI_RATE_MBPS=${CCI_RATE_MBPS:-40}
 CCI_LINE_MBPS=${CCI_LINE_MBPS:-100}
 # ACC's T: about 3 packets per flow per period at the fair share, as on the
-# paper's testbed (4 flows at 10 Gb/s, T = 50 us: 3.8 packets).
+# paper's testbed (4 flows at 10 Gb/s, T = 50 us: 3.8 packets). HPCC's T
+# too: its window can go no lower than one packet, so at a T of the
+# guest's real RTT (about 1 ms) a flow could not go below 4 KB per ms,
+# 33 Mb/s, four times its fair share; at 10 ms the fair share is 3 packets.
 CCI_T_US=${CCI_T_US:-10000}
 # TCD's CE threshold is half of dumbbell's PFC XOFF (32 KB), so that the
 # senders hear of the queue before the ingress ports pause.
@@ -42,6 +46,7 @@ cci_topology() {
 	case $1 in
 	acc) mark=tcd extra=$CCI_TCD ;;
 	dcqcn) mark=red extra=$CCI_RED ;;
+	hpcc) extra='int = "hpcc"' ;;
 	esac
 	awk -v mark="$mark" -v extra="$extra" '
 		/^\[/ {defaults = ($0 == "[defaults]")}
@@ -64,7 +69,8 @@ cci_run() {
 	rm -rf "$out" && mkdir -p "$out"
 	echo "==> incast $n->1 with cc=$cc, $iters x 64 KB per flow (results in $out)" >&2
 	tb_load_rxe patched || return 1
-	tb_load_cc cc="$cc" line_rate_mbps=$CCI_LINE_MBPS acc_t_us="$CCI_T_US" "${CCI_DCQCN_KNOBS[@]}" $CCI_KNOBS || return 1
+	tb_load_cc cc="$cc" line_rate_mbps=$CCI_LINE_MBPS acc_t_us="$CCI_T_US" hpcc_t_us="$CCI_T_US" \
+		"${CCI_DCQCN_KNOBS[@]}" $CCI_KNOBS || return 1
 	cci_topology "$cc" "$out/topology.toml" || return 1
 	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }
 	for ((i = 1; i <= n; i++)); do

@@ -8,7 +8,12 @@ header with its checksum set to 1s, the BTH with its byte 4 (FECN, BECN,
 resv6) set to 1s, and everything after up to the ICRC. Marks in the IP ECN
 bits and echoes in FECN/BECN therefore keep it valid.
 
-Prints one line: packets, ICRC good/bad, and counts by BTH opcode (hex).
+An INT shim (docs/wire-format.md: TOS bit 0x04, magic 0xc5 after the UDP
+header) lies outside the ICRC: it is skipped, and the UDP and IP lengths,
+which count it, stay in.
+
+Prints one line: packets, ICRC good/bad, counts by BTH opcode (hex), INT
+shims seen, the hop records they held, and malformed shims (counted bad).
 Exits 1 if any ICRC is bad or there is no RoCEv2 packet at all."""
 import struct
 import sys
@@ -32,11 +37,29 @@ def packets(path):
             yield f.read(incl)
 
 
+INT_TOS, INT_MAGIC, INT_HDR, INT_HOP, INT_MAX_HOPS = 0x04, 0xC5, 8, 16, 5
+
+
+def int_shim(ip):
+    """(length, hops written) of the INT shim after the UDP header; (0, 0)
+    if none is flagged; None if one is flagged but malformed."""
+    ihl = (ip[0] & 0xF) * 4
+    if not ip[1] & INT_TOS:
+        return 0, 0
+    sh = ip[ihl + 8:ihl + 8 + INT_HDR]
+    if len(sh) < INT_HDR or sh[0] != INT_MAGIC or sh[1] != 1 or sh[5] > INT_MAX_HOPS or sh[4] > sh[5]:
+        return None
+    return INT_HDR + INT_HOP * sh[5], sh[4]
+
+
 def icrc(ip):
     """The ICRC of an IPv4 RoCEv2 packet (IP header to end, the last 4
     bytes being the ICRC field, whatever they hold), as an integer to be
     stored little-endian."""
     ihl = (ip[0] & 0xF) * 4
+    shim = int_shim(ip)
+    if shim and shim[0]:
+        ip = ip[:ihl + 8] + ip[ihl + 8 + shim[0]:]
     pkt = bytearray(ip)
     pkt[1] = 0xFF  # TOS
     pkt[8] = 0xFF  # TTL
@@ -47,7 +70,8 @@ def icrc(ip):
 
 
 def check(frame):
-    """None if not RoCEv2 over IPv4, else (opcode, icrc ok)."""
+    """None if not RoCEv2 over IPv4, else (opcode, icrc ok, shim), shim as
+    int_shim() gives it."""
     if len(frame) < 14 + 20 + 8 + 12 + 4 or frame[12:14] != b"\x08\x00":
         return None
     ip = frame[14:]
@@ -56,20 +80,29 @@ def check(frame):
         return None
     tot = struct.unpack(">H", ip[2:4])[0]
     pkt = ip[:tot]
-    return ip[ihl + 8], icrc(pkt) == struct.unpack("<I", bytes(pkt[-4:]))[0]
+    shim = int_shim(pkt)
+    if shim is None:
+        return ip[ihl + 8], False, None
+    return (pkt[ihl + 8 + shim[0]], icrc(pkt) == struct.unpack("<I", bytes(pkt[-4:]))[0], shim)
 
 
 def main():
     ops, good, bad = Counter(), 0, 0
+    shims, hops, bad_shims = 0, 0, 0
     for frame in packets(sys.argv[1]):
         r = check(frame)
         if r is None:
             continue
         ops[r[0]] += 1
         good, bad = good + r[1], bad + (not r[1])
+        if r[2] is None:
+            bad_shims += 1
+        elif r[2][0]:
+            shims, hops = shims + 1, hops + r[2][1]
     total = good + bad
     print(f"roce_packets {total} icrc_good {good} icrc_bad {bad} opcodes "
-          + ",".join(f"{o:#04x}:{n}" for o, n in sorted(ops.items())))
+          + ",".join(f"{o:#04x}:{n}" for o, n in sorted(ops.items()))
+          + f" int_shims {shims} int_hops {hops} int_bad {bad_shims}")
     sys.exit(1 if bad or not total else 0)
 
 

@@ -1,5 +1,5 @@
 # Congestion control on real traffic through the emulated switch: the
-# 4->1 incast under none, DCQCN and ACC (tests/cc_incast.sh) and the victim
+# 4->1 incast under none, DCQCN, ACC and HPCC (tests/cc_incast.sh) and the victim
 # flow on chain (tests/cc_victim.sh), recorded by
 # `rxecc record` and compared by `rxecc report`. The assertions are
 # directions with wide margins, not speeds: the machine is shared.
@@ -16,11 +16,11 @@ print("null" if m is None else m)' "$TEST_OUT/report.json" "$1" "$2"
 
 test_cc_incast() {
 	local cc
-	for cc in none dcqcn acc; do
+	for cc in none dcqcn acc hpcc; do
 		cci_run "$cc" "$TEST_OUT/$cc" 4 "${CC_TEST_ITERS:-120}" || fail "cc=$cc: not every flow completed"
 	done
-	cci_report "$TEST_OUT" none dcqcn acc >&2 || fail "rxecc report"
-	for cc in none dcqcn acc; do
+	cci_report "$TEST_OUT" none dcqcn acc hpcc >&2 || fail "rxecc report"
+	for cc in none dcqcn acc hpcc; do
 		assert_eq "$cc: flows" 4 "$(rj "$cc" flows)"
 		assert_eq "$cc: drops (PFC is on)" 0 "$(rj "$cc" drops)"
 		[ -s "$TEST_OUT/plots/$cc.png" ] || fail "no plot for $cc"
@@ -42,9 +42,17 @@ test_cc_incast() {
 	assert_gt "acc: pauses below none's" "$(rj none pauses)" "$(rj acc pauses)"
 	assert_gt "acc: mean queue below none's" "$(rj none mean_queue_bytes)" "$(rj acc mean_queue_bytes)"
 	assert_gt "acc: throughput above half the bottleneck" "$(rj acc throughput_mbps)" $((CCI_RATE_MBPS / 2))
-	info "converged in T: dcqcn $(rj dcqcn converge_periods), acc $(rj acc converge_periods);" \
-		"pauses none $(rj none pauses), dcqcn $(rj dcqcn pauses), acc $(rj acc pauses);" \
-		"mean queue B none $(rj none mean_queue_bytes), dcqcn $(rj dcqcn mean_queue_bytes), acc $(rj acc mean_queue_bytes)"
+	# HPCC reads INT from every ACK and keeps the queue short: fewer
+	# pauses and a shorter queue than no CC, at no less than half the
+	# bottleneck.
+	assert_eq "hpcc: ACKs with INT records" "$(awk '$1 == "acks" {print $2}' "$TEST_OUT/hpcc/rxe_cc-totals.txt")" \
+		"$(awk '$1 == "int_hops" {print $2}' "$TEST_OUT/hpcc/rxe_cc-totals.txt")"
+	assert_gt "hpcc: pauses below none's" "$(rj none pauses)" "$(rj hpcc pauses)"
+	assert_gt "hpcc: mean queue below none's" "$(rj none mean_queue_bytes)" "$(rj hpcc mean_queue_bytes)"
+	assert_gt "hpcc: throughput above half the bottleneck" "$(rj hpcc throughput_mbps)" $((CCI_RATE_MBPS / 2))
+	info "converged in T: dcqcn $(rj dcqcn converge_periods), acc $(rj acc converge_periods), hpcc $(rj hpcc converge_periods);" \
+		"pauses none $(rj none pauses), dcqcn $(rj dcqcn pauses), acc $(rj acc pauses), hpcc $(rj hpcc pauses);" \
+		"mean queue B none $(rj none mean_queue_bytes), dcqcn $(rj dcqcn mean_queue_bytes), acc $(rj acc mean_queue_bytes), hpcc $(rj hpcc mean_queue_bytes)"
 }
 
 # The victim flow on chain (tests/cc_victim.sh, the ACC paper's Fig. 11):

@@ -24,6 +24,11 @@ cc_knob_ranges() {
 		dce_tcp_rtt 1 1000000
 		min_time_between_cnps 0 1000000
 		pacing_burst_us 0 100000
+		hpcc_eta_permille 1 1000
+		hpcc_max_stage 0 1000
+		hpcc_w_ai_bytes 0 1000000
+		hpcc_t_us 1 1000000
+		int_hops 1 5
 	KNOBS
 }
 
@@ -77,6 +82,12 @@ test_params() {
 	param_write cc dcqcn || fail "cc refused dcqcn"
 	param_write cc acc || fail "cc refused acc"
 	param_write cc fixed || fail "cc refused fixed"
+	param_write cc hpcc || fail "cc refused hpcc"
+	# The list above is complete: a new knob gets its range checked too.
+	local known extra
+	known=$(cc_knob_ranges | awk '{print $1}' | sort | tr '\n' ' ')
+	extra=$(find $p -mindepth 1 -maxdepth 1 ! -name cc -printf '%f\n' | sort | tr '\n' ' ')
+	assert_eq "knobs in sysfs (less cc) vs. cc_knob_ranges" "$known" "$extra"
 
 	# Good writes take effect.
 	param_write line_rate_mbps 400000 || fail "line_rate_mbps refused 400000"

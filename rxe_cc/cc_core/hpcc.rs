@@ -22,7 +22,7 @@ use super::cc::{
     advance_pacing, AckEvent, CongestionControl, IntHop, IntInfo, IntWidths, LinkParams, Pacing,
 };
 use super::fixed::{bytes_in, mul_div, rate_bps, tx_time_ns, Q32};
-use super::psn::wrapping_delta;
+use super::psn::{psn_add, psn_diff, wrapping_delta};
 
 /// Most hops an INT shim carries.
 pub const MAX_HOPS: usize = 5;
@@ -88,6 +88,9 @@ pub struct Hpcc {
     path_id: u16,
     have_prev: bool,
     next_send_ns: u64,
+    /// The PSN after the highest sent: a PSN before it is a retransmission,
+    /// whose bytes are not in flight a second time.
+    next_psn: Option<u32>,
 }
 
 impl Hpcc {
@@ -112,12 +115,24 @@ impl Hpcc {
             path_id: 0,
             have_prev: false,
             next_send_ns: now_ns,
+            next_psn: None,
         }
     }
 
     /// W, bytes.
     pub fn window(&self) -> u64 {
         self.w
+    }
+
+    /// True unless `psn` was sent before: a retransmission, which the
+    /// window must let through (the bytes are already in flight).
+    pub fn is_new_psn(&self, psn: u32) -> bool {
+        self.next_psn.is_none_or(|next| psn_diff(psn, next) >= 0)
+    }
+
+    /// Bytes sent and not yet acknowledged: what the window limits.
+    pub fn inflight(&self) -> u64 {
+        self.snd_nxt.saturating_sub(self.snd_una)
     }
 
     /// W^c, bytes.
@@ -234,9 +249,12 @@ impl CongestionControl for Hpcc {
         "hpcc"
     }
 
-    fn on_send(&mut self, now_ns: u64, _psn: u32, bytes: u32) {
+    fn on_send(&mut self, now_ns: u64, psn: u32, bytes: u32) {
         let b = u64::from(bytes);
-        self.snd_nxt = self.snd_nxt.saturating_add(b);
+        if self.is_new_psn(psn) {
+            self.snd_nxt = self.snd_nxt.saturating_add(b);
+            self.next_psn = Some(psn_add(psn, 1));
+        }
         self.next_send_ns = advance_pacing(
             self.next_send_ns,
             now_ns,

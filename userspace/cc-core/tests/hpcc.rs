@@ -239,3 +239,24 @@ fn icc_branch_selection() {
         "from line rate the lu-weighted increase stays at line"
     );
 }
+
+#[test]
+fn inflight_counts_new_psns_once() {
+    let (mut h, _) = setup(0);
+    for psn in 0..4 {
+        h.on_send(psn as u64, psn, 1000);
+    }
+    assert_eq!(h.inflight(), 4000);
+    // Go-back-N resends PSNs 2 and 3: still 4000 B in flight, not 6000.
+    h.on_send(10, 2, 1000);
+    h.on_send(11, 3, 1000);
+    assert_eq!(h.inflight(), 4000);
+    h.on_ack(&AckEvent { now_ns: 12, psn: 3, acked_bytes: 4000, ce: false, ue: false, nak: false, int: None });
+    assert_eq!(h.inflight(), 0);
+    // Across the 24-bit PSN wrap, a new PSN is still new.
+    h.on_send(13, 4, 1000);
+    let mut h2 = setup(0).0;
+    h2.on_send(0, 0x00ff_ffff, 1000);
+    h2.on_send(1, 0, 1000);
+    assert_eq!(h2.inflight(), 2000);
+}

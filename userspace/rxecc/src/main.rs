@@ -204,6 +204,17 @@ enum PortCmd {
         #[arg(long)]
         pmax_permille: u32,
     },
+    /// Stamp INT records into the HPCC shims of packets arriving at `dev`,
+    /// describing the egress of `from`, the port at the other end of the
+    /// link (`--mode off` stops).
+    Int {
+        #[arg(long)]
+        dev: String,
+        #[arg(long, value_enum)]
+        mode: switch::IntMode,
+        #[arg(long, default_value = "")]
+        from: String,
+    },
     /// Remove the port from a device.
     Detach {
         #[arg(long)]
@@ -270,6 +281,7 @@ fn main() -> Result<()> {
                 &switch::PortConfig { rate_mbps, limit_pkts, burst_us, delay_us, pfc_class },
             )?,
             PortCmd::Detach { dev } => switch::detach_port(&dev)?,
+            PortCmd::Int { dev, mode, from } => switch::set_int(&dev, &from, mode)?,
             PortCmd::Red { dev, kmin_bytes, kmax_bytes, pmax_permille } => {
                 switch::set_red(&dev, &switch::Red { kmin_bytes, kmax_bytes, pmax_permille })?
             }
@@ -392,6 +404,12 @@ fn print_port(s: &switch::PortStats) {
         println!(
             "         MAC control rx dropped: {} malformed, {} PFC for other classes",
             s.pfc_rx_bad, s.pfc_rx_other
+        );
+    }
+    if s.int_stamped + s.int_overflow + s.int_bad > 0 {
+        println!(
+            "         INT: {} records stamped, {} hops found the shim full, {} flagged packets not ours",
+            s.int_stamped, s.int_overflow, s.int_bad
         );
     }
     if let Some(i) = &s.ingress {

@@ -27,9 +27,13 @@ use port_skel::PortSkelBuilder;
 /// Root of everything rxecc pins.
 pub const PIN_ROOT: &str = "/sys/fs/bpf/rxecc";
 /// Maps shared by all ports, pinned under [`PIN_ROOT`].
-const SHARED_MAPS: [&str; 3] = ["ingress_cfg", "ingress_acct", "switch_buf"];
+const SHARED_MAPS: [&str; 4] = ["ingress_cfg", "ingress_acct", "switch_buf", "int_deq"];
 /// Where each switch port's ifindex is remembered (bpffs holds no files).
 const IFINDEX_DIR: &str = "/run/rxecc/ifindex";
+/// Each port's id (its slot in the shared `int_deq` map), by device name.
+const PORT_ID_DIR: &str = "/run/rxecc/portid";
+/// Port ids are 1..MAX_PORTS (`RXECC_MAX_PORTS`); 0 means none.
+const MAX_PORTS: u32 = 256;
 /// How many switches the shared buffer map holds.
 pub const MAX_SWITCHES: u32 = 16;
 
@@ -306,6 +310,7 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
         let map = match name {
             "ingress_cfg" => &mut open.maps.ingress_cfg,
             "ingress_acct" => &mut open.maps.ingress_acct,
+            "int_deq" => &mut open.maps.int_deq,
             _ => &mut open.maps.switch_buf,
         };
         if Path::new(&path).exists() {
@@ -321,15 +326,18 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
         let map = match name {
             "ingress_cfg" => &mut skel.maps.ingress_cfg,
             "ingress_acct" => &mut skel.maps.ingress_acct,
+            "int_deq" => &mut skel.maps.int_deq,
             _ => &mut skel.maps.switch_buf,
         };
         map.pin(&path).with_context(|| format!("pinning {path}"))?;
     }
     // The link configuration must be in place before the first packet.
+    let port_id = alloc_port_id(dev)?;
     update_cfg_map(&skel.maps.port_cfg, |pc| {
         pc.rate_bps = cfg.rate_mbps.saturating_mul(1_000_000);
         pc.delay_ns = cfg.delay_us.saturating_mul(1000);
         pc.pfc_class = cfg.pfc_class;
+        pc.port_id = port_id;
     })?;
 
     let mut link = skel.maps.port.attach_struct_ops().context("registering the port's Qdisc_ops")?;
@@ -394,6 +402,7 @@ pub fn detach_port(dev: &str) -> Result<()> {
             let _ = std::fs::remove_file(&idx_file);
         }
     }
+    let _ = std::fs::remove_file(format!("{PORT_ID_DIR}/{dev}"));
     for f in ["ops", "state", "cfg"] {
         let p = format!("{dir}/{f}");
         if Path::new(&p).exists() {
@@ -402,6 +411,66 @@ pub fn detach_port(dev: &str) -> Result<()> {
     }
     std::fs::remove_dir(&dir).with_context(|| format!("removing {dir}"))?;
     Ok(())
+}
+
+/// The id of port `dev` (its slot in `int_deq`), if it is a port.
+pub fn port_id(dev: &str) -> Option<u32> {
+    std::fs::read_to_string(format!("{PORT_ID_DIR}/{dev}")).ok()?.trim().parse().ok()
+}
+
+/// Gives `dev` the lowest port id no other port holds (its own, if it has
+/// one already).
+fn alloc_port_id(dev: &str) -> Result<u32> {
+    std::fs::create_dir_all(PORT_ID_DIR).with_context(|| format!("creating {PORT_ID_DIR}"))?;
+    if let Some(id) = port_id(dev) {
+        return Ok(id);
+    }
+    let used: Vec<u32> = std::fs::read_dir(PORT_ID_DIR)
+        .with_context(|| format!("reading {PORT_ID_DIR}"))?
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok()?.trim().parse().ok())
+        .collect();
+    let Some(id) = (1..MAX_PORTS).find(|i| !used.contains(i)) else {
+        bail!("{dev}: all {} port ids are taken", MAX_PORTS - 1);
+    };
+    let f = format!("{PORT_ID_DIR}/{dev}");
+    std::fs::write(&f, id.to_string()).with_context(|| format!("writing {f}"))?;
+    Ok(id)
+}
+
+/// What a port's TC ingress stamps into INT shims.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IntMode {
+    /// Nothing.
+    Off,
+    /// A hop record (HPCC) on data packets, from the sending port's egress.
+    Hpcc,
+}
+
+impl IntMode {
+    fn code(self) -> u32 {
+        match self {
+            IntMode::Off => 0,
+            IntMode::Hpcc => 1,
+        }
+    }
+}
+
+/// Makes `dev`'s ingress stamp INT records (`mode`) that describe the
+/// egress of port `from`, the link peer that sends into `dev`. Takes effect
+/// at the next packet; nothing is reloaded or lost.
+pub fn set_int(dev: &str, from: &str, mode: IntMode) -> Result<()> {
+    if !is_port(dev) {
+        bail!("{dev} is not a port (`rxecc port attach` first)");
+    }
+    let from_id = match mode {
+        IntMode::Off => 0,
+        _ => port_id(from).with_context(|| format!("{from} is not a port: INT needs its egress queue"))?,
+    };
+    update_port_cfg(dev, |c| {
+        c.int_mode = mode.code();
+        c.int_from = from_id;
+    })
 }
 
 /// Removes the shared maps once no port is left.
@@ -529,6 +598,11 @@ pub struct PortStats {
     /// upstream catch-up burst), and TCD decisions re-based on them.
     pub compressed_pkts: u64,
     pub tcd_compressed: u64,
+    /// INT records this port's ingress wrote, hops that found the shim
+    /// full, and flagged packets it left alone as not ours.
+    pub int_stamped: u64,
+    pub int_overflow: u64,
+    pub int_bad: u64,
     /// As an ingress port of a switch (absent on host NICs).
     pub ingress: Option<IngressStats>,
 }
@@ -606,6 +680,9 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         stall_ns: s.stall_ns,
         compressed_pkts: s.compressed_pkts,
         tcd_compressed: s.tcd_compressed,
+        int_stamped: s.int_stamped,
+        int_overflow: s.int_overflow,
+        int_bad: s.int_bad,
         ingress,
     })
 }

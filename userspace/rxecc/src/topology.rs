@@ -14,7 +14,7 @@
 //! So a topology with a loop (`triangle`) has no broadcast storm, and its
 //! routes can form a cyclic buffer dependency on purpose.
 
-use crate::switch::{self, IngressConfig, MarkMode, PortConfig};
+use crate::switch::{self, IngressConfig, IntMode, MarkMode, PortConfig};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
@@ -112,6 +112,13 @@ pub struct Switch {
     pub red: Option<RedCfg>,
     #[serde(default)]
     pub tcd: Option<TcdCfg>,
+    /// INT on every egress port, stamped at the link's far end: off or hpcc.
+    #[serde(default = "int_off")]
+    pub int: IntMode,
+}
+
+fn int_off() -> IntMode {
+    IntMode::Off
 }
 
 fn mark_off() -> MarkMode {
@@ -599,6 +606,24 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
         }
         if s.mark != MarkMode::Off {
             switch::attach_marker(&p.dev, s.mark)?;
+        }
+    }
+    // INT: each egress port of a stamping switch is described at its
+    // link's far end (the next switch's port, or the host's NIC), where the
+    // packet can be written with the values of its own dequeue.
+    let mut stampers: Vec<(String, String, IntMode)> = Vec::new();
+    for (h, (sw, port)) in b.host_port.iter().enumerate() {
+        stampers.push((format!("v{h}"), port.clone(), t.switches[*sw].int));
+    }
+    for (a, bb, da, db) in &b.trunks {
+        stampers.push((db.clone(), da.clone(), t.switches[*a].int));
+        stampers.push((da.clone(), db.clone(), t.switches[*bb].int));
+    }
+    for (dev, from, mode) in stampers.into_iter().filter(|s| s.2 != IntMode::Off) {
+        if dry_run {
+            println!("# int {dev} stamps {from}'s egress: {mode:?}");
+        } else {
+            switch::set_int(&dev, &from, mode)?;
         }
     }
     if !dry_run {
