@@ -32,8 +32,8 @@ def fmt(v, spec):
     return "-" if v is None else spec % v
 
 
-labels = [l for l in ("none", "dcqcn", "acc") if all(l in r for r in rounds)]
-print("median of %d rounds (each round: none, DCQCN, ACC one after another)" % len(rounds))
+labels = [l for l in ("none", "dcqcn", "acc", "hpcc") if all(l in r for r in rounds)]
+print("median of %d rounds (each round: %s one after another)" % (len(rounds), ", ".join(labels)))
 print("%-7s %10s %8s %10s %6s %8s %8s %7s %6s" % (
     "cc", "converge T", "in band", "tput Mb/s", "Jain", "peak KB", "mean KB", "pauses", "drops"))
 for l in labels:
@@ -64,3 +64,14 @@ if "acc" in labels and "dcqcn" in labels:
           " pauses %s (target >= 5x); rounds meeting both: %d of %d" % (
               fmt(med(conv_r), "%.1fx"), fmt(med(pause_r), "%.1fx"),
               sum(1 for c, p in zip(conv_r, pause_r) if c and p and c >= 10 and p >= 5), len(rounds)))
+
+if "hpcc" in labels:
+    # HPCC's claim (SIGCOMM'19): about 95% utilisation with a near-empty
+    # queue. The queue in MTUs uses the testbed's 4096-byte RoCE MTU.
+    runs = [r["hpcc"] for r in rounds]
+    p50 = med([r.get("p50_queue_bytes") for r in runs])
+    p95 = med([r.get("p95_queue_bytes") for r in runs])
+    print("HPCC: utilisation %s of the bottleneck (paper: ~95%%); queue p50 %s, p95 %s" % (
+        fmt(med([r["utilisation"] for r in runs]), "%.2f"),
+        "-" if p50 is None else "%.1f KB (%.1f MTU)" % (p50 / 1024, p50 / 4096),
+        "-" if p95 is None else "%.1f KB (%.1f MTU)" % (p95 / 1024, p95 / 4096)))

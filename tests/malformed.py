@@ -99,6 +99,23 @@ def roce(src_h, dst_h, body, src_ip=None, bad_icrc=False, tos=0):
     return mac(dst_h) + mac(src_h) + b"\x08\x00" + pkt[:-4] + struct.pack("<I", c)
 
 
+INT_TOS = 0x04
+
+
+def roce_int(src_h, dst_h, shim, body):
+    """A RoCEv2 frame flagged as carrying an INT shim (TOS 0x04) with `shim`
+    between UDP and `body` (BTH onwards, less the ICRC). The ICRC is the one
+    a receiver that steps over the shim computes, so a drop is the shim
+    check's doing, not the ICRC's."""
+    pkt = ipv4(ip(src_h), ip(dst_h), 17, udp(4791, shim + body + bytes(4)), INT_TOS)
+    c = icrc(pkt[:28] + pkt[28 + len(shim):]) if len(body) >= 12 else 0  # no BTH: no ICRC to speak of
+    return mac(dst_h) + mac(src_h) + b"\x08\x00" + pkt[:-4] + struct.pack("<I", c)
+
+
+def int_shim(nhops=0, max_hops=5, magic=0xC5, version=1):
+    return bytes([magic, version, 1, 0, nhops, max_hops, 0, 0]) + bytes(16 * max_hops)
+
+
 def tcp_syn(src_h, dst_h, dport, tos):
     h = struct.pack(">HHIIBBHHH", 49152, dport, 1, 0, 5 << 4, 0x02, 8192, 0, 0)
     pseudo = ip(src_h) + ip(dst_h) + struct.pack(">BBH", 0, 6, len(h))
@@ -264,6 +281,15 @@ def run_roce(req, req_qpn, resp, resp_qpn):
     case("roce: UDP 4791 shorter than a BTH", *into_req,
          [mac(req) + mac(resp) + b"\x08\x00" + ipv4(ip(resp), ip(req), 17, udp(4791, bytes(6)))] * COUNT,
          watched, drop)
+    # INT shims (docs/wire-format.md) that rxe must refuse before it looks
+    # for a BTH behind them.
+    mi = lambda shim, body=cnp_body: [roce_int(resp, req, shim, body)] * COUNT  # noqa: E731
+    case("int: flagged, but a BTH follows UDP", *into_req, mi(b""), watched, drop)
+    case("int: wrong magic", *into_req, mi(int_shim(magic=0xC4)), watched, drop)
+    case("int: unknown version", *into_req, mi(int_shim(version=2)), watched, drop)
+    case("int: more hops written than room", *into_req, mi(int_shim(nhops=3, max_hops=2)), watched, drop)
+    case("int: room for 6 hops (at most 5)", *into_req, mi(int_shim(max_hops=6)), watched, drop)
+    case("int: shim longer than the packet", *into_req, mi(int_shim(max_hops=5), body=b""), watched, drop)
 
     # ECN on traffic that is not RoCE (and on RoCE-port garbage), into the
     # responder: the IP stack sees the CE (InCEPkts), rxe_cc never does.
@@ -297,6 +323,9 @@ def run_roce(req, req_qpn, resp, resp_qpn):
     watched = {"rcvd_dropped": lambda: rxe_counter(req, "rcvd_dropped"),
                "cnps": lambda: qp_stat(req, req_qpn, "cnps")}
     case("roce: a valid CNP (control)", *into_req, [roce(resp, req, body=cnp_body)], watched, {"cnps": 1})
+    # and one behind a well-formed INT shim: the receiver steps over it.
+    case("int: a valid CNP behind a valid shim (control)", *into_req,
+         [roce_int(resp, req, int_shim(nhops=1, max_hops=2), cnp_body)], watched, {"cnps": 1})
 
 
 def main():

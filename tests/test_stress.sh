@@ -178,7 +178,7 @@ stress_busy_qpn() {
 # Malformed packets from raw sockets (tests/malformed.py), each kind ten
 # times: garbage PFC frames into every port type (a host NIC, a switch's
 # host port, both ends of an inter-switch link) with no traffic, then, while
-# an RC flow h0 -> h3 runs under dcqcn, bad CNPs and BTHs into the
+# an RC flow h0 -> h3 runs under dcqcn, bad CNPs, BTHs and INT shims into the
 # requester and CE-marked non-RoCE traffic into the responder. Each must be
 # dropped and counted (rxecc port stats pfc_rx_bad/pfc_rx_other, rxe's
 # rcvd_dropped, the netns's SNMP counters), never pause a port or reach
