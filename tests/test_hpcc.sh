@@ -23,7 +23,7 @@ print(json.load(sys.stdin)[sys.argv[1]])' "$2"
 }
 
 test_hpcc_int() {
-	local cap=/tmp/hpcc.pcap tpid i acks data stamped n=100 hops
+	local cap=/tmp/hpcc.pcap tpid i acks data stamped n=50 hops
 	tb_load_rxe patched
 	tb_load_cc cc=hpcc line_rate_mbps="$CCI_LINE_MBPS" hpcc_t_us="$CCI_T_US"
 	cci_topology hpcc "$TEST_OUT/dumbbell.toml" || fail "cannot derive the topology"
