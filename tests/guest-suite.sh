@@ -17,7 +17,7 @@ ALL_TESTS=(test_params test_readme_by_hand test_throughput test_incast test_relo
 # rates, timing or CC dynamics, and the README's by-hand lines (which load
 # the normal build's modules), do not. Nor does test_stress_malformed:
 # each of its cases polls counters through a dozen short processes, and
-# there a case took 4 minutes (11 of its 56 cases in the 45-minute limit).
+# there a case took 4 minutes (11 of its 50-odd cases in the 45-minute limit).
 DEBUG_SKIPPED=(test_readme_by_hand test_pacing test_port_rate test_port_queue test_port_red test_switch_lossless_incast test_switch_lossy_incast test_switch_tcd_chain test_dcqcn_cnp test_halt_cpu test_cc_incast test_cc_victim test_stress_malformed)
 if [ -n "${RXECC_DEBUG_KERNEL:-}" ] && [ $# = 0 ]; then
 	echo "debug kernel: not running the timing-sensitive ${DEBUG_SKIPPED[*]}" >&2
