@@ -25,6 +25,22 @@ tb_load_rxe() {
 	insmod "$ko"
 }
 
+# tb_capture_start <dev> <pcap> <log>: capture RoCEv2 on <dev> with tshark
+# in the background (its PID in TB_CAPTURE_PID; stop it with kill, TERM),
+# and return once it captures. tshark loads every dissector first: tens of
+# seconds under TCG. 1 if it did not start within 120 s.
+tb_capture_start() {
+	local i
+	tshark -q -i "$1" -F pcap -w "$2" -f "udp port 4791" >"$3" 2>&1 &
+	# shellcheck disable=SC2034 # read by the caller
+	TB_CAPTURE_PID=$!
+	for ((i = 0; i < 600; i++)); do
+		grep -qs "Capturing on" "$3" && { sleep 1; return 0; }
+		sleep 0.2
+	done
+	return 1
+}
+
 # tb_load_cc [params...]: load rxe_cc.ko, e.g. tb_load_cc cc=none.
 tb_load_cc() { insmod "${RXECC_CC_KO:-$RXECC_TOP/rxe_cc/rxe_cc.ko}" "$@"; }
 

@@ -28,15 +28,8 @@ test_dcqcn_cnp() {
 
 	# Every data packet to h0 leaves p0 CE-marked.
 	rxecc mark --dev p0 --mode ce
-	tshark -q -i p0 -F pcap -w "$cap" -f "udp port 4791" >"$TEST_OUT/tshark.log" 2>&1 &
-	local tpid=$! i
-	# tshark loads every dissector first: tens of seconds under TCG.
-	for ((i = 0; i < 600; i++)); do
-		grep -q "Capturing on" "$TEST_OUT/tshark.log" && break
-		sleep 0.2
-	done
-	grep -q "Capturing on" "$TEST_OUT/tshark.log" || fail "tshark did not start capturing in 120 s"
-	sleep 1
+	tb_capture_start p0 "$cap" "$TEST_OUT/tshark.log" || fail "tshark did not start capturing in 120 s"
+	local tpid=$TB_CAPTURE_PID
 	ms=$(dcqcn_flow marked 20) || fail "marked flow failed"
 	sleep 0.5
 	kill $tpid # TERM: a background job of a script ignores INT

@@ -23,7 +23,7 @@ print(json.load(sys.stdin)[sys.argv[1]])' "$2"
 }
 
 test_hpcc_int() {
-	local cap=/tmp/hpcc.pcap tpid i acks data stamped n=50 hops
+	local cap=/tmp/hpcc.pcap tpid acks data stamped n=50 hops
 	tb_load_rxe patched
 	tb_load_cc cc=hpcc line_rate_mbps="$CCI_LINE_MBPS" hpcc_t_us="$CCI_T_US"
 	cci_topology hpcc "$TEST_OUT/dumbbell.toml" || fail "cannot derive the topology"
@@ -31,14 +31,8 @@ test_hpcc_int() {
 
 	# p0 sees the data before h0's NIC stamps p0's record into it, and the
 	# ACKs with that record echoed.
-	tshark -q -i p0 -F pcap -w "$cap" -f "udp port 4791" >"$TEST_OUT/tshark.log" 2>&1 &
-	tpid=$!
-	for ((i = 0; i < 600; i++)); do
-		grep -qs "Capturing on" "$TEST_OUT/tshark.log" && break
-		sleep 0.2
-	done
-	grep -q "Capturing on" "$TEST_OUT/tshark.log" || fail "tshark did not start capturing in 120 s"
-	sleep 1
+	tb_capture_start p0 "$cap" "$TEST_OUT/tshark.log" || fail "tshark did not start capturing in 120 s"
+	tpid=$TB_CAPTURE_PID
 	hpcc_flow one 1 0 $n || fail "the flow h1 -> h0 failed: $(tail -1 "$TEST_OUT/one-client.txt")"
 	sleep 0.5
 	kill $tpid
