@@ -24,6 +24,8 @@ static const char *const rxe_cc_alg_names[RXE_CC_NR_ALGS] = {
 	[RXE_CC_ALG_ACC] = "acc",
 	[RXE_CC_ALG_DCQCN] = "dcqcn",
 	[RXE_CC_ALG_HPCC] = "hpcc",
+	[RXE_CC_ALG_FNCC] = "fncc",
+	[RXE_CC_ALG_ICC] = "icc",
 };
 
 static int rxe_cc_alg = RXE_CC_ALG_NONE;
@@ -58,7 +60,7 @@ static const struct kernel_param_ops cc_ops = {
 	.get = cc_get,
 };
 module_param_cb(cc, &cc_ops, NULL, 0644);
-MODULE_PARM_DESC(cc, "congestion control for new QPs: none, fixed, acc, dcqcn, hpcc");
+MODULE_PARM_DESC(cc, "congestion control for new QPs: none, fixed, acc, dcqcn, hpcc, fncc, icc");
 
 /* An unsigned knob with an inclusive valid range. */
 struct rxe_cc_knob {
@@ -158,7 +160,19 @@ RXE_CC_KNOB(hpcc_w_ai_bytes, 0, 0, 1000000,
 RXE_CC_KNOB(hpcc_t_us, 1000, 1, 1000000,
 	    "HPCC: base RTT T, us");
 RXE_CC_KNOB(int_hops, 5, 1, 5,
-	    "INT: hop records an HPCC QP's data packets have room for (RXE_CC_INT_MAX_HOPS)");
+	    "INT: hop records an HPCC QP's data packets, or an FNCC QP's ACKs, have room for (RXE_CC_INT_MAX_HOPS)");
+
+/* FNCC is HPCC plus LHCS: it takes HPCC's knobs above, and these. */
+RXE_CC_KNOB(fncc_alpha_permille, 1050, 1000, 10000,
+	    "FNCC: last-hop utilisation above which LHCS jumps to the fair window (alpha), in 1/1000");
+RXE_CC_KNOB(fncc_beta_permille, 900, 1, 1000,
+	    "FNCC: share of the fair window LHCS jumps to (beta), in 1/1000");
+
+/* ICC, named as in the paper (Algorithm 1). */
+RXE_CC_KNOB(icc_t_us, 1000, 1, 1000000,
+	    "ICC: base RTT T, us");
+RXE_CC_KNOB(icc_qd_bytes, 0, 0, 100000000,
+	    "ICC: queue the V_max bound aims below (Q_d), bytes; 0 = one BDP of the reporting port");
 
 /* For rxe_cc_knob(), by enum rxe_cc_knob_id. */
 static struct rxe_cc_knob *const rxe_cc_knobs[RXE_CC_NR_KNOBS] = {
@@ -186,6 +200,10 @@ static struct rxe_cc_knob *const rxe_cc_knobs[RXE_CC_NR_KNOBS] = {
 	[RXE_CC_KNOB_HPCC_W_AI_BYTES] = &knob_hpcc_w_ai_bytes,
 	[RXE_CC_KNOB_HPCC_T_US] = &knob_hpcc_t_us,
 	[RXE_CC_KNOB_INT_HOPS] = &knob_int_hops,
+	[RXE_CC_KNOB_FNCC_ALPHA_PERMILLE] = &knob_fncc_alpha_permille,
+	[RXE_CC_KNOB_FNCC_BETA_PERMILLE] = &knob_fncc_beta_permille,
+	[RXE_CC_KNOB_ICC_T_US] = &knob_icc_t_us,
+	[RXE_CC_KNOB_ICC_QD_BYTES] = &knob_icc_qd_bytes,
 };
 
 u32 rxe_cc_param_alg(void)
@@ -212,10 +230,12 @@ static void *glue_qp_create(struct rxe_cc_qp *qp, struct rxe_cc_qp_info *info)
 	snprintf(name, sizeof(name), "%s-qp%u", info->dev_name, info->qpn);
 	info->data_ecn = rxe_cc_knob(RXE_CC_KNOB_DATA_ECN);
 	info->ack_every = rxe_cc_knob(RXE_CC_KNOB_ACK_EVERY);
+	info->int_kind = RXE_CC_INT_NONE;
 	info->int_hops = 0;
-	return rxe_cc_rs_qp_create(rxe_cc_ctx, qp, name, info->qpn,
-				   info->now_ns, &info->data_ecn,
-				   &info->ack_every, &info->int_hops);
+	return rxe_cc_rs_qp_create(rxe_cc_ctx, qp, name, info->dev_name,
+				   info->qpn, info->now_ns, &info->data_ecn,
+				   &info->ack_every, &info->int_kind,
+				   &info->int_hops);
 }
 
 static void glue_qp_destroy(void *priv)
@@ -235,32 +255,53 @@ static void glue_tx_done(void *priv, const struct rxe_cc_tx *tx)
 			  tx->wire_bytes);
 }
 
-/* Unpacks the INT records an ACK carries; rdma_rxe checked the shim. */
-static void glue_rx_ack(void *priv, const struct rxe_cc_ack *ack)
+/* Unpacks the INT shim an ACK carries; rdma_rxe checked its length. */
+static void glue_unpack_int(const struct rxe_cc_int_shim *shim,
+			    struct rxe_cc_int_shim_info *info)
 {
-	struct rxe_cc_int_rec hops[RXE_CC_INT_MAX_HOPS];
-	const struct rxe_cc_int_shim *shim = ack->int_shim;
-	u32 i, n = 0;
+	const struct rxe_cc_int_icc *icc = (const void *)shim->hop;
+	u32 i;
 
-	if (shim) {
-		n = min_t(u32, shim->nhops, RXE_CC_INT_MAX_HOPS);
-		for (i = 0; i < n; i++) {
-			hops[i].b_bps = (u64)be32_to_cpu(shim->hop[i].rate_mbps) *
-					1000000;
-			hops[i].ts_ns = be32_to_cpu(shim->hop[i].ts_ns);
-			hops[i].tx_bytes = be32_to_cpu(shim->hop[i].tx_bytes);
-			hops[i].qlen = be32_to_cpu(shim->hop[i].qlen);
-		}
+	memset(info, 0, sizeof(*info));
+	info->kind = shim->kind;
+	info->overflow = shim->overflow;
+	info->nhops = min_t(u32, shim->nhops, RXE_CC_INT_MAX_HOPS);
+	if (shim->kind == RXE_CC_INT_ICC) {
+		if (!info->nhops)
+			return;
+		info->nhops = 1;
+		info->hop[0].b_bps = (u64)be32_to_cpu(icc->rate_mbps) * 1000000;
+		info->hop[0].qlen = be32_to_cpu(icc->qlen);
+		info->qlen_rate = (s64)(s32)be32_to_cpu(icc->qlen_rate) * 1000;
+		info->lu_permille = be16_to_cpu(icc->lu_permille);
+		info->port_flows = be16_to_cpu(icc->flows);
+		return;
 	}
-	rxe_cc_rs_rx_ack(priv, ack->now_ns, ack->psn, ack->acked_psns,
-			 ack->acked_bytes, ack->kind, ack->echo, hops, n,
-			 shim ? shim->overflow : 0, shim != NULL);
+	info->n_flows = be16_to_cpu(shim->n_flows);
+	for (i = 0; i < info->nhops; i++) {
+		info->hop[i].b_bps = (u64)be32_to_cpu(shim->hop[i].rate_mbps) *
+				     1000000;
+		info->hop[i].ts_ns = be32_to_cpu(shim->hop[i].ts_ns);
+		info->hop[i].tx_bytes = be32_to_cpu(shim->hop[i].tx_bytes);
+		info->hop[i].qlen = be32_to_cpu(shim->hop[i].qlen);
+	}
 }
 
-static u8 glue_rx_data(void *priv, const struct rxe_cc_rx *rx)
+static void glue_rx_ack(void *priv, const struct rxe_cc_ack *ack)
+{
+	struct rxe_cc_int_shim_info info;
+
+	if (ack->int_shim)
+		glue_unpack_int(ack->int_shim, &info);
+	rxe_cc_rs_rx_ack(priv, ack->now_ns, ack->psn, ack->acked_psns,
+			 ack->acked_bytes, ack->kind, ack->echo,
+			 ack->int_shim ? &info : NULL);
+}
+
+static u8 glue_rx_data(void *priv, struct rxe_cc_rx *rx)
 {
 	return rxe_cc_rs_rx_data(priv, rx->now_ns, rx->psn, rx->payload,
-				 rx->ecn);
+				 rx->ecn, &rx->int_flows);
 }
 
 static const struct rxe_cc_ops rxe_cc_glue_ops = {

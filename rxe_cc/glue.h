@@ -11,6 +11,7 @@
 #define RXE_CC_GLUE_H
 
 #include <linux/types.h>
+#include <rxe_cc_hooks.h>	/* RXE_CC_INT_MAX_HOPS */
 
 /* Algorithm ids; keep in sync with `Algorithm` in rxe_cc_main.rs. */
 enum rxe_cc_alg {
@@ -19,6 +20,8 @@ enum rxe_cc_alg {
 	RXE_CC_ALG_ACC = 2,
 	RXE_CC_ALG_DCQCN = 3,
 	RXE_CC_ALG_HPCC = 4,
+	RXE_CC_ALG_FNCC = 5,
+	RXE_CC_ALG_ICC = 6,
 	RXE_CC_NR_ALGS,
 };
 
@@ -48,6 +51,10 @@ enum rxe_cc_knob_id {
 	RXE_CC_KNOB_HPCC_W_AI_BYTES,
 	RXE_CC_KNOB_HPCC_T_US,
 	RXE_CC_KNOB_INT_HOPS,
+	RXE_CC_KNOB_FNCC_ALPHA_PERMILLE,
+	RXE_CC_KNOB_FNCC_BETA_PERMILLE,
+	RXE_CC_KNOB_ICC_T_US,
+	RXE_CC_KNOB_ICC_QD_BYTES,
 	RXE_CC_NR_KNOBS,
 };
 
@@ -60,6 +67,22 @@ struct rxe_cc_int_rec {
 	u64 ts_ns;
 	u64 tx_bytes;
 	u64 qlen;
+};
+
+/*
+ * An ACK's INT shim, unpacked; keep in sync with `IntShim` in
+ * rxe_cc_main.rs. HPCC and FNCC fill hop[] (FNCC in ACK order); ICC fills
+ * hop[0].b_bps and .qlen and the fields marked ICC.
+ */
+struct rxe_cc_int_shim_info {
+	struct rxe_cc_int_rec hop[RXE_CC_INT_MAX_HOPS];
+	u32 kind;		/* enum rxe_cc_int_kind */
+	u32 nhops;
+	u32 overflow;
+	u32 n_flows;		/* FNCC: the receiver's N */
+	u32 port_flows;		/* ICC: flows on the reporting port */
+	u32 lu_permille;	/* ICC: its link utilisation */
+	s64 qlen_rate;		/* ICC: its queue growth, bytes per second */
 };
 
 /* Implemented in C, called from Rust. */
@@ -76,9 +99,9 @@ void rxe_cc_trace_halt_end(const char *qp, u64 now_ns, u64 halted_ns,
 			   u64 planned_ns);
 
 /* Implemented in Rust, called from the glue's hook trampolines. */
-void *rxe_cc_rs_qp_create(void *ctx, void *qp, const char *name, u32 qpn,
-			  u64 now_ns, u8 *data_ecn, u16 *ack_every,
-			  u8 *int_hops);
+void *rxe_cc_rs_qp_create(void *ctx, void *qp, const char *name,
+			  const char *dev, u32 qpn, u64 now_ns, u8 *data_ecn,
+			  u16 *ack_every, u8 *int_kind, u8 *int_hops);
 void rxe_cc_rs_qp_destroy(void *priv);
 u64 rxe_cc_rs_tx_gate(void *priv, u64 now_ns, u32 psn, u32 payload,
 		      u32 wire_bytes);
@@ -86,8 +109,8 @@ void rxe_cc_rs_tx_done(void *priv, u64 now_ns, u32 psn, u32 payload,
 		       u32 wire_bytes);
 void rxe_cc_rs_rx_ack(void *priv, u64 now_ns, u32 psn, u32 acked_psns,
 		      u32 acked_bytes, u8 kind, u8 echo,
-		      const struct rxe_cc_int_rec *hops, u32 nhops,
-		      u32 int_overflow, u8 has_int);
-u8 rxe_cc_rs_rx_data(void *priv, u64 now_ns, u32 psn, u32 payload, u8 ecn);
+		      const struct rxe_cc_int_shim_info *int_info);
+u8 rxe_cc_rs_rx_data(void *priv, u64 now_ns, u32 psn, u32 payload, u8 ecn,
+		     u16 *int_flows);
 
 #endif /* RXE_CC_GLUE_H */

@@ -42,7 +42,10 @@ use cc_core::{
     dcqcn::{Dcqcn, DcqcnKnobs, DcqcnNp},
     fixed::{tx_time_ns, Q32},
     fixed_rate::FixedRate,
+    flows::ActiveFlows,
+    fncc::{Fncc, FnccKnobs},
     hpcc::{Hpcc, HpccKnobs, MAX_HOPS},
+    icc::{Icc, IccKnobs},
     none::NoCc,
 };
 
@@ -112,6 +115,10 @@ enum Knob {
     HpccWAiBytes = 21,
     HpccTUs = 22,
     IntHops = 23,
+    FnccAlphaPermille = 24,
+    FnccBetaPermille = 25,
+    IccTUs = 26,
+    IccQdBytes = 27,
 }
 
 impl Knob {
@@ -218,6 +225,28 @@ fn hpcc_knobs(link: &LinkParams) -> HpccKnobs {
     k
 }
 
+/// FNCC's knobs: HPCC's, plus α and β.
+fn fncc_knobs(link: &LinkParams) -> FnccKnobs {
+    let hpcc = hpcc_knobs(link);
+    let mut k = FnccKnobs::for_link(link);
+    k.hpcc = hpcc;
+    k.alpha = Q32::ratio(u64::from(Knob::FnccAlphaPermille.get()), 1000);
+    k.beta = Q32::ratio(u64::from(Knob::FnccBetaPermille.get()), 1000);
+    k
+}
+
+/// ICC's knobs: T from `icc_t_us`, Q_d from `icc_qd_bytes`.
+fn icc_knobs(link: &LinkParams) -> IccKnobs {
+    let link = LinkParams {
+        base_rtt_ns: Knob::IccTUs.us_ns(),
+        ..*link
+    };
+    let mut k = IccKnobs::for_link(&link);
+    k.q_d_bytes = u64::from(Knob::IccQdBytes.get());
+    k.burst_ns = pacing_burst_ns(&link, k.burst_ns);
+    k
+}
+
 /// HPCC's INT: records for every hop, written by the emulated switch's
 /// ports with 32-bit times and byte counts.
 const INT_WIDTHS: IntWidths = IntWidths {
@@ -235,6 +264,25 @@ pub struct IntRec {
     qlen: u64,
 }
 
+/// An ACK's INT shim as the glue unpacks it
+/// (`struct rxe_cc_int_shim_info`).
+#[repr(C)]
+pub struct IntShim {
+    hop: [IntRec; MAX_HOPS],
+    kind: u32,
+    nhops: u32,
+    overflow: u32,
+    n_flows: u32,
+    port_flows: u32,
+    lu_permille: u32,
+    qlen_rate: i64,
+}
+
+/// Shim kinds, as `enum rxe_cc_int_kind`.
+const INT_KIND_HPCC: u8 = 1;
+const INT_KIND_FNCC: u8 = 2;
+const INT_KIND_ICC: u8 = 3;
+
 /// The congestion-control algorithm a QP runs; ids match `enum rxe_cc_alg`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Algorithm {
@@ -248,6 +296,10 @@ enum Algorithm {
     Dcqcn,
     /// HPCC (SIGCOMM'19), driven by the INT records ACKs carry.
     Hpcc,
+    /// FNCC (2024): HPCC on INT stamped into ACKs, plus LHCS.
+    Fncc,
+    /// ICC (CMC 2023): rates from the congested port's INT feedback.
+    Icc,
 }
 
 impl Algorithm {
@@ -258,6 +310,8 @@ impl Algorithm {
             2 => Some(Self::Acc),
             3 => Some(Self::Dcqcn),
             4 => Some(Self::Hpcc),
+            5 => Some(Self::Fncc),
+            6 => Some(Self::Icc),
             _ => None,
         }
     }
@@ -269,6 +323,8 @@ impl Algorithm {
             Self::Acc => "acc",
             Self::Dcqcn => "dcqcn",
             Self::Hpcc => "hpcc",
+            Self::Fncc => "fncc",
+            Self::Icc => "icc",
         }
     }
 
@@ -280,6 +336,20 @@ impl Algorithm {
             Self::Acc => "acc",
             Self::Dcqcn => "dcqcn",
             Self::Hpcc => "hpcc",
+            Self::Fncc => "fncc",
+            Self::Icc => "icc",
+        }
+    }
+
+    /// The INT shim its QPs carry, and the room in it (`int_hops`).
+    fn int_shim(self) -> Option<(u8, u8)> {
+        let hops = u8::try_from(Knob::IntHops.get().min(MAX_HOPS as u32)).unwrap_or(1);
+        match self {
+            Self::Hpcc => Some((INT_KIND_HPCC, hops)),
+            Self::Fncc => Some((INT_KIND_FNCC, hops)),
+            // One slot: the most congested port's feedback.
+            Self::Icc => Some((INT_KIND_ICC, 1)),
+            _ => None,
         }
     }
 }
@@ -329,9 +399,10 @@ enum Counter {
     IntAcks,
     IntHops,
     IntOverflow,
+    LhcsJumps,
 }
 
-const NR_COUNTERS: usize = 27;
+const NR_COUNTERS: usize = 28;
 const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "tx_packets",
     "tx_bytes",
@@ -360,6 +431,7 @@ const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "int_acks",
     "int_hops",
     "int_overflow",
+    "lhcs_jumps",
 ];
 
 struct Counters([Atomic<u64>; NR_COUNTERS]);
@@ -482,6 +554,8 @@ enum QpCc {
     Acc(Acc),
     Dcqcn(Dcqcn),
     Hpcc(Hpcc),
+    Fncc(Fncc),
+    Icc(Icc),
 }
 
 impl QpCc {
@@ -490,6 +564,8 @@ impl QpCc {
             Algorithm::Acc => Self::Acc(Acc::new(link, acc_knobs(link), now_ns)),
             Algorithm::Dcqcn => Self::Dcqcn(Dcqcn::new(link, dcqcn_knobs(link), now_ns)),
             Algorithm::Hpcc => Self::Hpcc(Hpcc::new(link, hpcc_knobs(link), now_ns)),
+            Algorithm::Fncc => Self::Fncc(Fncc::new(link, fncc_knobs(link), now_ns)),
+            Algorithm::Icc => Self::Icc(Icc::new(link, icc_knobs(link), now_ns)),
             Algorithm::None => Self::None(NoCc::new(link)),
             Algorithm::Fixed => Self::Fixed(FixedRate::new(
                 fixed_rate_bps,
@@ -503,22 +579,28 @@ impl QpCc {
     /// A window-based algorithm's limit on a packet of `payload` bytes with
     /// PSN `psn`: true if it must wait for an ACK. Retransmissions pass.
     fn window_full(&self, psn: u32, payload: u32) -> bool {
-        match self {
-            Self::Hpcc(h) => {
+        match self.hpcc() {
+            Some(h) => {
                 let inflight = h.inflight();
                 h.is_new_psn(psn)
                     && inflight > 0
                     && inflight.saturating_add(u64::from(payload)) > h.window()
             }
-            _ => false,
+            None => false,
         }
     }
 
     /// True if the window has room again, or the algorithm has none.
     fn window_open(&self) -> bool {
+        self.hpcc().is_none_or(|h| h.inflight() < h.window())
+    }
+
+    /// The HPCC window underneath HPCC and FNCC.
+    fn hpcc(&self) -> Option<&Hpcc> {
         match self {
-            Self::Hpcc(h) => h.inflight() < h.window(),
-            _ => true,
+            Self::Hpcc(h) => Some(h),
+            Self::Fncc(f) => Some(f.hpcc()),
+            _ => None,
         }
     }
 
@@ -529,6 +611,8 @@ impl QpCc {
             Self::Acc(cc) => cc,
             Self::Dcqcn(cc) => cc,
             Self::Hpcc(cc) => cc,
+            Self::Fncc(cc) => cc,
+            Self::Icc(cc) => cc,
         }
     }
 }
@@ -659,6 +743,10 @@ struct QpState {
     np: SpinLock<DcqcnNp>,
     /// `<dev>-qp<N>`, as in debugfs, for the tracepoints.
     name: CString,
+    /// FNCC's receiver: the device's flow count (the table and the slot),
+    /// and the window this QP was last counted in (under the table's lock).
+    dev_flows: Option<(Arc<FlowTable>, usize)>,
+    flow_mark: Atomic<u32>,
 }
 
 impl QpState {
@@ -795,10 +883,44 @@ impl PinnedDrop for QpState {
     }
 }
 
+/// FNCC's active flows of one receiver (rxe device), by device name.
+struct DevFlows {
+    name: CString,
+    flows: ActiveFlows,
+}
+
+/// Devices whose flows FNCC counts; entries stay until unload (devices are
+/// few, and a name comes back with its device).
+const MAX_DEVS: usize = 64;
+
+/// Every device's `DevFlows`. Allocated for `MAX_DEVS` at init: entries
+/// are added in process context and used from the receive task, so it is
+/// never grown under the lock.
+type FlowTable = SpinLock<KVec<DevFlows>>;
+
 /// Module-wide state handed to the glue as its context pointer.
 struct Context {
     qp_dir: Dir,
     totals: Arc<Totals>,
+    flows: Arc<FlowTable>,
+}
+
+impl Context {
+    /// `dev`'s slot in `flows`, created if new; None if the table is full.
+    fn dev_slot(&self, dev: &str) -> Option<usize> {
+        let owned = CString::try_from_fmt(fmt!("{}", dev)).ok()?;
+        let mut t = self.flows.lock();
+        if let Some(i) = t.iter().position(|d| d.name.to_str() == Ok(dev)) {
+            return Some(i);
+        }
+        let i = t.len();
+        t.push_within_capacity(DevFlows {
+            name: owned,
+            flows: ActiveFlows::new(),
+        })
+        .ok()?;
+        Some(i)
+    }
 }
 
 struct RxeCc {
@@ -823,10 +945,13 @@ impl kernel::Module for RxeCc {
         )?;
         let totals_file =
             KBox::pin_init(root.read_only_file(c"totals", totals.clone()), GFP_KERNEL)?;
+        let devs = KVec::with_capacity(MAX_DEVS, GFP_KERNEL)?;
+        let flows = Arc::pin_init(new_spinlock!(devs), GFP_KERNEL)?;
         let ctx = KBox::new(
             Context {
                 qp_dir: root.subdir(c"qps"),
                 totals,
+                flows,
             },
             GFP_KERNEL,
         )?;
@@ -877,6 +1002,7 @@ fn new_qp_state(
     ctx: &Context,
     qp: *mut c_void,
     name: &CStr,
+    dev: &CStr,
     qpn: u32,
     now_ns: u64,
 ) -> Result<Pin<KBox<QpState>>> {
@@ -928,6 +1054,16 @@ fn new_qp_state(
         }),
         GFP_KERNEL,
     )?;
+    let dev_flows = if alg == Algorithm::Fncc {
+        let dev = dev.to_str().map_err(|_| EINVAL)?;
+        let slot = ctx.dev_slot(dev);
+        if slot.is_none() {
+            pr_warn!("{}: more than {} devices: its ACKs carry no flow count\n", dev, MAX_DEVS);
+        }
+        slot.map(|i| (ctx.flows.clone(), i))
+    } else {
+        None
+    };
     let mut cc = QpCc::new(alg, &link, Knob::FixedRateMbps.bps(), now_ns);
     stats
         .rate_bps
@@ -947,6 +1083,8 @@ fn new_qp_state(
             totals: ctx.totals.clone(),
             np <- new_spinlock!(DcqcnNp::new(Knob::MinTimeBetweenCnps.us_ns())),
             name,
+            dev_flows,
+            flow_mark: Atomic::new(0),
         }),
         GFP_KERNEL,
     )?;
@@ -960,10 +1098,12 @@ pub extern "C" fn rxe_cc_rs_qp_create(
     ctx: *mut c_void,
     qp: *mut c_void,
     name: *const c_char,
+    dev: *const c_char,
     qpn: u32,
     now_ns: u64,
     data_ecn: *mut u8,
     ack_every: *mut u16,
+    int_kind: *mut u8,
     int_hops: *mut u8,
 ) -> *mut c_void {
     // ACC needs its data ECN-capable, as ECT(1) because TCD's UE is 0b10,
@@ -979,14 +1119,15 @@ pub extern "C" fn rxe_cc_rs_qp_create(
             }
         }
     }
-    if alg == Some(Algorithm::Hpcc) {
-        // HPCC reads INT from an ACK per packet.
+    if let Some((kind, hops)) = alg.and_then(Algorithm::int_shim) {
+        // HPCC, FNCC and ICC read INT from an ACK per packet.
         // SAFETY: as below: the glue's `rxe_cc_qp_info` fields.
         unsafe {
             if *ack_every == 0 {
                 *ack_every = 1;
             }
-            *int_hops = u8::try_from(Knob::IntHops.get().min(MAX_HOPS as u32)).unwrap_or(1);
+            *int_kind = kind;
+            *int_hops = hops;
         }
     }
     if alg == Some(Algorithm::Acc) {
@@ -1004,9 +1145,9 @@ pub extern "C" fn rxe_cc_rs_qp_create(
     // SAFETY: `ctx` is the `Context` given to `rxe_cc_glue_register`, alive
     // until unregistration, which cannot overlap a create.
     let ctx = unsafe { &*ctx.cast::<Context>() };
-    // SAFETY: the glue passes a NUL-terminated name valid for this call.
-    let name = unsafe { CStr::from_char_ptr(name) };
-    match new_qp_state(ctx, qp, name, qpn, now_ns) {
+    // SAFETY: the glue passes NUL-terminated names valid for this call.
+    let (name, dev) = unsafe { (CStr::from_char_ptr(name), CStr::from_char_ptr(dev)) };
+    match new_qp_state(ctx, qp, name, dev, qpn, now_ns) {
         // SAFETY: the state stays pinned: rdma_rxe only hands the pointer
         // back, and `rxe_cc_rs_qp_destroy` re-pins it before dropping.
         Ok(state) => KBox::into_raw(unsafe { Pin::into_inner_unchecked(state) }).cast::<c_void>(),
@@ -1096,6 +1237,14 @@ pub extern "C" fn rxe_cc_rs_tx_done(
     qp.count(Counter::TxWireBytes, u64::from(wire_bytes));
 }
 
+/// FNCC's LHCS jumps so far; 0 for other algorithms.
+fn lhcs_jumps(cc: &QpCc) -> u64 {
+    match cc {
+        QpCc::Fncc(f) => f.lhcs_jumps(),
+        _ => 0,
+    }
+}
+
 /// `rx_ack` hook.
 #[no_mangle]
 pub extern "C" fn rxe_cc_rs_rx_ack(
@@ -1106,44 +1255,37 @@ pub extern "C" fn rxe_cc_rs_rx_ack(
     acked_bytes: u32,
     kind: u8,
     echo: u8,
-    recs: *const IntRec,
-    nrecs: u32,
-    int_overflow: u32,
-    has_int: u8,
+    shim: *const IntShim,
 ) {
     // SAFETY: called by rdma_rxe between create and destroy.
     let qp = unsafe { qp_state(priv_) };
-    let n = usize::try_from(nrecs).unwrap_or(0).min(MAX_HOPS);
-    let recs: &[IntRec] = if has_int != 0 && !recs.is_null() {
-        // SAFETY: the glue passes `nrecs` (at most MAX_HOPS) initialised
-        // records, valid for this call.
-        unsafe { core::slice::from_raw_parts(recs, n) }
-    } else {
-        &[]
-    };
+    // SAFETY: the glue passes NULL or an unpacked shim valid for this call.
+    let shim = unsafe { shim.as_ref() };
     let mut hops = [IntHop::default(); MAX_HOPS];
-    for (h, r) in hops.iter_mut().zip(recs.iter()) {
-        *h = IntHop {
-            b_bps: r.b_bps,
-            ts_ns: r.ts_ns,
-            tx_bytes: r.tx_bytes,
-            qlen: r.qlen,
-        };
+    let mut n = 0;
+    if let Some(sh) = shim {
+        n = usize::try_from(sh.nhops).unwrap_or(0).min(MAX_HOPS);
+        for (h, r) in hops.iter_mut().zip(sh.hop.iter()).take(n) {
+            *h = IntHop {
+                b_bps: r.b_bps,
+                ts_ns: r.ts_ns,
+                tx_bytes: r.tx_bytes,
+                qlen: r.qlen,
+            };
+        }
+        qp.count(Counter::IntAcks, 1);
+        qp.count(Counter::IntHops, n as u64);
+        qp.count(Counter::IntOverflow, u64::from(sh.overflow));
     }
-    let int = (has_int != 0).then_some(IntInfo {
-        hops: hops.get(..recs.len()).unwrap_or(&[]),
+    let int = shim.map(|sh| IntInfo {
+        hops: hops.get(..n).unwrap_or(&[]),
         path_id: 0,
         widths: INT_WIDTHS,
-        n_flows: 0,
-        port_flows: 0,
-        qlen_rate: 0,
-        lu: Q32::ZERO,
+        n_flows: u16::try_from(sh.n_flows).unwrap_or(u16::MAX),
+        port_flows: u16::try_from(sh.port_flows).unwrap_or(u16::MAX),
+        qlen_rate: sh.qlen_rate,
+        lu: Q32::ratio(u64::from(sh.lu_permille), 1000),
     });
-    if has_int != 0 {
-        qp.count(Counter::IntAcks, 1);
-        qp.count(Counter::IntHops, recs.len() as u64);
-        qp.count(Counter::IntOverflow, u64::from(int_overflow));
-    }
     {
         let mut ctl = qp.ctl.lock();
         let ack = AckEvent {
@@ -1160,7 +1302,9 @@ pub extern "C" fn rxe_cc_rs_rx_ack(
             ctl.cc.get().on_cnp(now_ns);
             qp.trace_rate(&mut ctl, now_ns);
         } else {
+            let jumps = lhcs_jumps(&ctl.cc);
             ctl.cc.get().on_ack(&ack);
+            qp.count(Counter::LhcsJumps, lhcs_jumps(&ctl.cc).saturating_sub(jumps));
         }
         if ctl.window_blocked && ctl.cc.window_open() {
             ctl.window_blocked = false;
@@ -1195,11 +1339,24 @@ pub extern "C" fn rxe_cc_rs_rx_data(
     _psn: u32,
     payload: u32,
     ecn: u8,
+    int_flows: *mut u16,
 ) -> u8 {
     // SAFETY: called by rdma_rxe between create and destroy.
     let qp = unsafe { qp_state(priv_) };
     qp.count(Counter::RxPackets, 1);
     qp.count(Counter::RxBytes, u64::from(payload));
+    if let Some((table, slot)) = &qp.dev_flows {
+        // FNCC's receiver: N, over windows of T, for this QP's next ACK.
+        let mut t = table.lock();
+        if let Some(d) = t.get_mut(*slot) {
+            let mut mark = qp.flow_mark.load(Relaxed);
+            let n = d.flows.on_data(now_ns, Knob::HpccTUs.us_ns(), &mut mark);
+            qp.flow_mark.store(mark, Relaxed);
+            // SAFETY: the glue passes the `rxe_cc_rx` field it hands back
+            // to rdma_rxe, valid and exclusive for this call.
+            unsafe { *int_flows = n };
+        }
+    }
     if ecn == ECN_CE {
         qp.count(Counter::RxEcnCe, 1);
         if qp.stats.alg == Algorithm::Dcqcn {

@@ -343,7 +343,41 @@ static __always_inline struct sk_buff *pop(struct bpf_spin_lock *lock,
 	return skb;
 }
 
-/* What the link peer's ingress stamps into INT records (int_stamp()). */
+/*
+ * ICC's view of the port's egress, sampled at dequeues at least
+ * icc_sample_ns apart, under d->lock: the queue's growth over the last two
+ * intervals (the paper's qlenrate1 and qlenrate2) and the link utilisation
+ * over the last one. Signed division is avoided (BPF ISA v3).
+ */
+static __always_inline void icc_sample(struct int_deq *d,
+				       const struct rxecc_port_params *cfg,
+				       __u64 now, __u64 deq_bytes,
+				       __u64 qlen_bytes)
+{
+	__u64 dt = now - d->smp_ns, cap, grow;
+
+	if (d->smp_ns && dt < (cfg->icc_sample_ns ?: 1))
+		return;
+	if (d->smp_ns && dt) {
+		d->qrate1 = d->qrate2;
+		if (qlen_bytes >= d->smp_qlen) {
+			grow = (qlen_bytes - d->smp_qlen) * NSEC_PER_SEC / dt;
+			d->qrate2 = (__s64)grow;
+		} else {
+			grow = (d->smp_qlen - qlen_bytes) * NSEC_PER_SEC / dt;
+			d->qrate2 = -(__s64)grow;
+		}
+		/* Bits the link could have sent in dt, and those it did. */
+		cap = (cfg->rate_bps ?: 1) * dt / NSEC_PER_SEC ?: 1;
+		d->lu_permille = (deq_bytes - d->smp_bytes) * 8 * 1000 / cap;
+	}
+	d->smp_ns = now;
+	d->smp_qlen = qlen_bytes;
+	d->smp_bytes = deq_bytes;
+}
+
+/* What INT stamping reads (int_ingress()): this port's egress as of this
+ * dequeue. */
 static __always_inline void publish_deq(const struct rxecc_port_params *cfg,
 					__u64 now, __u64 deq_bytes,
 					__u64 qlen_bytes)
@@ -361,6 +395,8 @@ static __always_inline void publish_deq(const struct rxecc_port_params *cfg,
 	d->deq_bytes = deq_bytes;
 	d->qlen_bytes = qlen_bytes;
 	d->rate_bps = cfg->rate_bps;
+	if (cfg->int_mode == INT_ICC)
+		icc_sample(d, cfg, now, deq_bytes, qlen_bytes);
 	bpf_spin_unlock(&d->lock);
 }
 
@@ -662,74 +698,224 @@ static __always_inline void int_count(struct port_state *st, __u64 *c)
 }
 
 /*
- * HPCC: writes the next hop record of a data packet's INT shim with the
- * link peer's egress state at the dequeue that sent this packet. Only a
- * well-formed shim of ours with room left is written; a full one has its
- * overflow count raised instead, so that no packet is ever corrupted.
+ * The INT shim of a RoCEv2 packet whose TOS flags one: 1 with *sh and
+ * *daddr filled in, 0 if the packet is not flagged, and -1 (counted in
+ * int_bad) if the shim is not one of ours or a rewrite would break the UDP
+ * checksum.
  */
-static __always_inline void int_stamp(struct __sk_buff *skb, struct port_state *st,
-				      const struct rxecc_port_params *cfg)
+static __always_inline int int_shim_get(struct __sk_buff *skb, struct port_state *st,
+					struct rxe_int_shim *sh, __u32 *daddr)
 {
-	struct rxe_int_shim sh;
-	struct rxe_int_hop hop;
-	struct int_deq *d;
-	__u64 deq_ns, deq_bytes, qlen, rate;
-	__u32 from = cfg->int_from;
 	__u8 ip[IP_HLEN];
 	struct {
 		__be16 source, dest, len, check;
 	} udp;
-	__u8 n;
 
 	if (skb->protocol != bpf_htons(0x0800))
-		return;
+		return 0;
 	if (bpf_skb_load_bytes(skb, ETH_HLEN, ip, sizeof(ip)))
-		return;
+		return 0;
 	/* IPv4 without options, UDP, with the INT bit in its TOS. */
 	if (ip[0] != 0x45 || ip[9] != 17 || !(ip[1] & RXE_INT_TOS))
-		return;
+		return 0;
 	if (bpf_skb_load_bytes(skb, ETH_HLEN + IP_HLEN, &udp, sizeof(udp)) ||
 	    udp.dest != bpf_htons(ROCE_V2_PORT))
-		return;
-	if (bpf_skb_load_bytes(skb, SHIM_OFF, &sh, sizeof(sh)) ||
-	    sh.magic != RXE_INT_MAGIC || sh.version != RXE_INT_VERSION ||
-	    sh.max_hops > RXE_INT_MAX_HOPS || sh.nhops > sh.max_hops ||
+		return 0;
+	if (bpf_skb_load_bytes(skb, SHIM_OFF, sh, sizeof(*sh)) ||
+	    sh->magic != RXE_INT_MAGIC || sh->version != RXE_INT_VERSION ||
+	    sh->max_hops > RXE_INT_MAX_HOPS || sh->nhops > sh->max_hops ||
 	    udp.check) {
 		int_count(st, &st->stats.int_bad);
-		return;
+		return -1;
 	}
-	if (sh.kind != RXE_INT_KIND_HPCC || (sh.flags & RXE_INT_F_ECHO))
-		return;
-	if (sh.nhops == sh.max_hops) {
-		n = sh.overflow < 255 ? sh.overflow + 1 : 255;
+	__builtin_memcpy(daddr, ip + 16, sizeof(*daddr));
+	return 1;
+}
+
+/* The egress state of port `id` at its last dequeue; false if none yet. */
+static __always_inline bool int_deq_get(__u32 id, __u64 *deq_ns, __u64 *deq_bytes,
+					__u64 *qlen, __u64 *rate)
+{
+	struct int_deq *d = id ? bpf_map_lookup_elem(&int_deq, &id) : NULL;
+
+	if (!d)
+		return false;
+	bpf_spin_lock(&d->lock);
+	*deq_ns = d->deq_ns;
+	*deq_bytes = d->deq_bytes;
+	*qlen = d->qlen_bytes;
+	*rate = d->rate_bps;
+	bpf_spin_unlock(&d->lock);
+	return *deq_ns != 0;
+}
+
+static __always_inline __u32 sat32(__u64 v)
+{
+	return v > 0xffffffffULL ? 0xffffffffU : (__u32)v;
+}
+
+/*
+ * HPCC and FNCC: writes the next hop record of a shim with the egress state
+ * of port int_from at its last dequeue: for HPCC the link peer that sent
+ * this data packet, for FNCC this port, whose egress carries the data this
+ * ACK answers. Only a shim with room left is written; a full one has its
+ * overflow count raised instead, so that no packet is ever corrupted.
+ */
+static __always_inline void int_hop_stamp(struct __sk_buff *skb, struct port_state *st,
+					  const struct rxecc_port_params *cfg,
+					  const struct rxe_int_shim *sh)
+{
+	struct rxe_int_hop hop;
+	__u64 deq_ns, deq_bytes, qlen, rate;
+	__u8 n;
+
+	if (sh->nhops == sh->max_hops) {
+		n = sh->overflow < 255 ? sh->overflow + 1 : 255;
 		bpf_skb_store_bytes(skb, SHIM_OFF + 6, &n, 1, 0);
 		int_count(st, &st->stats.int_overflow);
 		return;
 	}
-	d = bpf_map_lookup_elem(&int_deq, &from);
-	if (!d || !from)
-		return;
-	bpf_spin_lock(&d->lock);
-	deq_ns = d->deq_ns;
-	deq_bytes = d->deq_bytes;
-	qlen = d->qlen_bytes;
-	rate = d->rate_bps;
-	bpf_spin_unlock(&d->lock);
-	if (!deq_ns)
+	if (!int_deq_get(cfg->int_from, &deq_ns, &deq_bytes, &qlen, &rate))
 		return;
 	hop.rate_mbps = bpf_htonl(rate / 1000000);
 	hop.ts_ns = bpf_htonl((__u32)deq_ns);
 	hop.tx_bytes = bpf_htonl((__u32)deq_bytes);
-	hop.qlen = bpf_htonl(qlen > 0xffffffffULL ? 0xffffffffU : (__u32)qlen);
-	n = sh.nhops;
+	hop.qlen = bpf_htonl(sat32(qlen));
+	n = sh->nhops;
 	if (n >= RXE_INT_MAX_HOPS)
 		return;
-	if (bpf_skb_store_bytes(skb, SHIM_OFF + sizeof(sh) + n * sizeof(hop), &hop,
+	if (bpf_skb_store_bytes(skb, SHIM_OFF + sizeof(*sh) + n * sizeof(hop), &hop,
 				sizeof(hop), 0))
 		return;
 	n++;
 	bpf_skb_store_bytes(skb, SHIM_OFF + 4, &n, 1, 0);
 	int_count(st, &st->stats.int_stamped);
+}
+
+/* A flow, as ICC counts them on a port: an ACK's destination (the sender's
+ * address and QP). */
+struct icc_flow_key {
+	__u32 port_id;
+	__u32 daddr;
+	__u32 qpn;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct icc_flow_key);
+	__type(value, __u64);		/* the flow window it was last counted in */
+} icc_flows SEC(".maps");
+
+/*
+ * ICC's switch (docs/algorithms.md): on an ACK crossing port `d` back
+ * towards the sender, feeds back the state of d's egress, which carries the
+ * data, unless its queue is draining at low utilisation and feedback went
+ * out within icc_period_ns. The shim has one slot: a port writes it if it
+ * is empty or reports a shorter queue, so the sender hears of the most
+ * congested port on the path.
+ */
+static __always_inline void icc_feedback(struct __sk_buff *skb, struct port_state *st,
+					 const struct rxecc_port_params *cfg,
+					 const struct rxe_int_shim *sh, __u32 daddr,
+					 __u64 now)
+{
+	__u32 id = cfg->int_from, off = SHIM_OFF + sizeof(*sh);
+	__u64 period = cfg->icc_period_ns ?: 1, epoch, *seen, qlen, rate, lu, flows;
+	__u64 deq_ns, mag;
+	struct icc_flow_key k = { .port_id = id, .daddr = daddr };
+	struct rxe_int_icc rec;
+	__u8 bth[8], one = 1;
+	__s64 qrate;
+	__be32 prev;
+	bool quiet;
+	struct int_deq *d;
+
+	if (!sh->max_hops) {
+		int_count(st, &st->stats.int_overflow);
+		return;
+	}
+	d = id ? bpf_map_lookup_elem(&int_deq, &id) : NULL;
+	if (!d || bpf_skb_load_bytes(skb, off + sh->max_hops * sizeof(rec), bth, sizeof(bth)))
+		return;
+	k.qpn = (__u32)bth[5] << 16 | (__u32)bth[6] << 8 | bth[7];
+
+	/* Distinct flows per window of icc_period_ns, counted by ACKs. */
+	bpf_spin_lock(&d->lock);
+	if (now - d->flow_epoch_ns >= period) {
+		d->flows_prev = now - d->flow_epoch_ns < 2 * period ? d->flows_cur : 0;
+		d->flows_cur = 0;
+		d->flow_epoch++;
+		d->flow_epoch_ns = now;
+	}
+	epoch = d->flow_epoch;
+	bpf_spin_unlock(&d->lock);
+	seen = bpf_map_lookup_elem(&icc_flows, &k);
+	if (!seen || *seen != epoch) {
+		bpf_map_update_elem(&icc_flows, &k, &epoch, BPF_ANY);
+		bpf_spin_lock(&d->lock);
+		if (d->flow_epoch == epoch)
+			d->flows_cur++;
+		bpf_spin_unlock(&d->lock);
+	}
+
+	bpf_spin_lock(&d->lock);
+	deq_ns = d->deq_ns;
+	qlen = d->qlen_bytes;
+	rate = d->rate_bps;
+	lu = d->lu_permille;
+	/* Growth only if both samples grew: a one-sample spike is not. */
+	qrate = d->qrate1 < d->qrate2 ? d->qrate1 : d->qrate2;
+	flows = d->flows_cur > d->flows_prev ? d->flows_cur : d->flows_prev;
+	quiet = qlen && d->qrate2 < 0 && lu < cfg->icc_lu_permille &&
+		now - d->fb_ns < period;
+	if (!quiet)
+		d->fb_ns = now;
+	bpf_spin_unlock(&d->lock);
+	if (!deq_ns)
+		return;		/* nothing dequeued yet: nothing to report */
+	if (quiet) {
+		int_count(st, &st->stats.int_quiet);
+		return;
+	}
+	if (sh->nhops) {
+		if (bpf_skb_load_bytes(skb, off + 4, &prev, sizeof(prev)) ||
+		    bpf_ntohl(prev) >= sat32(qlen))
+			return;
+	}
+	/* bytes/s to bytes/ms, clamped to 32 signed bits, without sdiv. */
+	mag = qrate < 0 ? (__u64)-qrate : (__u64)qrate;
+	mag /= 1000;
+	if (mag > 0x7fffffffULL)
+		mag = 0x7fffffffULL;
+	qrate = qrate < 0 ? -(__s64)mag : (__s64)mag;
+	rec.rate_mbps = bpf_htonl(rate / 1000000);
+	rec.qlen = bpf_htonl(sat32(qlen));
+	rec.qlen_rate = bpf_htonl((__u32)(__s32)qrate);
+	rec.lu_permille = bpf_htons(lu > 0xffff ? 0xffff : lu);
+	rec.flows = bpf_htons(flows > 0xffff ? 0xffff : flows);
+	if (bpf_skb_store_bytes(skb, off, &rec, sizeof(rec), 0))
+		return;
+	bpf_skb_store_bytes(skb, SHIM_OFF + 4, &one, 1, 0);
+	int_count(st, &st->stats.int_stamped);
+}
+
+/* INT at this port's ingress: shims of the kind the port's mode writes,
+ * never a responder's echo. */
+static __always_inline void int_ingress(struct __sk_buff *skb, struct port_state *st,
+					const struct rxecc_port_params *cfg, __u64 now)
+{
+	struct rxe_int_shim sh;
+	__u32 daddr = 0;
+
+	if (int_shim_get(skb, st, &sh, &daddr) <= 0)
+		return;
+	if (sh.kind != cfg->int_mode || (sh.flags & RXE_INT_F_ECHO))
+		return;
+	if (sh.kind == RXE_INT_KIND_ICC)
+		icc_feedback(skb, st, cfg, &sh, daddr, now);
+	else
+		int_hop_stamp(skb, st, cfg, &sh);
 }
 
 SEC("tc")
@@ -747,8 +933,8 @@ int port_ingress(struct __sk_buff *skb)
 	k = pfc_parse(skb, cfg.pfc_class, &quanta, &stamp);
 	if (k == PFC_NOT_CTL) {
 		arrival(skb, st, &cfg, now);
-		if (cfg.int_mode == INT_HPCC)
-			int_stamp(skb, st, &cfg);
+		if (cfg.int_mode != INT_OFF)
+			int_ingress(skb, st, &cfg, now);
 		return TC_ACT_OK;
 	}
 	if (k != PFC_OURS) {

@@ -62,6 +62,9 @@ struct rxecc_port_stats {
 	 * flagged packets left alone (no shim of ours, or a UDP checksum
 	 * that a rewrite would break). */
 	__u64 int_stamped, int_overflow, int_bad;
+	/* ICC: ACKs this port's ingress left without feedback (its queue
+	 * draining at low utilisation, and feedback given within icc_period). */
+	__u64 int_quiet;
 };
 
 /* skb->mark bit set by a switch port's TC ingress on a compressed arrival
@@ -100,13 +103,18 @@ struct rxecc_port_params {
 	__u64 stall_ns;			/* lateness counted as a stall; 0: 2 ms */
 	__u32 port_id;			/* index into int_deq; 0: none */
 	__u32 int_mode;			/* enum int_mode, at this port's ingress */
-	__u32 int_from;			/* port_id of the link peer stamped for */
-	__u32 pad2;
+	__u32 int_from;			/* port_id of the port stamped for */
+	__u32 icc_lu_permille;		/* ICC: utilisation that counts as busy */
+	__u64 icc_sample_ns;		/* ICC: queue-growth samples this far apart */
+	__u64 icc_period_ns;		/* ICC: feedback at least this often */
 };
 
+/* Values equal the shim kinds each mode writes. */
 enum int_mode {
 	INT_OFF = 0,
-	INT_HPCC = 1,	/* a record per hop on HPCC data packets */
+	INT_HPCC = 1,	/* a record per hop on data packets, for the link peer */
+	INT_FNCC = 2,	/* a record per hop on ACKs, for this port's egress */
+	INT_ICC = 3,	/* one feedback record on ACKs, for this port's egress */
 };
 
 /*
@@ -116,8 +124,10 @@ enum int_mode {
  */
 #define RXE_INT_TOS		0x04
 #define RXE_INT_MAGIC		0xc5
-#define RXE_INT_VERSION		1
+#define RXE_INT_VERSION		2
 #define RXE_INT_KIND_HPCC	1
+#define RXE_INT_KIND_FNCC	2
+#define RXE_INT_KIND_ICC	3
 #define RXE_INT_F_ECHO		0x01
 #define RXE_INT_MAX_HOPS	5
 
@@ -128,9 +138,20 @@ struct rxe_int_hop {
 	__be32 qlen;
 };
 
+/* ICC's record: the state of the congested port, in the first slot. */
+struct rxe_int_icc {
+	__be32 rate_mbps;
+	__be32 qlen;
+	__be32 qlen_rate;	/* signed: queue growth, bytes per ms */
+	__be16 lu_permille;	/* link utilisation */
+	__be16 flows;		/* flows seen on the port */
+};
+
 struct rxe_int_shim {
 	__u8 magic, version, kind, flags;
 	__u8 nhops, max_hops, overflow, rsvd;
+	__be16 n_flows;		/* FNCC: the receiver's active flows (N) */
+	__be16 rsvd2;
 };
 
 /*
@@ -144,6 +165,16 @@ struct int_deq {
 	__u64 deq_bytes;		/* bytes sent, that packet included */
 	__u64 qlen_bytes;		/* queue after it left */
 	__u64 rate_bps;			/* the link rate */
+	/* ICC, kept at dequeue: the queue and bytes sent at the last sample,
+	 * the growth rates over the two latest sample intervals (bytes/s,
+	 * older and newer) and the utilisation over the latest, in 1/1000. */
+	__u64 smp_ns, smp_qlen, smp_bytes;
+	__s64 qrate1, qrate2;
+	__u64 lu_permille;
+	/* ICC, kept at ingress: the last feedback, and the flows whose ACKs
+	 * crossed in this flow window and the last (distinct QPs). */
+	__u64 fb_ns;
+	__u64 flow_epoch, flow_epoch_ns, flows_cur, flows_prev;
 };
 
 struct port_cfg {

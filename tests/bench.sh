@@ -110,7 +110,7 @@ rmmod rxe_cc 2>/dev/null || true
 rmmod rdma_rxe 2>/dev/null || true
 
 # Congestion control, side by side in this one run: the 4->1 incast under
-# none, DCQCN, ACC and HPCC (docs/experiments.md), and the ratios the ACC paper
+# none, DCQCN, ACC, HPCC, FNCC and ICC (docs/experiments.md), and the ratios the ACC paper
 # claims: ACC converges at least 10x faster than DCQCN and triggers at
 # least 5x fewer PFC pauses.
 . "$RXECC_TOP/tests/cc_incast.sh"
@@ -122,10 +122,10 @@ rounds=${BENCH_CC_ROUNDS:-3}
 for ((r = 1; r <= rounds; r++)); do
 	echo
 	echo "incast round $r of $rounds"
-	for cc in none dcqcn acc hpcc; do
+	for cc in none dcqcn acc hpcc fncc icc; do
 		cci_run "$cc" "$out/cc/round$r/$cc" 4 "${BENCH_CC_ITERS:-150}" || echo "  cc=$cc: not every flow completed" >&2
 	done
-	cci_report "$out/cc/round$r" none dcqcn acc hpcc | tee -a "$out/summary.txt"
+	cci_report "$out/cc/round$r" none dcqcn acc hpcc fncc icc | tee -a "$out/summary.txt"
 done
 echo
 python3 "$RXECC_TOP/tests/cc_medians.py" "$CCI_T_US" "$out"/cc/round*/report.json | tee -a "$out/summary.txt"

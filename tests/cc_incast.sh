@@ -3,7 +3,8 @@
 # `rxecc record`. Shared by make demo, make bench and test_cc_incast.
 #
 # The switch marks as each algorithm expects: TCD (CE/UE) for acc, RED on
-# the queue for dcqcn, nothing for none, and stamps INT for hpcc. Knobs:
+# the queue for dcqcn, nothing for none, and stamps INT for hpcc, fncc and
+# icc. Knobs:
 # docs/experiments.md.
 
 # The senders' links run at dumbbell's 100 Mb/s (rxe_cc's line_rate_mbps);
@@ -46,7 +47,10 @@ cci_topology() {
 	case $1 in
 	acc) mark=tcd extra=$CCI_TCD ;;
 	dcqcn) mark=red extra=$CCI_RED ;;
-	hpcc) extra='int = "hpcc"' ;;
+	hpcc | fncc) extra="int = \"$1\"" ;;
+	# ICC's 5 us between queue-growth samples and 15 us between feedbacks,
+	# at its paper's T of 13 us, scaled to CCI_T_US.
+	icc) extra="int = \"icc\"\\nicc = { sample_us = $((CCI_T_US * 5 / 13)), period_us = $((CCI_T_US * 15 / 13)) }" ;;
 	esac
 	awk -v mark="$mark" -v extra="$extra" '
 		/^\[/ {defaults = ($0 == "[defaults]")}
@@ -69,7 +73,7 @@ cci_run() {
 	rm -rf "$out" && mkdir -p "$out"
 	echo "==> incast $n->1 with cc=$cc, $iters x 64 KB per flow (results in $out)" >&2
 	tb_load_rxe patched || return 1
-	tb_load_cc cc="$cc" line_rate_mbps=$CCI_LINE_MBPS acc_t_us="$CCI_T_US" hpcc_t_us="$CCI_T_US" \
+	tb_load_cc cc="$cc" line_rate_mbps=$CCI_LINE_MBPS acc_t_us="$CCI_T_US" hpcc_t_us="$CCI_T_US" icc_t_us="$CCI_T_US" \
 		"${CCI_DCQCN_KNOBS[@]}" $CCI_KNOBS || return 1
 	cci_topology "$cc" "$out/topology.toml" || return 1
 	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }

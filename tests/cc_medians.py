@@ -32,7 +32,7 @@ def fmt(v, spec):
     return "-" if v is None else spec % v
 
 
-labels = [l for l in ("none", "dcqcn", "acc", "hpcc") if all(l in r for r in rounds)]
+labels = [l for l in ("none", "dcqcn", "acc", "hpcc", "fncc", "icc") if all(l in r for r in rounds)]
 print("median of %d rounds (each round: %s one after another)" % (len(rounds), ", ".join(labels)))
 print("%-7s %10s %8s %10s %6s %8s %8s %7s %6s" % (
     "cc", "converge T", "in band", "tput Mb/s", "Jain", "peak KB", "mean KB", "pauses", "drops"))
@@ -65,13 +65,31 @@ if "acc" in labels and "dcqcn" in labels:
               fmt(med(conv_r), "%.1fx"), fmt(med(pause_r), "%.1fx"),
               sum(1 for c, p in zip(conv_r, pause_r) if c and p and c >= 10 and p >= 5), len(rounds)))
 
-if "hpcc" in labels:
+for l in ("hpcc", "fncc"):
+    if l not in labels:
+        continue
     # HPCC's claim (SIGCOMM'19): about 95% utilisation with a near-empty
-    # queue. The queue in MTUs uses the testbed's 4096-byte RoCE MTU.
-    runs = [r["hpcc"] for r in rounds]
+    # queue; FNCC's (2024): a shorter queue than HPCC's. The queue in MTUs
+    # uses the testbed's 4096-byte RoCE MTU.
+    runs = [r[l] for r in rounds]
     p50 = med([r.get("p50_queue_bytes") for r in runs])
     p95 = med([r.get("p95_queue_bytes") for r in runs])
-    print("HPCC: utilisation %s of the bottleneck (paper: ~95%%); queue p50 %s, p95 %s" % (
-        fmt(med([r["utilisation"] for r in runs]), "%.2f"),
+    print("%s: utilisation %s of the bottleneck (HPCC paper: ~95%%); queue p50 %s, p95 %s" % (
+        l.upper(), fmt(med([r["utilisation"] for r in runs]), "%.2f"),
         "-" if p50 is None else "%.1f KB (%.1f MTU)" % (p50 / 1024, p50 / 4096),
         "-" if p95 is None else "%.1f KB (%.1f MTU)" % (p95 / 1024, p95 / 4096)))
+
+if "fncc" in labels and "hpcc" in labels:
+    q = [(r["hpcc"].get("mean_queue_bytes"), r["fncc"].get("mean_queue_bytes")) for r in rounds]
+    red = [None if not h else 1 - f / h for h, f in q]
+    print("FNCC vs HPCC, mean queue lower by %s per round; median %s (paper: 37.5%% at the first hop, 38.5%% at the last)" % (
+        " ".join(fmt(x and x * 100, "%.0f%%") for x in red), fmt(med(red) and med(red) * 100, "%.0f%%")))
+
+if "icc" in labels:
+    # ICC's claim (CMC 2023): fewer PFC pauses than DCQCN (>= 56%) and than
+    # HPCC-like INT schemes when bursts meet long flows.
+    for other in ("dcqcn", "hpcc"):
+        if other in labels:
+            pr = [None if not r[other]["pauses"] else 1 - r["icc"]["pauses"] / r[other]["pauses"] for r in rounds]
+            print("ICC vs %s: pauses lower by %s per round; median %s" % (
+                other.upper(), " ".join(fmt(x and x * 100, "%.0f%%") for x in pr), fmt(med(pr) and med(pr) * 100, "%.0f%%")))

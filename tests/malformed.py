@@ -112,8 +112,8 @@ def roce_int(src_h, dst_h, shim, body):
     return mac(dst_h) + mac(src_h) + b"\x08\x00" + pkt[:-4] + struct.pack("<I", c)
 
 
-def int_shim(nhops=0, max_hops=5, magic=0xC5, version=1):
-    return bytes([magic, version, 1, 0, nhops, max_hops, 0, 0]) + bytes(16 * max_hops)
+def int_shim(nhops=0, max_hops=5, magic=0xC5, version=2):
+    return bytes([magic, version, 1, 0, nhops, max_hops, 0, 0, 0, 0, 0, 0]) + bytes(16 * max_hops)
 
 
 def tcp_syn(src_h, dst_h, dport, tos):
@@ -286,7 +286,7 @@ def run_roce(req, req_qpn, resp, resp_qpn):
     mi = lambda shim, body=cnp_body: [roce_int(resp, req, shim, body)] * COUNT  # noqa: E731
     case("int: flagged, but a BTH follows UDP", *into_req, mi(b""), watched, drop)
     case("int: wrong magic", *into_req, mi(int_shim(magic=0xC4)), watched, drop)
-    case("int: unknown version", *into_req, mi(int_shim(version=2)), watched, drop)
+    case("int: unknown version", *into_req, mi(int_shim(version=1)), watched, drop)
     case("int: more hops written than room", *into_req, mi(int_shim(nhops=3, max_hops=2)), watched, drop)
     case("int: room for 6 hops (at most 5)", *into_req, mi(int_shim(max_hops=6)), watched, drop)
     case("int: shim longer than the packet", *into_req, mi(int_shim(max_hops=5), body=b""), watched, drop)

@@ -37,7 +37,7 @@ def packets(path):
             yield f.read(incl)
 
 
-INT_TOS, INT_MAGIC, INT_HDR, INT_HOP, INT_MAX_HOPS = 0x04, 0xC5, 8, 16, 5
+INT_TOS, INT_MAGIC, INT_VERSION, INT_HDR, INT_HOP, INT_MAX_HOPS = 0x04, 0xC5, 2, 12, 16, 5
 
 
 def int_shim(ip):
@@ -47,7 +47,7 @@ def int_shim(ip):
     if not ip[1] & INT_TOS:
         return 0, 0
     sh = ip[ihl + 8:ihl + 8 + INT_HDR]
-    if len(sh) < INT_HDR or sh[0] != INT_MAGIC or sh[1] != 1 or sh[5] > INT_MAX_HOPS or sh[4] > sh[5]:
+    if len(sh) < INT_HDR or sh[0] != INT_MAGIC or sh[1] != INT_VERSION or sh[5] > INT_MAX_HOPS or sh[4] > sh[5]:
         return None
     return INT_HDR + INT_HOP * sh[5], sh[4]
 

@@ -1,5 +1,5 @@
 # Congestion control on real traffic through the emulated switch: the
-# 4->1 incast under none, DCQCN, ACC and HPCC (tests/cc_incast.sh) and the victim
+# 4->1 incast under none, DCQCN, ACC, HPCC, FNCC and ICC (tests/cc_incast.sh) and the victim
 # flow on chain (tests/cc_victim.sh), recorded by
 # `rxecc record` and compared by `rxecc report`. The assertions are
 # directions with wide margins, not speeds: the machine is shared.
@@ -16,11 +16,11 @@ print("null" if m is None else m)' "$TEST_OUT/report.json" "$1" "$2"
 
 test_cc_incast() {
 	local cc
-	for cc in none dcqcn acc hpcc; do
+	for cc in none dcqcn acc hpcc fncc icc; do
 		cci_run "$cc" "$TEST_OUT/$cc" 4 "${CC_TEST_ITERS:-120}" || fail "cc=$cc: not every flow completed"
 	done
-	cci_report "$TEST_OUT" none dcqcn acc hpcc >&2 || fail "rxecc report"
-	for cc in none dcqcn acc hpcc; do
+	cci_report "$TEST_OUT" none dcqcn acc hpcc fncc icc >&2 || fail "rxecc report"
+	for cc in none dcqcn acc hpcc fncc icc; do
 		assert_eq "$cc: flows" 4 "$(rj "$cc" flows)"
 		assert_eq "$cc: drops (PFC is on)" 0 "$(rj "$cc" drops)"
 		[ -s "$TEST_OUT/plots/$cc.png" ] || fail "no plot for $cc"
@@ -50,9 +50,22 @@ test_cc_incast() {
 	assert_gt "hpcc: pauses below none's" "$(rj none pauses)" "$(rj hpcc pauses)"
 	assert_gt "hpcc: mean queue below none's" "$(rj none mean_queue_bytes)" "$(rj hpcc mean_queue_bytes)"
 	assert_gt "hpcc: throughput above half the bottleneck" "$(rj hpcc throughput_mbps)" $((CCI_RATE_MBPS / 2))
-	info "converged in T: dcqcn $(rj dcqcn converge_periods), acc $(rj acc converge_periods), hpcc $(rj hpcc converge_periods);" \
-		"pauses none $(rj none pauses), dcqcn $(rj dcqcn pauses), acc $(rj acc pauses), hpcc $(rj hpcc pauses);" \
-		"mean queue B none $(rj none mean_queue_bytes), dcqcn $(rj dcqcn mean_queue_bytes), acc $(rj acc mean_queue_bytes), hpcc $(rj hpcc mean_queue_bytes)"
+	# FNCC is HPCC on INT from the ACKs' way back: the same directions.
+	assert_eq "fncc: ACKs with INT records" "$(awk '$1 == "acks" {print $2}' "$TEST_OUT/fncc/rxe_cc-totals.txt")" \
+		"$(awk '$1 == "int_hops" {print $2}' "$TEST_OUT/fncc/rxe_cc-totals.txt")"
+	assert_gt "fncc: pauses below none's" "$(rj none pauses)" "$(rj fncc pauses)"
+	assert_gt "fncc: mean queue below none's" "$(rj none mean_queue_bytes)" "$(rj fncc mean_queue_bytes)"
+	assert_gt "fncc: throughput above half the bottleneck" "$(rj fncc throughput_mbps)" $((CCI_RATE_MBPS / 2))
+	# ICC acts on the bottleneck's feedback to keep PFC from firing.
+	assert_gt "icc: ACKs with feedback" "$(awk '$1 == "int_hops" {print $2}' "$TEST_OUT/icc/rxe_cc-totals.txt")" 0
+	assert_gt "icc: pauses below none's" "$(rj none pauses)" "$(rj icc pauses)"
+	assert_gt "icc: throughput above half the bottleneck" "$(rj icc throughput_mbps)" $((CCI_RATE_MBPS / 2))
+	local cc line=
+	for cc in dcqcn acc hpcc fncc icc; do line+=" $cc $(rj $cc converge_periods)"; done
+	info "converged in T:$line"
+	line=
+	for cc in none dcqcn acc hpcc fncc icc; do line+=" $cc $(rj $cc pauses)/$(rj $cc mean_queue_bytes)"; done
+	info "pauses/mean queue B:$line"
 }
 
 # The victim flow on chain (tests/cc_victim.sh, the ACC paper's Fig. 11):

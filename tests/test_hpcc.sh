@@ -95,3 +95,126 @@ test_hpcc_int() {
 	rmmod rxe_cc
 	rmmod rdma_rxe
 }
+
+# int_two_flows <tag> <messages>: h1 and h2 each send <messages> of 64 KB
+# to h0 at once (ib_send_bw); 0 if every end finished.
+int_two_flows() {
+	local i pids=() rc=0 port
+	for i in 1 2; do
+		port=$((TB_PORT_BASE + 7 + i))
+		TB_BW_TOOL=ib_send_bw tb_write_bw_server 0 $port "$TEST_OUT/$1-server$i.txt" -s 65536 -n "$2" -e || return 1
+	done
+	for i in 1 2; do
+		port=$((TB_PORT_BASE + 7 + i))
+		TB_BW_TOOL=ib_send_bw tb_write_bw_client $i 0 $port "$TEST_OUT/$1-client$i.txt" -s 65536 -n "$2" -e &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	tb_wait_servers || rc=1
+	return $rc
+}
+
+# int_fields <pcap> <fields...>: tshark's fields of the packets with an
+# INT shim, one line each (the Lua dissector reads the shim).
+int_fields() {
+	local cap=$1 a=()
+	shift
+	for f in "$@"; do a+=(-e "$f"); done
+	tshark -X lua_script:"$RXECC_TOP/tests/rxecc_int.lua" -r "$cap" -Y rxecc_int -T fields "${a[@]}" 2>>"$TEST_OUT/tshark-read.log"
+}
+
+# int_ack_run <cc> <tag>: the two-flow incast on dumbbell under <cc>, with
+# the switch stamping for it and a capture at p0; leaves the testbed up.
+int_ack_run() {
+	local n=40
+	tb_load_cc cc="$1" line_rate_mbps="$CCI_LINE_MBPS" hpcc_t_us="$CCI_T_US" icc_t_us="$CCI_T_US"
+	cci_topology "$1" "$TEST_OUT/$2.toml" || fail "cannot derive the topology"
+	rxecc testbed up "$TEST_OUT/$2.toml" 2>"$TEST_OUT/up-$2.txt" || fail "testbed up: $(tail -3 "$TEST_OUT/up-$2.txt")"
+	tb_capture_start p0 "/tmp/$2.pcap" "$TEST_OUT/tshark-$2.log" || fail "tshark did not start capturing in 120 s"
+	int_two_flows "$2" $n || fail "$1: the flows into h0 failed"
+	sleep 0.5
+	kill "$TB_CAPTURE_PID"
+	wait "$TB_CAPTURE_PID" || true
+	cp "/tmp/$2.pcap" "$TEST_OUT/$2.pcap"
+	rxecc port stats >"$TEST_OUT/ports-$2.txt"
+	cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/rxe_cc-totals-$2.txt"
+	assert_eq "$1: bytes acked" $((2 * n * 65536)) "$(tb_cc_total acked_bytes)"
+	python3 "$RXECC_TOP/tests/roce_check.py" "/tmp/$2.pcap" >"$TEST_OUT/icrc-$2.txt" || { cat "$TEST_OUT/icrc-$2.txt" >&2; fail "$1: ICRC check"; }
+	info "$1: capture at p0: $(cat "$TEST_OUT/icrc-$2.txt")"
+	# FNCC and ICC stamp ACKs only: every shim in the capture is on an ACK
+	# (opcode 17), none on data.
+	int_fields "/tmp/$2.pcap" infiniband.bth.opcode >"$TEST_OUT/opcodes-$2.txt"
+	assert_gt "$1: ACKs with a shim in the capture" "$(awk '$1 == 17' "$TEST_OUT/opcodes-$2.txt" | wc -l)" 0
+	assert_eq "$1: other packets with a shim" 0 "$(awk '$1 != 17' "$TEST_OUT/opcodes-$2.txt" | wc -l)"
+	assert_eq "$1: drops at the bottleneck" 0 "$(int_pstat p0 drops)"
+	assert_eq "$1: flagged packets not ours at p0" 0 "$(int_pstat p0 int_bad)"
+	assert_eq "$1: records stamped into data at v0" 0 "$(int_pstat v0 int_stamped)"
+}
+
+# FNCC and ICC: INT rides on the ACKs, stamped on the way back with the
+# state of the port the data left by (FNCC a record per hop and the
+# receiver's flow count N, ICC one feedback record), and never on data.
+test_int_on_acks() {
+	local acks peak stamped quiet
+	tb_load_rxe patched
+
+	# FNCC, two flows into h0: one hop (p0) per ACK, N = 2 while both run.
+	int_ack_run fncc fncc
+	acks=$(tb_cc_total acks)
+	peak=$(int_pstat p0 max_qlen_bytes)
+	int_fields /tmp/fncc.pcap rxecc_int.nhops rxecc_int.n_flows rxecc_int.hop.qlen >"$TEST_OUT/fncc-fields.txt"
+	info "fncc: $acks ACKs, $(tb_cc_total int_acks) with INT, $(tb_cc_total int_hops) records," \
+		"$(int_pstat p0 int_stamped) stamped at p0; N seen: $(awk '{print $2}' "$TEST_OUT/fncc-fields.txt" | sort -n | uniq -c | tr '\n' ' ');" \
+		"qLen max $(awk '$3 > m {m = $3} END {print m + 0}' "$TEST_OUT/fncc-fields.txt") B, port peak $peak B; $(tb_cc_total lhcs_jumps) LHCS jumps"
+	assert_eq "fncc: ACKs with INT" "$acks" "$(tb_cc_total int_acks)"
+	assert_eq "fncc: records (the path's one switch port each)" "$acks" "$(tb_cc_total int_hops)"
+	assert_eq "fncc: ACKs stamped at p0" "$acks" "$(int_pstat p0 int_stamped)"
+	assert_eq "fncc: shims in the capture with other than one record" 0 "$(awk '$1 != 1' "$TEST_OUT/fncc-fields.txt" | wc -l)"
+	assert_eq "fncc: ACKs whose N is not 1 or 2" 0 "$(awk '$2 != 1 && $2 != 2' "$TEST_OUT/fncc-fields.txt" | wc -l)"
+	assert_gt "fncc: ACKs with N = 2 (both flows running)" "$(awk '$2 == 2' "$TEST_OUT/fncc-fields.txt" | wc -l)" 0
+	assert_eq "fncc: records with qLen above the port's peak" 0 \
+		"$(awk -v p="$peak" '$3 > p' "$TEST_OUT/fncc-fields.txt" | wc -l)"
+	rxecc testbed down
+	rmmod rxe_cc
+
+	# ICC: p0 feeds back on each ACK unless its queue drains at low
+	# utilisation; the record holds p0's state and its flow count.
+	int_ack_run icc icc
+	acks=$(tb_cc_total acks)
+	peak=$(int_pstat p0 max_qlen_bytes)
+	stamped=$(int_pstat p0 int_stamped)
+	quiet=$(int_pstat p0 int_quiet)
+	int_fields /tmp/icc.pcap rxecc_int.nhops rxecc_int.hop.qlen rxecc_int.icc.flows rxecc_int.icc.lu_permille \
+		>"$TEST_OUT/icc-fields.txt"
+	info "icc: $acks ACKs, $(tb_cc_total int_acks) with a shim, $(tb_cc_total int_hops) with feedback;" \
+		"p0: $stamped fed back, $quiet quiet; flows seen: $(awk '$1 == 1 {print $3}' "$TEST_OUT/icc-fields.txt" | sort -n | uniq -c | tr '\n' ' ');" \
+		"qLen max $(awk '$1 == 1 && $2 > m {m = $2} END {print m + 0}' "$TEST_OUT/icc-fields.txt") B, port peak $peak B"
+	assert_eq "icc: ACKs with a shim" "$acks" "$(tb_cc_total int_acks)"
+	assert_eq "icc: ACKs p0 fed back or left quiet" "$acks" $((stamped + quiet))
+	assert_eq "icc: feedback records the senders got" "$stamped" "$(tb_cc_total int_hops)"
+	assert_gt "icc: feedback records" "$stamped" 0
+	assert_eq "icc: shims with more than one record" 0 "$(awk '$1 > 1' "$TEST_OUT/icc-fields.txt" | wc -l)"
+	assert_eq "icc: records counting other than 1 or 2 flows" 0 "$(awk '$1 == 1 && $3 != 1 && $3 != 2' "$TEST_OUT/icc-fields.txt" | wc -l)"
+	assert_eq "icc: records with qLen above the port's peak" 0 \
+		"$(awk -v p="$peak" '$1 == 1 && $2 > p' "$TEST_OUT/icc-fields.txt" | wc -l)"
+	rxecc testbed down
+	rmmod rxe_cc
+
+	# FNCC over three switches (chain: h0 -> s0 -> s1 -> s2 -> h3): three
+	# records per ACK, the path's length.
+	tb_load_cc cc=fncc line_rate_mbps=150 hpcc_t_us="$CCI_T_US"
+	sed -e '/^mark = /d' -e '/^tcd = /d' -e 's/^pfc = true/pfc = true\nint = "fncc"/' \
+		"$RXECC_TOP/testbed/topologies/chain.toml" >"$TEST_OUT/chain-fncc.toml"
+	[ "$(grep -c '^int = "fncc"' "$TEST_OUT/chain-fncc.toml")" = 3 ] || fail "cannot derive chain with FNCC"
+	rxecc testbed up "$TEST_OUT/chain-fncc.toml" 2>"$TEST_OUT/up-chain.txt" || fail "testbed up chain: $(tail -3 "$TEST_OUT/up-chain.txt")"
+	hpcc_flow chain 0 3 30 || fail "the flow h0 -> h3 failed: $(tail -1 "$TEST_OUT/chain-client.txt")"
+	rxecc port stats >"$TEST_OUT/ports-chain.txt"
+	acks=$(tb_cc_total acks)
+	info "fncc on chain: $acks ACKs, $(tb_cc_total int_hops) records, $(tb_cc_total int_overflow) hops without room"
+	assert_eq "fncc chain: bytes acked" $((30 * 65536)) "$(tb_cc_total acked_bytes)"
+	assert_eq "fncc chain: records (three per ACK)" $((3 * acks)) "$(tb_cc_total int_hops)"
+	assert_eq "fncc chain: hops without room" 0 "$(tb_cc_total int_overflow)"
+	rxecc testbed down
+	rmmod rxe_cc
+	rmmod rdma_rxe
+}

@@ -29,6 +29,10 @@ cc_knob_ranges() {
 		hpcc_w_ai_bytes 0 1000000
 		hpcc_t_us 1 1000000
 		int_hops 1 5
+		fncc_alpha_permille 1000 10000
+		fncc_beta_permille 1 1000
+		icc_t_us 1 1000000
+		icc_qd_bytes 0 100000000
 	KNOBS
 }
 
@@ -83,6 +87,8 @@ test_params() {
 	param_write cc acc || fail "cc refused acc"
 	param_write cc fixed || fail "cc refused fixed"
 	param_write cc hpcc || fail "cc refused hpcc"
+	param_write cc fncc || fail "cc refused fncc"
+	param_write cc icc || fail "cc refused icc"
 	# The list above is complete: a new knob gets its range checked too.
 	local known extra
 	known=$(cc_knob_ranges | awk '{print $1}' | sort | tr '\n' ' ')

@@ -13,6 +13,7 @@ pub mod cc;
 pub mod dcqcn;
 pub mod fixed;
 pub mod fixed_rate;
+pub mod flows;
 pub mod fncc;
 pub mod hpcc;
 pub mod icc;

@@ -212,8 +212,19 @@ enum PortCmd {
         dev: String,
         #[arg(long, value_enum)]
         mode: switch::IntMode,
+        /// HPCC: the link peer whose egress the records describe. FNCC
+        /// and ICC describe --dev's own egress: leave it out.
         #[arg(long, default_value = "")]
         from: String,
+        /// ICC: queue-growth samples at least this far apart, us.
+        #[arg(long, default_value_t = switch::IccParams::default().sample_us)]
+        icc_sample_us: u64,
+        /// ICC: feedback at least this often, us.
+        #[arg(long, default_value_t = switch::IccParams::default().period_us)]
+        icc_period_us: u64,
+        /// ICC: utilisation that counts as busy, 1/1000.
+        #[arg(long, default_value_t = switch::IccParams::default().lu_permille)]
+        icc_lu_permille: u32,
     },
     /// Remove the port from a device.
     Detach {
@@ -281,7 +292,10 @@ fn main() -> Result<()> {
                 &switch::PortConfig { rate_mbps, limit_pkts, burst_us, delay_us, pfc_class },
             )?,
             PortCmd::Detach { dev } => switch::detach_port(&dev)?,
-            PortCmd::Int { dev, mode, from } => switch::set_int(&dev, &from, mode)?,
+            PortCmd::Int { dev, mode, from, icc_sample_us, icc_period_us, icc_lu_permille } => {
+                let icc = switch::IccParams { sample_us: icc_sample_us, period_us: icc_period_us, lu_permille: icc_lu_permille };
+                switch::set_int(&dev, &from, mode, &icc)?
+            }
             PortCmd::Red { dev, kmin_bytes, kmax_bytes, pmax_permille } => {
                 switch::set_red(&dev, &switch::Red { kmin_bytes, kmax_bytes, pmax_permille })?
             }
@@ -406,10 +420,10 @@ fn print_port(s: &switch::PortStats) {
             s.pfc_rx_bad, s.pfc_rx_other
         );
     }
-    if s.int_stamped + s.int_overflow + s.int_bad > 0 {
+    if s.int_stamped + s.int_overflow + s.int_bad + s.int_quiet > 0 {
         println!(
-            "         INT: {} records stamped, {} hops found the shim full, {} flagged packets not ours",
-            s.int_stamped, s.int_overflow, s.int_bad
+            "         INT: {} records stamped, {} hops found the shim full, {} flagged packets not ours, {} ICC ACKs quiet",
+            s.int_stamped, s.int_overflow, s.int_bad, s.int_quiet
         );
     }
     if let Some(i) = &s.ingress {

@@ -438,13 +438,18 @@ fn alloc_port_id(dev: &str) -> Result<u32> {
 }
 
 /// What a port's TC ingress stamps into INT shims.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IntMode {
     /// Nothing.
     Off,
     /// A hop record (HPCC) on data packets, from the sending port's egress.
     Hpcc,
+    /// A hop record (FNCC) on ACKs, from this port's own egress, which
+    /// carries the data the ACK answers.
+    Fncc,
+    /// ICC's feedback on ACKs, from this port's own egress.
+    Icc,
 }
 
 impl IntMode {
@@ -452,17 +457,87 @@ impl IntMode {
         match self {
             IntMode::Off => 0,
             IntMode::Hpcc => 1,
+            IntMode::Fncc => 2,
+            IntMode::Icc => 3,
+        }
+    }
+
+    /// True if the mode stamps ACKs with the state of the port they cross
+    /// (FNCC, ICC), false if data packets with their link peer's (HPCC).
+    pub fn on_acks(self) -> bool {
+        matches!(self, IntMode::Fncc | IntMode::Icc)
+    }
+}
+
+/// ICC's switch parameters (docs/algorithms.md), scaled from the paper's
+/// 5 us and 15 us at T = 13 us to the testbed's T.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct IccParams {
+    /// Queue-growth samples at least this far apart, us.
+    #[serde(default = "IccParams::default_sample_us")]
+    pub sample_us: u64,
+    /// Feedback at least this often, us.
+    #[serde(default = "IccParams::default_period_us")]
+    pub period_us: u64,
+    /// Utilisation at or above which a port counts as busy, 1/1000.
+    #[serde(default = "IccParams::default_lu_permille")]
+    pub lu_permille: u32,
+}
+
+impl IccParams {
+    fn default_sample_us() -> u64 {
+        500
+    }
+    fn default_period_us() -> u64 {
+        1500
+    }
+    fn default_lu_permille() -> u32 {
+        700
+    }
+
+    /// Checks the ranges, with a message that says which value is wrong.
+    pub fn validate(&self) -> Result<()> {
+        if self.sample_us == 0 || self.sample_us > 10_000_000 {
+            bail!("icc sample_us {} is not in 1..=10000000", self.sample_us);
+        }
+        if self.period_us == 0 || self.period_us > 10_000_000 {
+            bail!("icc period_us {} is not in 1..=10000000", self.period_us);
+        }
+        if self.lu_permille > 1000 {
+            bail!("icc lu_permille {} is not in 0..=1000", self.lu_permille);
+        }
+        Ok(())
+    }
+}
+
+impl Default for IccParams {
+    fn default() -> Self {
+        Self {
+            sample_us: Self::default_sample_us(),
+            period_us: Self::default_period_us(),
+            lu_permille: Self::default_lu_permille(),
         }
     }
 }
 
-/// Makes `dev`'s ingress stamp INT records (`mode`) that describe the
-/// egress of port `from`, the link peer that sends into `dev`. Takes effect
-/// at the next packet; nothing is reloaded or lost.
-pub fn set_int(dev: &str, from: &str, mode: IntMode) -> Result<()> {
+/// Makes `dev`'s ingress stamp INT (`mode`). HPCC records describe the
+/// egress of port `from`, the link peer that sends data into `dev`; FNCC
+/// and ICC describe `dev`'s own egress, so `from` must be empty or `dev`.
+/// Takes effect at the next packet; nothing is reloaded or lost.
+pub fn set_int(dev: &str, from: &str, mode: IntMode, icc: &IccParams) -> Result<()> {
     if !is_port(dev) {
         bail!("{dev} is not a port (`rxecc port attach` first)");
     }
+    icc.validate()?;
+    let from = match mode {
+        IntMode::Hpcc if from.is_empty() => bail!("--mode hpcc needs --from: the link peer whose egress {dev} describes"),
+        m if m.on_acks() && !from.is_empty() && from != dev => {
+            bail!("--mode {m:?} stamps {dev}'s own egress into the ACKs it takes in: leave out --from (got {from})")
+        }
+        m if m.on_acks() => dev,
+        _ => from,
+    };
     let from_id = match mode {
         IntMode::Off => 0,
         _ => port_id(from).with_context(|| format!("{from} is not a port: INT needs its egress queue"))?,
@@ -470,6 +545,9 @@ pub fn set_int(dev: &str, from: &str, mode: IntMode) -> Result<()> {
     update_port_cfg(dev, |c| {
         c.int_mode = mode.code();
         c.int_from = from_id;
+        c.icc_sample_ns = icc.sample_us * 1000;
+        c.icc_period_ns = icc.period_us * 1000;
+        c.icc_lu_permille = icc.lu_permille;
     })
 }
 
@@ -603,6 +681,8 @@ pub struct PortStats {
     pub int_stamped: u64,
     pub int_overflow: u64,
     pub int_bad: u64,
+    /// ICC: ACKs left without feedback (queue draining at low utilisation).
+    pub int_quiet: u64,
     /// As an ingress port of a switch (absent on host NICs).
     pub ingress: Option<IngressStats>,
 }
@@ -683,6 +763,7 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         int_stamped: s.int_stamped,
         int_overflow: s.int_overflow,
         int_bad: s.int_bad,
+        int_quiet: s.int_quiet,
         ingress,
     })
 }

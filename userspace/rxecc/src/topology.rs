@@ -14,7 +14,7 @@
 //! So a topology with a loop (`triangle`) has no broadcast storm, and its
 //! routes can form a cyclic buffer dependency on purpose.
 
-use crate::switch::{self, IngressConfig, IntMode, MarkMode, PortConfig};
+use crate::switch::{self, IccParams, IngressConfig, IntMode, MarkMode, PortConfig};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
@@ -112,9 +112,13 @@ pub struct Switch {
     pub red: Option<RedCfg>,
     #[serde(default)]
     pub tcd: Option<TcdCfg>,
-    /// INT on every egress port, stamped at the link's far end: off or hpcc.
+    /// INT on every egress port: off, hpcc (data packets, stamped at the
+    /// link's far end), fncc or icc (ACKs, stamped at the port itself).
     #[serde(default = "int_off")]
     pub int: IntMode,
+    /// ICC's switch parameters, for `int = "icc"`.
+    #[serde(default)]
+    pub icc: IccParams,
 }
 
 fn int_off() -> IntMode {
@@ -287,6 +291,9 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
         }
         if s.mark == MarkMode::Tcd && s.tcd.is_none() {
             return Err(at(file, src, s.name.span(), "switch.tcd", "mark = \"tcd\" needs a [switch.tcd] table"));
+        }
+        if let Err(e) = s.icc.validate() {
+            return Err(at(file, src, s.name.span(), "switch.icc", e));
         }
     }
     let node = |s: &Spanned<String>, field: &str| -> Result<Node> {
@@ -608,22 +615,30 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             switch::attach_marker(&p.dev, s.mark)?;
         }
     }
-    // INT: each egress port of a stamping switch is described at its
-    // link's far end (the next switch's port, or the host's NIC), where the
-    // packet can be written with the values of its own dequeue.
-    let mut stampers: Vec<(String, String, IntMode)> = Vec::new();
+    // INT: for HPCC each egress port of a stamping switch is described at
+    // its link's far end (the next switch's port, or the host's NIC), where
+    // a data packet can be written with the values of its own dequeue. For
+    // FNCC and ICC each egress port describes itself, into the ACKs its
+    // ingress takes in (paths are symmetric: a bridge tree is).
+    let mut stampers: Vec<(String, String, usize)> = Vec::new();
     for (h, (sw, port)) in b.host_port.iter().enumerate() {
-        stampers.push((format!("v{h}"), port.clone(), t.switches[*sw].int));
+        stampers.push((format!("v{h}"), port.clone(), *sw));
     }
     for (a, bb, da, db) in &b.trunks {
-        stampers.push((db.clone(), da.clone(), t.switches[*a].int));
-        stampers.push((da.clone(), db.clone(), t.switches[*bb].int));
+        stampers.push((db.clone(), da.clone(), *a));
+        stampers.push((da.clone(), db.clone(), *bb));
     }
-    for (dev, from, mode) in stampers.into_iter().filter(|s| s.2 != IntMode::Off) {
+    for (peer, port, sw) in stampers {
+        let s = &t.switches[sw];
+        let (dev, from) = match s.int {
+            IntMode::Off => continue,
+            IntMode::Hpcc => (peer, port),
+            _ => (port, String::new()),
+        };
         if dry_run {
-            println!("# int {dev} stamps {from}'s egress: {mode:?}");
+            println!("# int {dev} stamps {}'s egress: {:?}", if from.is_empty() { &dev } else { &from }, s.int);
         } else {
-            switch::set_int(&dev, &from, mode)?;
+            switch::set_int(&dev, &from, s.int, &s.icc)?;
         }
     }
     if !dry_run {
