@@ -482,6 +482,8 @@ struct QpStats {
     /// each event so that reading debugfs takes no lock.
     rate_bps: Atomic<u64>,
     next_send_ns: Atomic<u64>,
+    /// HPCC and FNCC: the window, bytes (0: the algorithm has none).
+    window_bytes: Atomic<u64>,
     /// ACC: the last period's class (see `class_name`), halts and their
     /// total planned length.
     class: Atomic<u32>,
@@ -526,6 +528,7 @@ impl fmt::Debug for QpStats {
         writeln!(f, "line_rate_mbps {}", self.line_rate_mbps)?;
         writeln!(f, "rate_bps {}", self.rate_bps.load(Relaxed))?;
         writeln!(f, "next_send_ns {}", self.next_send_ns.load(Relaxed))?;
+        writeln!(f, "window_bytes {}", self.window_bytes.load(Relaxed))?;
         writeln!(f, "created_ns {}", self.created_ns)?;
         self.counters.fmt_lines(f)
     }
@@ -759,6 +762,7 @@ impl QpState {
         let p = cc.get().pacing(now_ns);
         self.stats.rate_bps.store(p.rate_bps, Relaxed);
         self.stats.next_send_ns.store(p.next_send_ns, Relaxed);
+        self.stats.window_bytes.store(p.window_bytes.unwrap_or(0), Relaxed);
         if let QpCc::Acc(acc) = cc {
             self.stats.class.store(class_code(acc.class()), Relaxed);
         }
@@ -1022,6 +1026,7 @@ fn new_qp_state(
                 created_ns: now_ns,
                 rate_bps: Atomic::new(0),
                 next_send_ns: Atomic::new(now_ns),
+                window_bytes: Atomic::new(0),
                 class: Atomic::new(0),
                 halts: Atomic::new(0),
                 halt_ns: Atomic::new(0),

@@ -358,7 +358,9 @@ static __always_inline void icc_sample(struct int_deq *d,
 
 	if (d->smp_ns && dt < (cfg->icc_sample_ns ?: 1))
 		return;
-	if (d->smp_ns && dt) {
+	/* After 10 s without a dequeue the port starts afresh (and rate * dt
+	 * cannot overflow). */
+	if (d->smp_ns && dt && dt < 10 * NSEC_PER_SEC) {
 		d->qrate1 = d->qrate2;
 		if (qlen_bytes >= d->smp_qlen) {
 			grow = (qlen_bytes - d->smp_qlen) * NSEC_PER_SEC / dt;

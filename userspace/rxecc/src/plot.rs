@@ -1,5 +1,6 @@
 //! PNG plots of a recorded run: per-flow throughput, per-flow algorithm
-//! rate, and the bottleneck's queue, over time (plotters, bitmap backend).
+//! rate, per-flow window (HPCC, FNCC), and the bottleneck's queue and
+//! utilisation, over time (plotters, bitmap backend).
 //!
 //! Text is drawn with ab_glyph from DejaVu Sans (the `fonts-dejavu-core`
 //! package, which testbed/setup-host.sh installs), so no fontconfig is needed.
@@ -56,9 +57,11 @@ pub fn plot_run(run: &Run, setup: &Setup, dir: &Path) -> Result<()> {
     let end = run.flows.iter().map(|f| f.end_ns).max().unwrap_or(origin + 1);
     let xmax = (end.saturating_sub(origin)) as f64 / 1e9;
     let cap = setup.capacity_bps as f64 / 1e6;
-    let root = BitMapBackend::new(&path, (1100, 1000)).into_drawing_area();
+    let windowed = run.flows.iter().any(|f| !f.window.is_empty());
+    let n = if windowed { 5 } else { 4 };
+    let root = BitMapBackend::new(&path, (1100, 330 * n as u32)).into_drawing_area();
     root.fill(&WHITE)?;
-    let panels = root.split_evenly((3, 1));
+    let panels = root.split_evenly((n, 1));
     let colors = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK, RGBColor(255, 140, 0), RGBColor(128, 0, 128)];
     let win = (setup.period_ns * 20).max(20_000_000);
 
@@ -111,9 +114,29 @@ pub fn plot_run(run: &Run, setup: &Setup, dir: &Path) -> Result<()> {
         ch.draw_series(LineSeries::new(s.clone(), colors[i % colors.len()].stroke_width(2)))?;
     }
 
-    let q: Vec<(f64, f64)> = run
-        .ports
-        .get(&setup.bottleneck)
+    let mut next = 2;
+    if windowed {
+        let w: Vec<Vec<(f64, f64)>> = run
+            .flows
+            .iter()
+            .map(|f| f.window.iter().filter(|(t, _)| *t >= origin).map(|&(t, b)| ((t - origin) as f64 / 1e9, b as f64 / 1024.0)).collect())
+            .collect();
+        let wmax = w.iter().flatten().map(|p| p.1).fold(1.0, f64::max) * 1.1;
+        let mut ch = ChartBuilder::on(&panels[next])
+            .caption(format!("{}: per-flow window", run.label), ("sans-serif", 22))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..xmax, 0.0..wmax)?;
+        ch.configure_mesh().x_desc("time (s)").y_desc("KB").draw()?;
+        for (i, s) in w.into_iter().enumerate() {
+            ch.draw_series(LineSeries::new(s, colors[i % colors.len()].stroke_width(2)))?;
+        }
+        next += 1;
+    }
+
+    let port = run.ports.get(&setup.bottleneck);
+    let q: Vec<(f64, f64)> = port
         .map(|p| {
             p.samples
                 .iter()
@@ -123,7 +146,7 @@ pub fn plot_run(run: &Run, setup: &Setup, dir: &Path) -> Result<()> {
         })
         .unwrap_or_default();
     let qmax = q.iter().map(|p| p.1).fold(1.0, f64::max) * 1.1;
-    let mut ch = ChartBuilder::on(&panels[2])
+    let mut ch = ChartBuilder::on(&panels[next])
         .caption(format!("{}: queue at {}", run.label, setup.bottleneck), ("sans-serif", 22))
         .margin(10)
         .x_label_area_size(35)
@@ -131,6 +154,27 @@ pub fn plot_run(run: &Run, setup: &Setup, dir: &Path) -> Result<()> {
         .build_cartesian_2d(0.0..xmax, 0.0..qmax)?;
     ch.configure_mesh().x_desc("time (s)").y_desc("KB").draw()?;
     ch.draw_series(LineSeries::new(q, BLACK.stroke_width(2)))?;
+
+    // The bottleneck's utilisation: bytes sent per window against C.
+    let u: Vec<(f64, f64)> = port
+        .map(|p| {
+            let d: Vec<(u64, u64)> = p.deq.iter().copied().filter(|s| s.0 >= origin).collect();
+            throughput(&d, origin, win).into_iter().map(|(x, mbps)| (x, mbps / cap.max(1e-9))).collect()
+        })
+        .unwrap_or_default();
+    let umax = u.iter().map(|p| p.1).fold(1.0, f64::max) * 1.1;
+    let mut ch = ChartBuilder::on(&panels[next + 1])
+        .caption(
+            format!("{}: utilisation of {} ({} ms windows)", run.label, setup.bottleneck, win / 1_000_000),
+            ("sans-serif", 22),
+        )
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..xmax, 0.0..umax)?;
+    ch.configure_mesh().x_desc("time (s)").y_desc("of C").draw()?;
+    ch.draw_series(LineSeries::new(u, BLACK.stroke_width(2)))?;
+    ch.draw_series(LineSeries::new(vec![(0.0, 1.0), (xmax, 1.0)], RED.stroke_width(1)))?;
     root.present().with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }

@@ -29,7 +29,7 @@ pub const RATES_HEADER: &str = "t_ns,qp,alg,state,rate_bps,tx_bytes,acked_bytes"
 pub const HALTS_HEADER: &str = "t_ns,qp,event,halted_ns,planned_ns";
 pub const PORTS_HEADER: &str =
     "t_ns,dev,qlen_bytes,max_qlen_bytes,enq_bytes,deq_bytes,drops,pfc_rx_xoff,paused_ns,ingress_bytes,pfc_tx_xoff";
-pub const QPS_HEADER: &str = "t_ns,qp,cc,rate_bps,tx_bytes,acked_bytes,halts,halt_actual_ns";
+pub const QPS_HEADER: &str = "t_ns,qp,cc,rate_bps,tx_bytes,acked_bytes,halts,halt_actual_ns,window_bytes";
 
 pub struct Options {
     pub out: PathBuf,
@@ -257,13 +257,14 @@ pub fn record(opts: &Options) -> Result<()> {
                 let g = |k: &str| s.get(k).unwrap_or(0);
                 writeln!(
                     qps_csv,
-                    "{t},{name},{},{},{},{},{},{}",
+                    "{t},{name},{},{},{},{},{},{},{}",
                     s.fields.get("cc").map_or("?", String::as_str),
                     g("rate_bps"),
                     g("tx_bytes"),
                     g("acked_bytes"),
                     g("halts"),
-                    g("halt_actual_ns")
+                    g("halt_actual_ns"),
+                    g("window_bytes")
                 )?;
             }
         }

@@ -44,6 +44,8 @@ pub struct Flow {
     pub rate: Vec<(u64, u64)>,
     /// (t, acked bytes) samples.
     pub acked: Vec<(u64, u64)>,
+    /// (t, window bytes) samples, for window-based algorithms (HPCC, FNCC).
+    pub window: Vec<(u64, u64)>,
     pub start_ns: u64,
     pub end_ns: u64,
 }
@@ -55,6 +57,8 @@ pub type PortSample = (u64, u64, u64, u64, u64, u64);
 #[derive(Debug, Default, Clone)]
 pub struct PortSeries {
     pub samples: Vec<PortSample>,
+    /// (t, bytes sent) samples, for the port's utilisation.
+    pub deq: Vec<(u64, u64)>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -142,6 +146,10 @@ pub fn load(label: &str, dir: &Path) -> Result<Run> {
         let f = flows.entry(qp.clone()).or_insert_with(|| Flow { qp, ..Default::default() });
         f.rate.push((t, num(&r, 3, "qps.csv")?));
         f.acked.push((t, num(&r, 5, "qps.csv")?));
+        // Recordings before window_bytes have 8 columns.
+        if let Some(w) = r.get(8).and_then(|v| v.parse().ok()).filter(|w| *w > 0) {
+            f.window.push((t, w));
+        }
     }
     let mut out = Vec::new();
     for (qp, mut f) in flows {
@@ -159,7 +167,8 @@ pub fn load(label: &str, dir: &Path) -> Result<Run> {
     let mut ports: BTreeMap<String, PortSeries> = BTreeMap::new();
     for r in rows(dir, "ports.csv")? {
         let f = "ports.csv";
-        ports.entry(r.get(1).cloned().unwrap_or_default()).or_default().samples.push((
+        let p = ports.entry(r.get(1).cloned().unwrap_or_default()).or_default();
+        p.samples.push((
             num(&r, 0, f)?,
             num(&r, 2, f)?,
             num(&r, 3, f)?,
@@ -167,6 +176,7 @@ pub fn load(label: &str, dir: &Path) -> Result<Run> {
             num(&r, 10, f)?,
             num(&r, 7, f)?,
         ));
+        p.deq.push((num(&r, 0, f)?, num(&r, 5, f)?));
     }
     let mut halts = Vec::new();
     for r in rows(dir, "halts.csv")? {
@@ -403,7 +413,7 @@ mod tests {
     fn flow(qp: &str, start: u64, end: u64, rate: Vec<(u64, u64)>, mbps: u64) -> Flow {
         // acked grows linearly at `mbps` from start to end, sampled every ms.
         let acked = (start / MS..=end / MS).map(|i| (i * MS, (i * MS - start) * mbps / 8 / 1000)).collect();
-        Flow { qp: qp.into(), rate, acked, start_ns: start, end_ns: end }
+        Flow { qp: qp.into(), rate, acked, start_ns: start, end_ns: end, ..Default::default() }
     }
 
     #[test]
@@ -422,6 +432,7 @@ mod tests {
                     (20 * MS, 12500, 25000, 0, 3, 0),
                     (90 * MS, 0, 25000, 0, 7, 0),
                 ],
+                ..Default::default()
             },
         );
         // Halts start at 14 and 14.5 ms (one round) and at 40 ms (not in it).
