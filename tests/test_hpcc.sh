@@ -64,6 +64,12 @@ test_hpcc_int() {
 		-e infiniband.bth.opcode -e rxecc_int.nhops >"$TEST_OUT/opcodes.txt" 2>"$TEST_OUT/tshark-read.log"
 	assert_gt "ACKs tshark decoded after a shim with one record" "$(awk '$1 == 17 && $2 == 1' "$TEST_OUT/opcodes.txt" | wc -l)" 0
 	assert_eq "packets tshark decoded as opcode 0xc5 (the shim as a BTH)" 0 "$(awk '$1 == 197' "$TEST_OUT/opcodes.txt" | wc -l)"
+	# The records the senders got never claim more queue than p0 had.
+	tshark -X lua_script:"$RXECC_TOP/tests/rxecc_int.lua" -r "$cap" -Y 'rxecc_int.nhops == 1' -T fields \
+		-e rxecc_int.hop.qlen >"$TEST_OUT/qlens.txt" 2>>"$TEST_OUT/tshark-read.log"
+	info "qLen in echoed records: max $(sort -n "$TEST_OUT/qlens.txt" | tail -1) B; p0's peak $(int_pstat p0 max_qlen_bytes) B"
+	assert_gt "records with a qLen in the capture" "$(wc -l <"$TEST_OUT/qlens.txt")" 0
+	assert_eq "records with qLen above p0's peak" 0 "$(awk -v p="$(int_pstat p0 max_qlen_bytes)" '$1 > p' "$TEST_OUT/qlens.txt" | wc -l)"
 
 	# Without cc=hpcc the wire is stock: nothing for v0 to stamp.
 	rmmod rxe_cc
@@ -124,13 +130,15 @@ int_fields() {
 }
 
 # int_ack_run <cc> <tag>: the two-flow incast on dumbbell under <cc>, with
-# the switch stamping for it and a capture at p0; leaves the testbed up.
+# the switch stamping for it and a capture at p1, as h1's ACKs leave the
+# switch (a capture at p0 would see them before p0's ingress stamps them);
+# leaves the testbed up.
 int_ack_run() {
 	local n=40
 	tb_load_cc cc="$1" line_rate_mbps="$CCI_LINE_MBPS" hpcc_t_us="$CCI_T_US" icc_t_us="$CCI_T_US"
 	cci_topology "$1" "$TEST_OUT/$2.toml" || fail "cannot derive the topology"
 	rxecc testbed up "$TEST_OUT/$2.toml" 2>"$TEST_OUT/up-$2.txt" || fail "testbed up: $(tail -3 "$TEST_OUT/up-$2.txt")"
-	tb_capture_start p0 "/tmp/$2.pcap" "$TEST_OUT/tshark-$2.log" || fail "tshark did not start capturing in 120 s"
+	tb_capture_start p1 "/tmp/$2.pcap" "$TEST_OUT/tshark-$2.log" || fail "tshark did not start capturing in 120 s"
 	int_two_flows "$2" $n || fail "$1: the flows into h0 failed"
 	sleep 0.5
 	kill "$TB_CAPTURE_PID"
@@ -140,7 +148,7 @@ int_ack_run() {
 	cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/rxe_cc-totals-$2.txt"
 	assert_eq "$1: bytes acked" $((2 * n * 65536)) "$(tb_cc_total acked_bytes)"
 	python3 "$RXECC_TOP/tests/roce_check.py" "/tmp/$2.pcap" >"$TEST_OUT/icrc-$2.txt" || { cat "$TEST_OUT/icrc-$2.txt" >&2; fail "$1: ICRC check"; }
-	info "$1: capture at p0: $(cat "$TEST_OUT/icrc-$2.txt")"
+	info "$1: capture at p1: $(cat "$TEST_OUT/icrc-$2.txt")"
 	# FNCC and ICC stamp ACKs only: every shim in the capture is on an ACK
 	# (opcode 17), none on data.
 	int_fields "/tmp/$2.pcap" infiniband.bth.opcode >"$TEST_OUT/opcodes-$2.txt"
