@@ -38,6 +38,9 @@ CCI_PERF=(-s 65536 -u 20 -e)
 # recovers dozens of times between two CNPs and never comes down. In the
 # paper's regime the CNP interval and the timers are about equal.
 read -ra CCI_DCQCN_KNOBS <<<"${CCI_DCQCN_KNOBS:-rpg_time_reset=20000 dce_tcp_rtt=20000}"
+# ICC's Q_d, the queue it keeps below PFC's threshold: half of dumbbell's
+# XOFF (32 KB per ingress port), as TCD's threshold for ACC.
+CCI_ICC_QD=${CCI_ICC_QD:-16384}
 # Any other rxe_cc parameters, for every algorithm (e.g. pacing_burst_us=0).
 CCI_KNOBS=${CCI_KNOBS:-}
 
@@ -73,7 +76,7 @@ cci_run() {
 	rm -rf "$out" && mkdir -p "$out"
 	echo "==> incast $n->1 with cc=$cc, $iters x 64 KB per flow (results in $out)" >&2
 	tb_load_rxe patched || return 1
-	tb_load_cc cc="$cc" line_rate_mbps=$CCI_LINE_MBPS acc_t_us="$CCI_T_US" hpcc_t_us="$CCI_T_US" icc_t_us="$CCI_T_US" \
+	tb_load_cc cc="$cc" line_rate_mbps=$CCI_LINE_MBPS acc_t_us="$CCI_T_US" hpcc_t_us="$CCI_T_US" icc_t_us="$CCI_T_US" icc_qd_bytes="$CCI_ICC_QD" \
 		"${CCI_DCQCN_KNOBS[@]}" $CCI_KNOBS || return 1
 	cci_topology "$cc" "$out/topology.toml" || return 1
 	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }

@@ -5,20 +5,28 @@
 //!
 //! Per ACK carrying the congested port's telemetry (qlen, qlenrate, lu, n):
 //! - queue growing (`qlen > 0`, `qlenrate > 0`): `V = V_max`;
-//! - queue present but draining: `V = V_min`;
+//! - queue present but not growing: `V = V_min`;
 //! - no queue: `V = V·lu + line·(1 − lu)`.
 //!
-//! The paper's bounds (4)/(5) are dimensionally wrong; solving its own
-//! Eqs. (1) and (3) gives what we use:
-//! - `V_min = (C + C·lu)/n + qlen/(n·T)` (Eq. (3) solved for V_min);
-//! - `V_max = (Q_d + C·T·lu)/(n·t_m) + C/n` (Eq. (2), with t_q = t_m).
+//! The paper's bounds (its Eqs. (1)-(5)) cannot be used as printed: (4)
+//! and (5) add bytes to rates, and its V_min, solved from (3), is
+//! `(C + B·lu)/n + qlen/(n·T)`, above the fair share C/n, so the queue it
+//! should empty grows instead (on the testbed ICC then behaved as no CC).
+//! We keep what the text says each bound is for, with the queue's own
+//! balance `q' = q + (n·V − C)·Δt`:
+//! - V_min "empties the accumulated queue" within T, the link kept busy:
+//!   `V_min = C/n − qlen/(n·T)`;
+//! - V_max is "the highest rate that won't trigger Q_d" in t_m, the time
+//!   the queue takes to reach Q_d at its growth rate (at least T):
+//!   `V_max = C/n + (Q_d − qlen)/(n·t_m)`; at or above Q_d the excess
+//!   drains within T, `C/n − (qlen − Q_d)/(n·T)`.
 //!
-//! Choices: B = C = the port rate the ACK reports; n = the port's flow count
-//! from the ACK, at least 1; `t_m`, the time until the queue reaches Q_d at
-//! the current growth rate, is `(Q_d − qlen)/qlenrate`, at least T; Q_d, the
-//! conservative threshold below PFC's, defaults to one BDP (`C·T`).
-//! In the decrease branches V never exceeds the current rate: they are
-//! decreases.
+//! The paper's `B·T·lu` term (bytes in flight) is left out of both: they
+//! reach the queue at the rate already sent, which qlen and qlenrate
+//! already show. B = C = the port rate the ACK reports; n = the port's flow
+//! count from the ACK, at least 1; Q_d, the conservative threshold below
+//! PFC's, defaults to one BDP (`C·T`). In the decrease branches V never
+//! exceeds the current rate, and never goes below the minimum rate.
 
 use super::cc::{advance_pacing, AckEvent, CongestionControl, LinkParams, Pacing};
 use super::fixed::{bytes_in, mul_div, tx_time_ns, NSEC_PER_SEC, Q32};
@@ -88,33 +96,37 @@ impl Icc {
         self.branch
     }
 
-    /// `V_min = (C + C·lu)/n + qlen/(n·T)`, b/s.
-    pub fn v_min(&self, c_bps: u64, lu: Q32, n: u64, qlen: u64) -> u64 {
+    /// `V_min = C/n − qlen/(n·T)`, b/s (0 if the queue needs more than
+    /// the link can drain in T).
+    pub fn v_min(&self, c_bps: u64, n: u64, qlen: u64) -> u64 {
         let n = n.max(1);
         let t = self.knobs.period_ns.max(1);
         let drain = mul_div(qlen.saturating_mul(8), NSEC_PER_SEC, t.saturating_mul(n));
-        (c_bps.saturating_add(lu.mul_int(c_bps)) / n).saturating_add(drain)
+        (c_bps / n).saturating_sub(drain)
     }
 
-    /// `V_max = (Q_d + C·T·lu)/(n·t_m) + C/n`, b/s.
-    pub fn v_max(&self, c_bps: u64, lu: Q32, n: u64, qlen: u64, qlen_rate: i64) -> u64 {
+    /// `V_max = C/n + (Q_d − qlen)/(n·t_m)`, b/s, with `t_m = (Q_d −
+    /// qlen)/qlenrate` (at least T); at or above Q_d, `C/n − (qlen −
+    /// Q_d)/(n·T)`.
+    pub fn v_max(&self, c_bps: u64, n: u64, qlen: u64, qlen_rate: i64) -> u64 {
         let n = n.max(1);
         let t = self.knobs.period_ns.max(1);
-        let bdp = bytes_in(c_bps, t);
         let q_d = if self.knobs.q_d_bytes == 0 {
-            bdp
+            bytes_in(c_bps, t)
         } else {
             self.knobs.q_d_bytes
         };
+        if qlen >= q_d {
+            return self.v_min(c_bps, n, qlen.saturating_sub(q_d));
+        }
+        let room = q_d.saturating_sub(qlen);
         let growth = qlen_rate.unsigned_abs().max(1); // bytes per second
-        let t_m = mul_div(q_d.saturating_sub(qlen), NSEC_PER_SEC, growth).max(t);
-        let budget = q_d.saturating_add(lu.mul_int(bdp));
-        mul_div(
-            budget.saturating_mul(8),
+        let t_m = mul_div(room, NSEC_PER_SEC, growth).max(t);
+        (c_bps / n).saturating_add(mul_div(
+            room.saturating_mul(8),
             NSEC_PER_SEC,
             t_m.saturating_mul(n),
-        )
-        .saturating_add(c_bps / n)
+        ))
     }
 }
 
@@ -146,11 +158,11 @@ impl CongestionControl for Icc {
         let v = if hop.qlen > 0 {
             if int.qlen_rate > 0 {
                 self.branch = IccBranch::Max;
-                self.v_max(c, lu, n, hop.qlen, int.qlen_rate)
+                self.v_max(c, n, hop.qlen, int.qlen_rate)
                     .min(self.rate_bps)
             } else {
                 self.branch = IccBranch::Min;
-                self.v_min(c, lu, n, hop.qlen).min(self.rate_bps)
+                self.v_min(c, n, hop.qlen).min(self.rate_bps)
             }
         } else {
             self.branch = IccBranch::Increase;

@@ -215,23 +215,25 @@ fn icc_branch_selection() {
     };
     let (b, r, icc) = mk(20_000, 1_000_000_000, 900);
     assert_eq!(b, IccBranch::Max);
-    assert_eq!(
-        r,
-        icc.v_max(line, Q32::from_milli(900), 4, 20_000, 1_000_000_000)
-            .min(line)
-    );
-    let (b, r, icc) = mk(20_000, -1_000, 900);
+    assert_eq!(r, icc.v_max(line, 4, 20_000, 1_000_000_000).min(line));
+    // Q_d is one BDP, 12.5 KB at 10 Gb/s and 10 us: 20 KB is above it,
+    // so the 7.5 KB excess drains within T.
+    let want = line as f64 / 4.0 - 7_500.0 * 8.0 / (4.0 * 10e-6);
+    assert!(close(r as f64, want, 1e-6), "V_max above Q_d {r} want {want}");
+    // Below Q_d, growing at 1 GB/s: t_m = 2.5 KB / 1 GB/s = 2.5 us, so T.
+    let (_, r, _) = mk(10_000, 1_000_000_000, 900);
+    let want = line as f64 / 4.0 + 2_500.0 * 8.0 / (4.0 * 10e-6);
+    assert!(close(r as f64, want, 1e-6), "V_max {r} want {want}");
+    let (b, r, icc) = mk(5_000, -1_000, 900);
     assert_eq!(b, IccBranch::Min);
-    // V_min = (C + C·lu)/n + qlen/(n·T) = 10G·1.9/4 + 20000 B·8/(4·10 us)
-    let want = (line as f64 * 1.9 / 4.0) + 20_000.0 * 8.0 / (4.0 * 10e-6);
-    assert!(
-        close(r as f64, want.min(line as f64), 1e-6),
-        "V_min {r} want {want}"
-    );
-    assert_eq!(
-        r,
-        icc.v_min(line, Q32::from_milli(900), 4, 20_000).min(line)
-    );
+    // V_min = C/n − qlen/(n·T) = 10G/4 − 5000 B·8/(4·10 us): the four
+    // flows drain the queue within T.
+    let want = line as f64 / 4.0 - 5_000.0 * 8.0 / (4.0 * 10e-6);
+    assert!(close(r as f64, want, 1e-6), "V_min {r} want {want}");
+    assert_eq!(r, icc.v_min(line, 4, 5_000).min(line));
+    // A queue the link cannot drain in T: the minimum rate, not zero.
+    let (_, r, _) = mk(200_000, -1_000, 900);
+    assert_eq!(r, k.min_rate_bps);
     let (b, r, _) = mk(0, 0, 600);
     assert_eq!(b, IccBranch::Increase);
     assert_eq!(
