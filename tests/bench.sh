@@ -135,5 +135,7 @@ python3 "$RXECC_TOP/tests/cc_medians.py" "$CCI_T_US" "$out"/cc/round*/report.jso
 . "$RXECC_TOP/tests/test_switch.sh"
 . "$RXECC_TOP/tests/cc_victim.sh"
 echo
-echo "victim flow F0 on chain, with bursts into F1's receiver (pauses received per port, and time paused)"
-ccv_rounds "$out/victim" "${CCV_ROUNDS:-3}" | tee -a "$out/summary.txt"
+echo "victim flow F0 on chain, with bursts into F1's receiver (pauses received per port, and time paused), ACC, DCQCN, HPCC, FNCC, ICC"
+# ICC's scenario too (bursts meeting long flows; its paper: fewer pauses
+# than DCQCN and HPCC), with the INT algorithms beside ACC and DCQCN.
+CCV_ALGS="acc dcqcn hpcc fncc icc" ccv_rounds "$out/victim" "${CCV_ROUNDS:-3}" | tee -a "$out/summary.txt"

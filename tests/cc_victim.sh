@@ -4,16 +4,23 @@
 # CE, so PFC should not spread back to s0 -> s1 and F0 keeps its rate;
 # under DCQCN pauses spread. Needs test_switch.sh's chain_flows.
 
-# ccv_topology <cc> <file>: chain with TCD (acc, as shipped) or RED (dcqcn).
+# ccv_topology <cc> <file>: chain with TCD (acc, as shipped), RED (dcqcn)
+# or, for hpcc, fncc and icc, no marks and that algorithm's INT.
 ccv_topology() {
-	if [ "$1" = dcqcn ]; then
+	case $1 in
+	dcqcn)
 		sed -e 's/^mark = "tcd"/mark = "red"/' \
 			-e 's/^tcd = .*/red = { kmin_bytes = 5120, kmax_bytes = 204800, pmax_permille = 200 }/' \
 			"$RXECC_TOP/testbed/topologies/chain.toml" >"$2"
 		grep -q '^mark = "red"' "$2" || { echo "ccv_topology: could not derive the topology" >&2; return 1; }
-	else
-		cp "$RXECC_TOP/testbed/topologies/chain.toml" "$2"
-	fi
+		;;
+	hpcc | fncc | icc)
+		sed -e '/^mark = /d' -e '/^tcd = /d' -e "s/^pfc = true/pfc = true\nint = \"$1\"/" \
+			"$RXECC_TOP/testbed/topologies/chain.toml" >"$2"
+		[ "$(grep -c "^int = \"$1\"" "$2")" = 3 ] || { echo "ccv_topology: could not derive the topology" >&2; return 1; }
+		;;
+	*) cp "$RXECC_TOP/testbed/topologies/chain.toml" "$2" ;;
+	esac
 }
 
 # The spread: the ports where pauses from the root reach beyond it, the
@@ -49,7 +56,8 @@ ccv_run() {
 	rm -rf "$out" && mkdir -p "$out"
 	echo "==> victim flow on chain with cc=$cc (results in $out)" >&2
 	tb_load_rxe patched || return 1
-	tb_load_cc cc="$cc" line_rate_mbps=50 acc_t_us="${CCI_T_US:-10000}" "${CCI_DCQCN_KNOBS[@]}" || return 1
+	tb_load_cc cc="$cc" line_rate_mbps=50 acc_t_us="${CCI_T_US:-10000}" hpcc_t_us="${CCI_T_US:-10000}" \
+		icc_t_us="${CCI_T_US:-10000}" icc_qd_bytes="${CCI_ICC_QD:-16384}" "${CCI_DCQCN_KNOBS[@]}" || return 1
 	ccv_topology "$cc" "$out/topology.toml" || return 1
 	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }
 	# F0 and F1 must outlast the bursts, which start 1 s after them plus
@@ -74,9 +82,9 @@ ccv_run() {
 	return $rc
 }
 
-# ccv_rounds <out> <rounds>: ACC and DCQCN one after another, that many
-# rounds (into <out>/round<k>/<cc>), then the spread of each summed over
-# the rounds. One round compares two single runs: how far the bursts
+# ccv_rounds <out> <rounds>: ACC and DCQCN (or the algorithms in
+# CCV_ALGS) one after another, that many rounds (into
+# <out>/round<k>/<cc>), then the spread of each summed over the rounds. One round compares two single runs: how far the bursts
 # overlap F1 depends on perftest's set-up under TCG, and one CI run saw
 # DCQCN spread 21 pauses against ACC's 27, where six other rounds saw 2.5
 # to 10 times more under DCQCN. Time paused separates them more than the
@@ -84,10 +92,11 @@ ccv_run() {
 # to 8.2 times more under DCQCN in three rounds.
 # Returns 1 if any run failed; the totals then count only what ran.
 ccv_rounds() {
-	local out=$1 rounds=$2 r cc ms n rc=0
+	local out=$1 rounds=$2 r cc ms n rc=0 algs
 	local -A tot_ms=() tot_n=()
+	read -ra algs <<<"${CCV_ALGS:-acc dcqcn}"
 	for ((r = 1; r <= rounds; r++)); do
-		for cc in acc dcqcn; do
+		for cc in "${algs[@]}"; do
 			ccv_run "$cc" "$out/round$r/$cc" || { rc=1; [ -f "$out/round$r/$cc/ports.jsonl" ] || continue; }
 			ms=$(ccv_ms "$out/round$r/$cc/ports.jsonl" "${CCV_SPREAD[@]}")
 			n=$(psum "$out/round$r/$cc/ports.jsonl" pfc_rx_xoff "${CCV_SPREAD[@]}")
@@ -95,9 +104,10 @@ ccv_rounds() {
 			tot_n[$cc]=$((${tot_n[$cc]:-0} + n))
 		done
 	done
-	printf 'spread over %d rounds (s0->s1, s1->s2, F0 and F1 NICs): acc %s pauses, %s ms paused; dcqcn %s pauses, %s ms paused; dcqcn/acc time paused %s\n' \
-		"$rounds" "${tot_n[acc]:-0}" "${tot_ms[acc]:-0}" "${tot_n[dcqcn]:-0}" "${tot_ms[dcqcn]:-0}" \
+	printf 'spread over %d rounds (s0->s1, s1->s2, F0 and F1 NICs):' "$rounds"
+	for cc in "${algs[@]}"; do printf ' %s %s pauses, %s ms paused;' "$cc" "${tot_n[$cc]:-0}" "${tot_ms[$cc]:-0}"; done
+	printf ' dcqcn/acc time paused %s\n' \
 		"$(awk -v a="${tot_ms[acc]:-0}" -v d="${tot_ms[dcqcn]:-0}" 'BEGIN {if (a > 0) printf "%.1fx", d / a; else print "inf"}')"
-	printf 'acc %s %s\ndcqcn %s %s\n' "${tot_n[acc]:-0}" "${tot_ms[acc]:-0}" "${tot_n[dcqcn]:-0}" "${tot_ms[dcqcn]:-0}" >"$out/spread.txt"
+	for cc in "${algs[@]}"; do printf '%s %s %s\n' "$cc" "${tot_n[$cc]:-0}" "${tot_ms[$cc]:-0}"; done >"$out/spread.txt"
 	return $rc
 }
