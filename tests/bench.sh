@@ -130,6 +130,19 @@ done
 echo
 python3 "$RXECC_TOP/tests/cc_medians.py" "$CCI_T_US" "$out"/cc/round*/report.json | tee -a "$out/summary.txt"
 
+# FNCC's late joiner against HPCC's (docs/experiments.md): the time from a
+# second flow's first packet to the first flow's first slowdown.
+. "$RXECC_TOP/tests/cc_latejoin.sh"
+echo
+echo "late joiner on dumbbell: h2 joins h1 into h0 (rates sampled every $CCL_INTERVAL_MS ms)"
+for ((r = 1; r <= ${BENCH_CCL_ROUNDS:-3}; r++)); do
+	for cc in hpcc fncc; do
+		ccl_run "$cc" "$out/latejoin/round$r/$cc" || echo "  cc=$cc: a flow failed" >&2
+	done
+	python3 "$RXECC_TOP/tests/cc_latejoin.py" "$CCI_T_US" "hpcc=$out/latejoin/round$r/hpcc/rec" \
+		"fncc=$out/latejoin/round$r/fncc/rec" | tee -a "$out/summary.txt"
+done
+
 # The victim flow on chain (docs/experiments.md): F0's rate and the pauses
 # that reach the shared upstream port and the hosts, ACC against DCQCN.
 . "$RXECC_TOP/tests/test_switch.sh"
