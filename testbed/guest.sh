@@ -77,8 +77,10 @@ set -e
 if [ ! -f "$status" ]; then
 	echo "error: the guest died before the command finished (vng rc $rc); console tail ($console):" >&2
 	tail -25 "$console" >&2
-	# 98: the kernel reported an error; 97: it died without one.
+	# 98: the kernel reported an error; 96: it ran past GUEST_TIMEOUT (a
+	# second try would too); 97: it died without either.
 	grep -qE 'Kernel panic|Oops|BUG:|WARNING:|general protection|Call Trace' "$console" && exit 98
+	[ "$rc" = 124 ] && { echo "error: the guest ran past GUEST_TIMEOUT (${GUEST_TIMEOUT:-1800} s)" >&2; exit 96; }
 	exit 97
 fi
 [ -f "$status" ] || die "guest exited without running the command"

@@ -284,8 +284,10 @@ def run_roce(req, req_qpn, resp, resp_qpn):
     # INT shims (docs/wire-format.md) that rxe must refuse before it looks
     # for a BTH behind them.
     mi = lambda shim, body=cnp_body: [roce_int(resp, req, shim, body)] * COUNT  # noqa: E731
-    case("int: flagged, but a BTH follows UDP", *into_req, mi(b""), watched, drop)
-    case("int: wrong magic", *into_req, mi(int_shim(magic=0xC4)), watched, drop)
+    # A DSCP with the INT bit from a sender that is not ours: no shim,
+    # stock RoCEv2, and obeyed as such.
+    case("int: flagged, but a BTH follows UDP (a stock CNP)", *into_req, mi(b""), watched, {"cnps": COUNT})
+    case("int: flagged without the magic (read as a BTH of opcode 0xc4)", *into_req, mi(int_shim(magic=0xC4)), watched, drop)
     case("int: unknown version", *into_req, mi(int_shim(version=1)), watched, drop)
     case("int: more hops written than room", *into_req, mi(int_shim(nhops=3, max_hops=2)), watched, drop)
     case("int: room for 6 hops (at most 5)", *into_req, mi(int_shim(max_hops=6)), watched, drop)

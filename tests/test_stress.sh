@@ -91,17 +91,17 @@ test_stress_knobs() {
 	flow=$!
 	for _ in 1 2 3; do
 		while read -r knob lo hi; do
-			old=$(cat "$p/$knob")
+			old=$(param_read "$knob")
 			for v in $((lo - 1)) $((hi + 1)) 18446744073709551616 -1 x ""; do
 				[ "$v" = -1 ] && [ "$lo" = 0 ] && continue
 				[ "$v" = "$((lo - 1))" ] && [ "$lo" = 0 ] && continue
 				if param_write "$knob" "$v"; then fail "$knob accepted '$v'"; fi
-				assert_eq "$knob after '$v'" "$old" "$(cat "$p/$knob")"
+				assert_eq "$knob after '$v'" "$old" "$(param_read "$knob")"
 				writes=$((writes + 1))
 			done
 			for v in "$lo" "$hi" $((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1))); do
 				param_write "$knob" "$v" || fail "$knob refused $v (range $lo..$hi)"
-				assert_eq "$knob after writing $v" "$v" "$(cat "$p/$knob")"
+				assert_eq "$knob after writing $v" "$v" "$(param_read "$knob")"
 				param_write "$knob" "$old" || fail "$knob refused its old value $old"
 				writes=$((writes + 2))
 			done
