@@ -56,10 +56,15 @@ test_cc_incast() {
 	assert_gt "fncc: pauses below none's" "$(rj none pauses)" "$(rj fncc pauses)"
 	assert_gt "fncc: mean queue below none's" "$(rj none mean_queue_bytes)" "$(rj fncc mean_queue_bytes)"
 	assert_gt "fncc: throughput above half the bottleneck" "$(rj fncc throughput_mbps)" $((CCI_RATE_MBPS / 2))
-	# ICC acts on the bottleneck's feedback to keep PFC from firing.
+	# ICC acts on the bottleneck's feedback to keep PFC from firing: fewer
+	# pauses than DCQCN (its paper's claim). Its V_min sends every flow to
+	# the floor while a queue that T cannot drain remains, so it uses less
+	# of the link (21.4 and 30.5 of 40 Mb/s in two runs): a quarter is the
+	# bar, to catch a flow that never comes back.
 	assert_gt "icc: ACKs with feedback" "$(awk '$1 == "int_hops" {print $2}' "$TEST_OUT/icc/rxe_cc-totals.txt")" 0
 	assert_gt "icc: pauses below none's" "$(rj none pauses)" "$(rj icc pauses)"
-	assert_gt "icc: throughput above half the bottleneck" "$(rj icc throughput_mbps)" $((CCI_RATE_MBPS / 2))
+	assert_gt "icc: pauses below dcqcn's" "$(rj dcqcn pauses)" "$(rj icc pauses)"
+	assert_gt "icc: throughput above a quarter of the bottleneck" "$(rj icc throughput_mbps)" $((CCI_RATE_MBPS / 4))
 	local cc line=
 	for cc in dcqcn acc hpcc fncc icc; do line+=" $cc $(rj $cc converge_periods)"; done
 	info "converged in T:$line"
