@@ -28,7 +28,12 @@ fn main() {
     for (prog, core) in PROGRAMS {
         let src = src_dir.join(format!("{prog}.bpf.c"));
         println!("cargo:rerun-if-changed={}", src.display());
-        let mut args = vec!["-Wall".to_string(), "-Werror".into(), "-O2".into(), "-g".into()];
+        let mut args = vec![
+            "-Wall".to_string(),
+            "-Werror".into(),
+            "-O2".into(),
+            "-g".into(),
+        ];
         if *core {
             if core_includes.is_empty() {
                 panic!(

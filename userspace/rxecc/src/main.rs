@@ -249,12 +249,21 @@ fn main() -> Result<()> {
         Cmd::Testbed { cmd } => match cmd {
             TestbedCmd::Up { topology, dry_run } => topology::up(&topology, dry_run)?,
             TestbedCmd::Down => topology::down()?,
-            TestbedCmd::Show => println!("{}", serde_json::to_string_pretty(&topology::current()?)?),
+            TestbedCmd::Show => {
+                println!("{}", serde_json::to_string_pretty(&topology::current()?)?)
+            }
         },
         Cmd::Selftest => selftest::run()?,
-        Cmd::Record { out, interval_ms, duration, root } => {
+        Cmd::Record {
+            out,
+            interval_ms,
+            duration,
+            root,
+        } => {
             let duration = match duration {
-                Some(d) if !(d > 0.0 && d.is_finite()) => anyhow::bail!("--duration must be a positive number of seconds"),
+                Some(d) if !(d > 0.0 && d.is_finite()) => {
+                    anyhow::bail!("--duration must be a positive number of seconds")
+                }
                 d => d.map(std::time::Duration::from_secs_f64),
             };
             record::record(&record::Options {
@@ -264,7 +273,14 @@ fn main() -> Result<()> {
                 debugfs_root: root,
             })?
         }
-        Cmd::Report { runs, capacity_mbps, bottleneck, period_us, plots, json } => {
+        Cmd::Report {
+            runs,
+            capacity_mbps,
+            bottleneck,
+            period_us,
+            plots,
+            json,
+        } => {
             let setup = report::Setup {
                 capacity_bps: capacity_mbps.saturating_mul(1_000_000),
                 bottleneck,
@@ -272,37 +288,80 @@ fn main() -> Result<()> {
             };
             let mut all = Vec::new();
             for r in &runs {
-                let (label, dir) = r.split_once('=').with_context(|| format!("'{r}': expected LABEL=DIR"))?;
-                let run = report::load(label, std::path::Path::new(dir)).with_context(|| format!("loading run {label}"))?;
+                let (label, dir) = r
+                    .split_once('=')
+                    .with_context(|| format!("'{r}': expected LABEL=DIR"))?;
+                let run = report::load(label, std::path::Path::new(dir))
+                    .with_context(|| format!("loading run {label}"))?;
                 all.push(report::metrics(&run, &setup)?);
                 if let Some(d) = &plots {
-                    std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-                    plot::plot_run(&run, &setup, d).with_context(|| format!("plotting run {label}"))?;
+                    std::fs::create_dir_all(d)
+                        .with_context(|| format!("creating {}", d.display()))?;
+                    plot::plot_run(&run, &setup, d)
+                        .with_context(|| format!("plotting run {label}"))?;
                 }
             }
             print!("{}", report::table(&all, &setup));
             if let Some(p) = json {
-                std::fs::write(&p, serde_json::to_string_pretty(&all)?).with_context(|| format!("writing {}", p.display()))?;
+                std::fs::write(&p, serde_json::to_string_pretty(&all)?)
+                    .with_context(|| format!("writing {}", p.display()))?;
             }
         }
         Cmd::Mark { dev, mode } => switch::attach_marker(&dev, mode)?,
         Cmd::Port { cmd } => match cmd {
-            PortCmd::Attach { dev, rate_mbps, limit_pkts, burst_us, delay_us, pfc_class } => switch::attach_port(
+            PortCmd::Attach {
+                dev,
+                rate_mbps,
+                limit_pkts,
+                burst_us,
+                delay_us,
+                pfc_class,
+            } => switch::attach_port(
                 &dev,
-                &switch::PortConfig { rate_mbps, limit_pkts, burst_us, delay_us, pfc_class },
+                &switch::PortConfig {
+                    rate_mbps,
+                    limit_pkts,
+                    burst_us,
+                    delay_us,
+                    pfc_class,
+                },
             )?,
             PortCmd::Detach { dev } => switch::detach_port(&dev)?,
-            PortCmd::Int { dev, mode, from, icc_sample_us, icc_period_us, icc_lu_permille } => {
-                let icc = switch::IccParams { sample_us: icc_sample_us, period_us: icc_period_us, lu_permille: icc_lu_permille };
+            PortCmd::Int {
+                dev,
+                mode,
+                from,
+                icc_sample_us,
+                icc_period_us,
+                icc_lu_permille,
+            } => {
+                let icc = switch::IccParams {
+                    sample_us: icc_sample_us,
+                    period_us: icc_period_us,
+                    lu_permille: icc_lu_permille,
+                };
                 switch::set_int(&dev, &from, mode, &icc)?
             }
-            PortCmd::Red { dev, kmin_bytes, kmax_bytes, pmax_permille } => {
-                switch::set_red(&dev, &switch::Red { kmin_bytes, kmax_bytes, pmax_permille })?
-            }
+            PortCmd::Red {
+                dev,
+                kmin_bytes,
+                kmax_bytes,
+                pmax_permille,
+            } => switch::set_red(
+                &dev,
+                &switch::Red {
+                    kmin_bytes,
+                    kmax_bytes,
+                    pmax_permille,
+                },
+            )?,
             PortCmd::Rate { dev, rate_mbps } => switch::set_rate(&dev, rate_mbps)?,
-            PortCmd::Tcd { dev, thresh_bytes, max_ton_us, stall_us } => {
-                switch::set_tcd(&dev, thresh_bytes, max_ton_us, stall_us)?
-            }
+            PortCmd::Tcd {
+                dev,
+                thresh_bytes,
+                max_ton_us,
+                stall_us,
+            } => switch::set_tcd(&dev, thresh_bytes, max_ton_us, stall_us)?,
             PortCmd::Ingress {
                 dev,
                 switch_id,
@@ -442,11 +501,20 @@ fn print_port(s: &switch::PortStats) {
 
 /// Per-port and per-QP statistics; either part may be absent.
 fn print_stats(json: bool, root: &std::path::Path) -> Result<()> {
-    let ports: Vec<switch::PortStats> =
-        switch::ports().iter().map(|d| switch::port_stats(d)).collect::<Result<_>>()?;
-    let qps = if root.exists() { Some(stats::snapshot(root)?) } else { None };
+    let ports: Vec<switch::PortStats> = switch::ports()
+        .iter()
+        .map(|d| switch::port_stats(d))
+        .collect::<Result<_>>()?;
+    let qps = if root.exists() {
+        Some(stats::snapshot(root)?)
+    } else {
+        None
+    };
     if json {
-        println!("{}", serde_json::to_string(&serde_json::json!({ "ports": ports, "rxe_cc": qps }))?);
+        println!(
+            "{}",
+            serde_json::to_string(&serde_json::json!({ "ports": ports, "rxe_cc": qps }))?
+        );
         return Ok(());
     }
     for p in &ports {

@@ -7,6 +7,7 @@
 
 use crate::report::{Run, Setup};
 use anyhow::{anyhow, Context, Result};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use std::path::Path;
 use std::sync::Once;
@@ -24,8 +25,11 @@ fn register_font() -> Result<()> {
             let path = FONTS
                 .iter()
                 .find(|p| Path::new(p).exists())
-                .ok_or_else(|| anyhow!("no DejaVu Sans font (install fonts-dejavu-core); looked in {FONTS:?}"))?;
-            let bytes: &'static [u8] = Vec::leak(std::fs::read(path).with_context(|| format!("reading {path}"))?);
+                .ok_or_else(|| {
+                    anyhow!("no DejaVu Sans font (install fonts-dejavu-core); looked in {FONTS:?}")
+                })?;
+            let bytes: &'static [u8] =
+                Vec::leak(std::fs::read(path).with_context(|| format!("reading {path}"))?);
             plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
                 .map_err(|_| anyhow!("{path} is not a usable font"))
         })();
@@ -49,12 +53,36 @@ fn throughput(acked: &[(u64, u64)], origin: u64, win: u64) -> Vec<(f64, f64)> {
     out
 }
 
+/// One panel's chart: a caption, time in s on x from 0 to `xmax`, and y
+/// from 0 to `ymax` in `unit`, with its mesh drawn.
+fn panel<'a, 'b>(
+    area: &'a DrawingArea<BitMapBackend<'b>, plotters::coord::Shift>,
+    caption: String,
+    xmax: f64,
+    ymax: f64,
+    unit: &str,
+) -> Result<ChartContext<'a, BitMapBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
+    let mut ch = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 22))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..xmax, 0.0..ymax)?;
+    ch.configure_mesh().x_desc("time (s)").y_desc(unit).draw()?;
+    Ok(ch)
+}
+
 /// Writes `<dir>/<label>.png` for one run.
 pub fn plot_run(run: &Run, setup: &Setup, dir: &Path) -> Result<()> {
     register_font()?;
     let path = dir.join(format!("{}.png", run.label));
     let origin = run.flows.iter().map(|f| f.start_ns).min().unwrap_or(0);
-    let end = run.flows.iter().map(|f| f.end_ns).max().unwrap_or(origin + 1);
+    let end = run
+        .flows
+        .iter()
+        .map(|f| f.end_ns)
+        .max()
+        .unwrap_or(origin + 1);
     let xmax = (end.saturating_sub(origin)) as f64 / 1e9;
     let cap = setup.capacity_bps as f64 / 1e6;
     let windowed = run.flows.iter().any(|f| !f.window.is_empty());
@@ -62,26 +90,53 @@ pub fn plot_run(run: &Run, setup: &Setup, dir: &Path) -> Result<()> {
     let root = BitMapBackend::new(&path, (1100, 330 * n as u32)).into_drawing_area();
     root.fill(&WHITE)?;
     let panels = root.split_evenly((n, 1));
-    let colors = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK, RGBColor(255, 140, 0), RGBColor(128, 0, 128)];
+    let colors = [
+        RED,
+        BLUE,
+        GREEN,
+        MAGENTA,
+        CYAN,
+        BLACK,
+        RGBColor(255, 140, 0),
+        RGBColor(128, 0, 128),
+    ];
     let win = (setup.period_ns * 20).max(20_000_000);
 
-    let series: Vec<Vec<(f64, f64)>> = run.flows.iter().map(|f| throughput(&f.acked, origin, win)).collect();
-    let ymax = series.iter().flatten().map(|p| p.1).fold(cap * 1.2, f64::max);
-    let mut ch = ChartBuilder::on(&panels[0])
-        .caption(format!("{}: per-flow throughput (acked, {} ms windows)", run.label, win / 1_000_000), ("sans-serif", 22))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.0..xmax, 0.0..ymax)?;
-    ch.configure_mesh().x_desc("time (s)").y_desc("Mb/s").draw()?;
+    let series: Vec<Vec<(f64, f64)>> = run
+        .flows
+        .iter()
+        .map(|f| throughput(&f.acked, origin, win))
+        .collect();
+    let ymax = series
+        .iter()
+        .flatten()
+        .map(|p| p.1)
+        .fold(cap * 1.2, f64::max);
+    let mut ch = panel(
+        &panels[0],
+        format!(
+            "{}: per-flow throughput (acked, {} ms windows)",
+            run.label,
+            win / 1_000_000
+        ),
+        xmax,
+        ymax,
+        "Mb/s",
+    )?;
     for (i, (f, s)) in run.flows.iter().zip(&series).enumerate() {
         let c = colors[i % colors.len()];
         ch.draw_series(LineSeries::new(s.clone(), c.stroke_width(2)))?
             .label(f.qp.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
     }
-    ch.draw_series(LineSeries::new(vec![(0.0, cap), (xmax, cap)], BLACK.stroke_width(1)))?;
-    ch.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    ch.draw_series(LineSeries::new(
+        vec![(0.0, cap), (xmax, cap)],
+        BLACK.stroke_width(1),
+    ))?;
+    ch.configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
 
     let rates: Vec<Vec<(f64, f64)>> = run
         .flows
@@ -90,7 +145,11 @@ pub fn plot_run(run: &Run, setup: &Setup, dir: &Path) -> Result<()> {
             // Steps: hold each rate until the next change.
             let mut v = Vec::new();
             let mut last: Option<f64> = None;
-            for &(t, r) in f.rate.iter().filter(|(t, _)| *t >= f.start_ns && *t <= f.end_ns) {
+            for &(t, r) in f
+                .rate
+                .iter()
+                .filter(|(t, _)| *t >= f.start_ns && *t <= f.end_ns)
+            {
                 let x = t.saturating_sub(origin) as f64 / 1e9;
                 let y = r as f64 / 1e6;
                 if let Some(l) = last {
@@ -102,16 +161,23 @@ pub fn plot_run(run: &Run, setup: &Setup, dir: &Path) -> Result<()> {
             v
         })
         .collect();
-    let rmax = rates.iter().flatten().map(|p| p.1).fold(cap * 1.2, f64::max);
-    let mut ch = ChartBuilder::on(&panels[1])
-        .caption(format!("{}: per-flow rate set by the algorithm", run.label), ("sans-serif", 22))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.0..xmax, 0.0..rmax)?;
-    ch.configure_mesh().x_desc("time (s)").y_desc("Mb/s").draw()?;
+    let rmax = rates
+        .iter()
+        .flatten()
+        .map(|p| p.1)
+        .fold(cap * 1.2, f64::max);
+    let mut ch = panel(
+        &panels[1],
+        format!("{}: per-flow rate set by the algorithm", run.label),
+        xmax,
+        rmax,
+        "Mb/s",
+    )?;
     for (i, s) in rates.iter().enumerate() {
-        ch.draw_series(LineSeries::new(s.clone(), colors[i % colors.len()].stroke_width(2)))?;
+        ch.draw_series(LineSeries::new(
+            s.clone(),
+            colors[i % colors.len()].stroke_width(2),
+        ))?;
     }
 
     let mut next = 2;
@@ -119,16 +185,22 @@ pub fn plot_run(run: &Run, setup: &Setup, dir: &Path) -> Result<()> {
         let w: Vec<Vec<(f64, f64)>> = run
             .flows
             .iter()
-            .map(|f| f.window.iter().filter(|(t, _)| *t >= origin).map(|&(t, b)| ((t - origin) as f64 / 1e9, b as f64 / 1024.0)).collect())
+            .map(|f| {
+                f.window
+                    .iter()
+                    .filter(|(t, _)| *t >= origin)
+                    .map(|&(t, b)| ((t - origin) as f64 / 1e9, b as f64 / 1024.0))
+                    .collect()
+            })
             .collect();
         let wmax = w.iter().flatten().map(|p| p.1).fold(1.0, f64::max) * 1.1;
-        let mut ch = ChartBuilder::on(&panels[next])
-            .caption(format!("{}: per-flow window", run.label), ("sans-serif", 22))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..xmax, 0.0..wmax)?;
-        ch.configure_mesh().x_desc("time (s)").y_desc("KB").draw()?;
+        let mut ch = panel(
+            &panels[next],
+            format!("{}: per-flow window", run.label),
+            xmax,
+            wmax,
+            "KB",
+        )?;
         for (i, s) in w.into_iter().enumerate() {
             ch.draw_series(LineSeries::new(s, colors[i % colors.len()].stroke_width(2)))?;
         }
@@ -146,35 +218,44 @@ pub fn plot_run(run: &Run, setup: &Setup, dir: &Path) -> Result<()> {
         })
         .unwrap_or_default();
     let qmax = q.iter().map(|p| p.1).fold(1.0, f64::max) * 1.1;
-    let mut ch = ChartBuilder::on(&panels[next])
-        .caption(format!("{}: queue at {}", run.label, setup.bottleneck), ("sans-serif", 22))
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.0..xmax, 0.0..qmax)?;
-    ch.configure_mesh().x_desc("time (s)").y_desc("KB").draw()?;
+    let mut ch = panel(
+        &panels[next],
+        format!("{}: queue at {}", run.label, setup.bottleneck),
+        xmax,
+        qmax,
+        "KB",
+    )?;
     ch.draw_series(LineSeries::new(q, BLACK.stroke_width(2)))?;
 
     // The bottleneck's utilisation: bytes sent per window against C.
     let u: Vec<(f64, f64)> = port
         .map(|p| {
             let d: Vec<(u64, u64)> = p.deq.iter().copied().filter(|s| s.0 >= origin).collect();
-            throughput(&d, origin, win).into_iter().map(|(x, mbps)| (x, mbps / cap.max(1e-9))).collect()
+            throughput(&d, origin, win)
+                .into_iter()
+                .map(|(x, mbps)| (x, mbps / cap.max(1e-9)))
+                .collect()
         })
         .unwrap_or_default();
     let umax = u.iter().map(|p| p.1).fold(1.0, f64::max) * 1.1;
-    let mut ch = ChartBuilder::on(&panels[next + 1])
-        .caption(
-            format!("{}: utilisation of {} ({} ms windows)", run.label, setup.bottleneck, win / 1_000_000),
-            ("sans-serif", 22),
-        )
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.0..xmax, 0.0..umax)?;
-    ch.configure_mesh().x_desc("time (s)").y_desc("of C").draw()?;
+    let mut ch = panel(
+        &panels[next + 1],
+        format!(
+            "{}: utilisation of {} ({} ms windows)",
+            run.label,
+            setup.bottleneck,
+            win / 1_000_000
+        ),
+        xmax,
+        umax,
+        "of C",
+    )?;
     ch.draw_series(LineSeries::new(u, BLACK.stroke_width(2)))?;
-    ch.draw_series(LineSeries::new(vec![(0.0, 1.0), (xmax, 1.0)], RED.stroke_width(1)))?;
-    root.present().with_context(|| format!("writing {}", path.display()))?;
+    ch.draw_series(LineSeries::new(
+        vec![(0.0, 1.0), (xmax, 1.0)],
+        RED.stroke_width(1),
+    ))?;
+    root.present()
+        .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }

@@ -29,7 +29,8 @@ pub const RATES_HEADER: &str = "t_ns,qp,alg,state,rate_bps,tx_bytes,acked_bytes"
 pub const HALTS_HEADER: &str = "t_ns,qp,event,halted_ns,planned_ns";
 pub const PORTS_HEADER: &str =
     "t_ns,dev,qlen_bytes,max_qlen_bytes,enq_bytes,deq_bytes,drops,pfc_rx_xoff,paused_ns,ingress_bytes,pfc_tx_xoff";
-pub const QPS_HEADER: &str = "t_ns,qp,cc,rate_bps,tx_bytes,acked_bytes,halts,halt_actual_ns,window_bytes";
+pub const QPS_HEADER: &str =
+    "t_ns,qp,cc,rate_bps,tx_bytes,acked_bytes,halts,halt_actual_ns,window_bytes";
 
 pub struct Options {
     pub out: PathBuf,
@@ -47,18 +48,40 @@ extern "C" fn on_signal(_: libc::c_int) {
 
 /// CLOCK_MONOTONIC in ns: the clock of the kernel's `ktime_get_ns()`.
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid, writable timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(ts.tv_nsec as u64)
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
 }
 
 /// One rxe_cc trace event, parsed from a `trace_pipe` line.
 #[derive(Debug, PartialEq)]
 pub enum Event {
-    Rate { t_ns: u64, qp: String, alg: u64, state: u64, rate_bps: u64, tx_bytes: u64, acked_bytes: u64 },
-    HaltStart { t_ns: u64, qp: String, planned_ns: u64 },
-    HaltEnd { t_ns: u64, qp: String, halted_ns: u64, planned_ns: u64 },
+    Rate {
+        t_ns: u64,
+        qp: String,
+        alg: u64,
+        state: u64,
+        rate_bps: u64,
+        tx_bytes: u64,
+        acked_bytes: u64,
+    },
+    HaltStart {
+        t_ns: u64,
+        qp: String,
+        planned_ns: u64,
+    },
+    HaltEnd {
+        t_ns: u64,
+        qp: String,
+        halted_ns: u64,
+        planned_ns: u64,
+    },
 }
 
 /// Parses a `trace_pipe` line such as
@@ -90,15 +113,25 @@ pub fn parse_event(line: &str) -> Option<Event> {
             tx_bytes: g("tx_bytes")?,
             acked_bytes: g("acked_bytes")?,
         },
-        "halt_start" => Event::HaltStart { t_ns: g("ns")?, qp, planned_ns: g("planned_ns")? },
-        "halt_end" => Event::HaltEnd { t_ns: g("ns")?, qp, halted_ns: g("halted_ns")?, planned_ns: g("planned_ns")? },
+        "halt_start" => Event::HaltStart {
+            t_ns: g("ns")?,
+            qp,
+            planned_ns: g("planned_ns")?,
+        },
+        "halt_end" => Event::HaltEnd {
+            t_ns: g("ns")?,
+            qp,
+            halted_ns: g("halted_ns")?,
+            planned_ns: g("planned_ns")?,
+        },
         _ => return None,
     })
 }
 
 fn csv(dir: &Path, name: &str, header: &str) -> Result<BufWriter<File>> {
     let p = dir.join(name);
-    let mut w = BufWriter::new(File::create(&p).with_context(|| format!("creating {}", p.display()))?);
+    let mut w =
+        BufWriter::new(File::create(&p).with_context(|| format!("creating {}", p.display()))?);
     writeln!(w, "{header}")?;
     Ok(w)
 }
@@ -117,24 +150,37 @@ impl TraceInstance {
             let target = c"/sys/kernel/tracing";
             // SAFETY: NUL-terminated strings; a null data pointer is allowed.
             let rc = unsafe {
-                libc::mount(src.as_ptr(), target.as_ptr(), src.as_ptr(), 0, std::ptr::null())
+                libc::mount(
+                    src.as_ptr(),
+                    target.as_ptr(),
+                    src.as_ptr(),
+                    0,
+                    std::ptr::null(),
+                )
             };
             if rc != 0 {
-                bail!("cannot mount tracefs on {TRACEFS}: {}", std::io::Error::last_os_error());
+                bail!(
+                    "cannot mount tracefs on {TRACEFS}: {}",
+                    std::io::Error::last_os_error()
+                );
             }
         }
         if !root.join("events/rxe_cc").is_dir() {
-            eprintln!("rxecc record: no rxe_cc tracepoints (is rxe_cc loaded?); recording samples only");
+            eprintln!(
+                "rxecc record: no rxe_cc tracepoints (is rxe_cc loaded?); recording samples only"
+            );
             return Ok(None);
         }
         let dir = root.join("instances").join(INSTANCE);
         if dir.exists() {
             // A recorder that was killed left it behind.
-            std::fs::remove_dir(&dir).with_context(|| format!("removing stale {}", dir.display()))?;
+            std::fs::remove_dir(&dir)
+                .with_context(|| format!("removing stale {}", dir.display()))?;
         }
         std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let w = |f: &str, v: &str| {
-            std::fs::write(dir.join(f), v).with_context(|| format!("writing {v} to {}/{f}", dir.display()))
+            std::fs::write(dir.join(f), v)
+                .with_context(|| format!("writing {v} to {}/{f}", dir.display()))
         };
         w("buffer_size_kb", "16384")?;
         w("events/rxe_cc/enable", "1")?;
@@ -149,12 +195,17 @@ impl TraceInstance {
 
     /// Events the ring buffer had to drop (it was full).
     fn overruns(&self) -> u64 {
-        let Ok(rd) = std::fs::read_dir(self.dir.join("per_cpu")) else { return 0 };
+        let Ok(rd) = std::fs::read_dir(self.dir.join("per_cpu")) else {
+            return 0;
+        };
         rd.filter_map(|e| e.ok())
             .filter_map(|e| std::fs::read_to_string(e.path().join("stats")).ok())
             .flat_map(|s| {
                 s.lines()
-                    .filter_map(|l| l.strip_prefix("overrun: ").and_then(|v| v.trim().parse::<u64>().ok()))
+                    .filter_map(|l| {
+                        l.strip_prefix("overrun: ")
+                            .and_then(|v| v.trim().parse::<u64>().ok())
+                    })
                     .collect::<Vec<_>>()
             })
             .sum()
@@ -178,15 +229,29 @@ impl Writers {
     fn event(&mut self, e: Event) -> Result<()> {
         self.events += 1;
         match e {
-            Event::Rate { t_ns, qp, alg, state, rate_bps, tx_bytes, acked_bytes } => {
-                writeln!(self.rates, "{t_ns},{qp},{alg},{state},{rate_bps},{tx_bytes},{acked_bytes}")?
-            }
-            Event::HaltStart { t_ns, qp, planned_ns } => {
-                writeln!(self.halts, "{t_ns},{qp},start,0,{planned_ns}")?
-            }
-            Event::HaltEnd { t_ns, qp, halted_ns, planned_ns } => {
-                writeln!(self.halts, "{t_ns},{qp},end,{halted_ns},{planned_ns}")?
-            }
+            Event::Rate {
+                t_ns,
+                qp,
+                alg,
+                state,
+                rate_bps,
+                tx_bytes,
+                acked_bytes,
+            } => writeln!(
+                self.rates,
+                "{t_ns},{qp},{alg},{state},{rate_bps},{tx_bytes},{acked_bytes}"
+            )?,
+            Event::HaltStart {
+                t_ns,
+                qp,
+                planned_ns,
+            } => writeln!(self.halts, "{t_ns},{qp},start,0,{planned_ns}")?,
+            Event::HaltEnd {
+                t_ns,
+                qp,
+                halted_ns,
+                planned_ns,
+            } => writeln!(self.halts, "{t_ns},{qp},end,{halted_ns},{planned_ns}")?,
         }
         Ok(())
     }
@@ -194,7 +259,9 @@ impl Writers {
 
 /// Reads what the pipe has now; keeps an incomplete last line in `pending`.
 fn drain(trace: &mut Option<TraceInstance>, pending: &mut String, w: &mut Writers) -> Result<()> {
-    let Some(t) = trace.as_mut() else { return Ok(()) };
+    let Some(t) = trace.as_mut() else {
+        return Ok(());
+    };
     let mut buf = [0u8; 65536];
     loop {
         match t.pipe.read(&mut buf) {
@@ -215,7 +282,8 @@ fn drain(trace: &mut Option<TraceInstance>, pending: &mut String, w: &mut Writer
 }
 
 pub fn record(opts: &Options) -> Result<()> {
-    std::fs::create_dir_all(&opts.out).with_context(|| format!("creating {}", opts.out.display()))?;
+    std::fs::create_dir_all(&opts.out)
+        .with_context(|| format!("creating {}", opts.out.display()))?;
     let mut w = Writers {
         rates: csv(&opts.out, "rates.csv", RATES_HEADER)?,
         halts: csv(&opts.out, "halts.csv", HALTS_HEADER)?,
@@ -236,7 +304,8 @@ pub fn record(opts: &Options) -> Result<()> {
         "rxecc record: into {} every {} ms{}; stop with SIGINT/SIGTERM",
         opts.out.display(),
         opts.interval.as_millis(),
-        opts.duration.map_or(String::new(), |d| format!(" for {:.1} s", d.as_secs_f64()))
+        opts.duration
+            .map_or(String::new(), |d| format!(" for {:.1} s", d.as_secs_f64()))
     );
     while !STOP.load(Ordering::Relaxed) && opts.duration.is_none_or(|d| start.elapsed() < d) {
         let tick = Instant::now();
@@ -244,12 +313,21 @@ pub fn record(opts: &Options) -> Result<()> {
         let t = monotonic_ns();
         for dev in switch::ports() {
             // A port detached under us is simply gone.
-            let Ok(p) = switch::port_stats(&dev) else { continue };
+            let Ok(p) = switch::port_stats(&dev) else {
+                continue;
+            };
             let (ib, tx_xoff) = p.ingress.map_or((0, 0), |i| (i.bytes, i.pfc_tx_xoff));
             writeln!(
                 ports_csv,
                 "{t},{},{},{},{},{},{},{},{},{ib},{tx_xoff}",
-                p.dev, p.qlen_bytes, p.max_qlen_bytes, p.enq_bytes, p.deq_bytes, p.drops, p.pfc_rx_xoff, p.paused_ns
+                p.dev,
+                p.qlen_bytes,
+                p.max_qlen_bytes,
+                p.enq_bytes,
+                p.deq_bytes,
+                p.drops,
+                p.pfc_rx_xoff,
+                p.paused_ns
             )?;
         }
         if let Ok(snap) = stats::snapshot(&opts.debugfs_root) {
@@ -297,11 +375,17 @@ pub fn record(opts: &Options) -> Result<()> {
         "trace_events": w.events,
         "trace_events_lost": lost,
     });
-    std::fs::write(opts.out.join("record.json"), serde_json::to_string_pretty(&summary)?)?;
+    std::fs::write(
+        opts.out.join("record.json"),
+        serde_json::to_string_pretty(&summary)?,
+    )?;
     if lost > 0 {
         eprintln!("rxecc record: warning: the trace buffer overran; {lost} events were lost");
     }
-    eprintln!("rxecc record: done: {samples} samples, {} trace events", w.events);
+    eprintln!(
+        "rxecc record: done: {samples} samples, {} trace events",
+        w.events
+    );
     Ok(())
 }
 
@@ -327,13 +411,34 @@ mod tests {
         let l = " x-1 [000] ..... 1.0: rxe_cc_halt_end: qp=rxe2-qp18 ns=5 halted_ns=3 planned_ns=2";
         assert_eq!(
             parse_event(l),
-            Some(Event::HaltEnd { t_ns: 5, qp: "rxe2-qp18".into(), halted_ns: 3, planned_ns: 2 })
+            Some(Event::HaltEnd {
+                t_ns: 5,
+                qp: "rxe2-qp18".into(),
+                halted_ns: 3,
+                planned_ns: 2
+            })
         );
         let l = " x-1 [000] ..... 1.0: rxe_cc_halt_start: qp=rxe2-qp18 ns=5 planned_ns=2";
-        assert_eq!(parse_event(l), Some(Event::HaltStart { t_ns: 5, qp: "rxe2-qp18".into(), planned_ns: 2 }));
-        assert_eq!(parse_event(" x-1 [000] ..... 1.0: sched_switch: prev=a"), None);
-        assert_eq!(parse_event(" x-1 [000] ..... 1.0: rxe_cc_rate: qp=a ns=zz"), None);
+        assert_eq!(
+            parse_event(l),
+            Some(Event::HaltStart {
+                t_ns: 5,
+                qp: "rxe2-qp18".into(),
+                planned_ns: 2
+            })
+        );
+        assert_eq!(
+            parse_event(" x-1 [000] ..... 1.0: sched_switch: prev=a"),
+            None
+        );
+        assert_eq!(
+            parse_event(" x-1 [000] ..... 1.0: rxe_cc_rate: qp=a ns=zz"),
+            None
+        );
         assert_eq!(parse_event("CPU:1 [LOST 12 EVENTS]"), None);
-        assert_eq!(parse_event(" x-1 [000] ..... 1.0: rxe_cc_other: qp=a ns=1"), None);
+        assert_eq!(
+            parse_event(" x-1 [000] ..... 1.0: rxe_cc_other: qp=a ns=1"),
+            None
+        );
     }
 }

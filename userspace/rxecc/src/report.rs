@@ -119,11 +119,18 @@ pub struct Metrics {
 fn rows(dir: &Path, name: &str) -> Result<Vec<Vec<String>>> {
     let p = dir.join(name);
     let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
-    Ok(text.lines().skip(1).filter(|l| !l.is_empty()).map(|l| l.split(',').map(str::to_string).collect()).collect())
+    Ok(text
+        .lines()
+        .skip(1)
+        .filter(|l| !l.is_empty())
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect())
 }
 
 fn text(r: &[String], i: usize, file: &str) -> Result<String> {
-    r.get(i).cloned().with_context(|| format!("{file}: short row {}", r.join(",")))
+    r.get(i)
+        .cloned()
+        .with_context(|| format!("{file}: short row {}", r.join(",")))
 }
 
 fn num(r: &[String], i: usize, file: &str) -> Result<u64> {
@@ -137,13 +144,27 @@ pub fn load(label: &str, dir: &Path) -> Result<Run> {
     let mut flows: BTreeMap<String, Flow> = BTreeMap::new();
     let mut first_send: BTreeMap<String, u64> = BTreeMap::new();
     for r in rows(dir, "rates.csv")? {
-        let (t, qp, rate) = (num(&r, 0, "rates.csv")?, text(&r, 1, "rates.csv")?, num(&r, 4, "rates.csv")?);
+        let (t, qp, rate) = (
+            num(&r, 0, "rates.csv")?,
+            text(&r, 1, "rates.csv")?,
+            num(&r, 4, "rates.csv")?,
+        );
         first_send.entry(qp.clone()).or_insert(t);
-        flows.entry(qp.clone()).or_insert_with(|| Flow { qp, ..Default::default() }).rate.push((t, rate));
+        flows
+            .entry(qp.clone())
+            .or_insert_with(|| Flow {
+                qp,
+                ..Default::default()
+            })
+            .rate
+            .push((t, rate));
     }
     for r in rows(dir, "qps.csv")? {
         let (t, qp) = (num(&r, 0, "qps.csv")?, text(&r, 1, "qps.csv")?);
-        let f = flows.entry(qp.clone()).or_insert_with(|| Flow { qp, ..Default::default() });
+        let f = flows.entry(qp.clone()).or_insert_with(|| Flow {
+            qp,
+            ..Default::default()
+        });
         f.rate.push((t, num(&r, 3, "qps.csv")?));
         f.acked.push((t, num(&r, 5, "qps.csv")?));
         // Recordings before window_bytes have 8 columns.
@@ -155,19 +176,31 @@ pub fn load(label: &str, dir: &Path) -> Result<Run> {
     for (qp, mut f) in flows {
         f.rate.sort_unstable();
         f.acked.sort_unstable();
-        let Some(&(_, last)) = f.acked.last() else { continue };
+        let Some(&(_, last)) = f.acked.last() else {
+            continue;
+        };
         if last == 0 {
             continue; // a receiver's QP, or a flow that never sent
         }
         let first_acked = f.acked.iter().find(|(_, a)| *a > 0).map_or(0, |(t, _)| *t);
-        f.start_ns = first_send.get(&qp).copied().unwrap_or(first_acked).min(first_acked);
-        f.end_ns = f.acked.iter().find(|(_, a)| *a == last).map_or(0, |(t, _)| *t);
+        f.start_ns = first_send
+            .get(&qp)
+            .copied()
+            .unwrap_or(first_acked)
+            .min(first_acked);
+        f.end_ns = f
+            .acked
+            .iter()
+            .find(|(_, a)| *a == last)
+            .map_or(0, |(t, _)| *t);
         out.push(f);
     }
     let mut ports: BTreeMap<String, PortSeries> = BTreeMap::new();
     for r in rows(dir, "ports.csv")? {
         let f = "ports.csv";
-        let p = ports.entry(r.get(1).cloned().unwrap_or_default()).or_default();
+        let p = ports
+            .entry(r.get(1).cloned().unwrap_or_default())
+            .or_default();
         p.samples.push((
             num(&r, 0, f)?,
             num(&r, 2, f)?,
@@ -189,7 +222,12 @@ pub fn load(label: &str, dir: &Path) -> Result<Run> {
             });
         }
     }
-    Ok(Run { label: label.to_string(), flows: out, ports, halts })
+    Ok(Run {
+        label: label.to_string(),
+        flows: out,
+        ports,
+        halts,
+    })
 }
 
 /// The value of a step function at `t` (the last step at or before it).
@@ -220,12 +258,20 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
     }
     v.sort_by(f64::total_cmp);
     let m = v.len() / 2;
-    Some(if v.len().is_multiple_of(2) { (v[m - 1] + v[m]) / 2.0 } else { v[m] })
+    Some(if v.len().is_multiple_of(2) {
+        (v[m - 1] + v[m]) / 2.0
+    } else {
+        v[m]
+    })
 }
 
 /// Sum of the flows' rates at `t`, counting only flows running then.
 pub fn aggregate_rate(flows: &[Flow], t: u64) -> u64 {
-    flows.iter().filter(|f| f.start_ns <= t && t <= f.end_ns).map(|f| step_at(&f.rate, t)).sum()
+    flows
+        .iter()
+        .filter(|f| f.start_ns <= t && t <= f.end_ns)
+        .map(|f| step_at(&f.rate, t))
+        .sum()
 }
 
 pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
@@ -237,12 +283,19 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
     let t0 = flows.iter().map(|f| f.start_ns).max().unwrap_or(0);
     let t1 = flows.iter().map(|f| f.end_ns).min().unwrap_or(0);
     if t1 <= t0 {
-        bail!("{}: the flows never all ran at once (the last started after the first ended)", run.label);
+        bail!(
+            "{}: the flows never all ran at once (the last started after the first ended)",
+            run.label
+        );
     }
     let c = setup.capacity_bps as f64;
     let ms = |t: u64| t.saturating_sub(origin) as f64 / 1e6;
     // The aggregate changes only at steps: check each step time in [t0, t1].
-    let mut times: Vec<u64> = flows.iter().flat_map(|f| f.rate.iter().map(|s| s.0)).filter(|t| *t >= t0 && *t <= t1).collect();
+    let mut times: Vec<u64> = flows
+        .iter()
+        .flat_map(|f| f.rate.iter().map(|s| s.0))
+        .filter(|t| *t >= t0 && *t <= t1)
+        .collect();
     times.push(t0);
     times.sort_unstable();
     let in_c = |t: u64| (aggregate_rate(flows, t) as f64 - c).abs() <= 0.1 * c;
@@ -264,20 +317,36 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
     let mid = t0 + (t1 - t0) / 2;
     let flow_mbps: Vec<f64> = flows
         .iter()
-        .map(|f| (acked_at(&f.acked, t1) - acked_at(&f.acked, mid)) * 8.0 / ((t1 - mid) as f64 / 1e9) / 1e6)
+        .map(|f| {
+            (acked_at(&f.acked, t1) - acked_at(&f.acked, mid)) * 8.0
+                / ((t1 - mid) as f64 / 1e9)
+                / 1e6
+        })
         .collect();
-    let total: f64 = flows.iter().map(|f| acked_at(&f.acked, t1) - acked_at(&f.acked, t0)).sum();
+    let total: f64 = flows
+        .iter()
+        .map(|f| acked_at(&f.acked, t1) - acked_at(&f.acked, t0))
+        .sum();
     let throughput_mbps = total * 8.0 / ((t1 - t0) as f64 / 1e9) / 1e6;
     let (mut peak_queue, mut mean_queue, mut p50, mut p95) = (0, 0.0, 0, 0);
     if let Some(b) = run.ports.get(&setup.bottleneck) {
         peak_queue = b.samples.iter().map(|s| s.2).max().unwrap_or(0);
-        let mut w: Vec<u64> = b.samples.iter().filter(|s| s.0 >= t0 && s.0 <= t1).map(|s| s.1).collect();
+        let mut w: Vec<u64> = b
+            .samples
+            .iter()
+            .filter(|s| s.0 >= t0 && s.0 <= t1)
+            .map(|s| s.1)
+            .collect();
         mean_queue = w.iter().sum::<u64>() as f64 / w.len().max(1) as f64;
         w.sort_unstable();
         p50 = percentile(&w, 50);
         p95 = percentile(&w, 95);
     } else if !run.ports.is_empty() {
-        bail!("{}: no port {} in the recording", run.label, setup.bottleneck);
+        bail!(
+            "{}: no port {} in the recording",
+            run.label,
+            setup.bottleneck
+        );
     }
     let delta = |f: fn(&PortSample) -> u64| -> u64 {
         run.ports
@@ -300,7 +369,11 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
     let start = |h: &Halt| h.t_ns.saturating_sub(h.halted_ns);
     let first = run.halts.iter().map(start).filter(|s| *s >= t0).min();
     let round: Vec<&Halt> = match first {
-        Some(f) => run.halts.iter().filter(|h| (f..=f + setup.period_ns).contains(&start(h))).collect(),
+        Some(f) => run
+            .halts
+            .iter()
+            .filter(|h| (f..=f + setup.period_ns).contains(&start(h)))
+            .collect(),
         None => Vec::new(),
     };
     let first_round_ideal_ms = first.map(|f| {
@@ -328,7 +401,12 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
         drops,
         halts: run.halts.len(),
         halt_actual_ms_median: median(run.halts.iter().map(|h| h.halted_ns as f64 / 1e6).collect()),
-        halt_planned_ms_median: median(run.halts.iter().map(|h| h.planned_ns as f64 / 1e6).collect()),
+        halt_planned_ms_median: median(
+            run.halts
+                .iter()
+                .map(|h| h.planned_ns as f64 / 1e6)
+                .collect(),
+        ),
         in_band,
         first_round_halts: round.len(),
         first_round_actual_ms: median(round.iter().map(|h| h.halted_ns as f64 / 1e6).collect()),
@@ -412,8 +490,17 @@ mod tests {
 
     fn flow(qp: &str, start: u64, end: u64, rate: Vec<(u64, u64)>, mbps: u64) -> Flow {
         // acked grows linearly at `mbps` from start to end, sampled every ms.
-        let acked = (start / MS..=end / MS).map(|i| (i * MS, (i * MS - start) * mbps / 8 / 1000)).collect();
-        Flow { qp: qp.into(), rate, acked, start_ns: start, end_ns: end, ..Default::default() }
+        let acked = (start / MS..=end / MS)
+            .map(|i| (i * MS, (i * MS - start) * mbps / 8 / 1000))
+            .collect();
+        Flow {
+            qp: qp.into(),
+            rate,
+            acked,
+            start_ns: start,
+            end_ns: end,
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -421,7 +508,13 @@ mod tests {
         let c = 100_000_000;
         // Flow a runs alone at C; b joins at 10 ms at C; both drop to C/2 at 13 ms.
         let a = flow("a", 0, 100 * MS, vec![(0, c), (13 * MS, c / 2)], 50);
-        let b = flow("b", 10 * MS, 100 * MS, vec![(10 * MS, c), (13 * MS, c / 2)], 50);
+        let b = flow(
+            "b",
+            10 * MS,
+            100 * MS,
+            vec![(10 * MS, c), (13 * MS, c / 2)],
+            50,
+        );
         let mut ports = BTreeMap::new();
         ports.insert(
             "p0".to_string(),
@@ -436,10 +529,29 @@ mod tests {
             },
         );
         // Halts start at 14 and 14.5 ms (one round) and at 40 ms (not in it).
-        let h = |qp: &str, end: u64, len: u64| Halt { qp: qp.into(), t_ns: end, halted_ns: len, planned_ns: len };
-        let halts = vec![h("a", 4 * MS, MS), h("a", 16 * MS, 2 * MS), h("b", 17 * MS + MS / 2, 3 * MS), h("a", 41 * MS, MS)];
-        let run = Run { label: "x".into(), flows: vec![a, b], ports, halts };
-        let setup = Setup { capacity_bps: c, bottleneck: "p0".into(), period_ns: MS };
+        let h = |qp: &str, end: u64, len: u64| Halt {
+            qp: qp.into(),
+            t_ns: end,
+            halted_ns: len,
+            planned_ns: len,
+        };
+        let halts = vec![
+            h("a", 4 * MS, MS),
+            h("a", 16 * MS, 2 * MS),
+            h("b", 17 * MS + MS / 2, 3 * MS),
+            h("a", 41 * MS, MS),
+        ];
+        let run = Run {
+            label: "x".into(),
+            flows: vec![a, b],
+            ports,
+            halts,
+        };
+        let setup = Setup {
+            capacity_bps: c,
+            bottleneck: "p0".into(),
+            period_ns: MS,
+        };
         let m = metrics(&run, &setup).unwrap();
         assert_eq!(m.converge_periods, Some(3.0));
         // In band from 13 ms to t1 = 100 ms, of t0..t1 = 10..100 ms.
@@ -451,7 +563,11 @@ mod tests {
         assert!((m.first_round_ideal_ms.unwrap() - 2.0).abs() < 1e-9);
         assert_eq!(m.aggregate_at_t0_mbps, 200.0);
         assert!((m.jain.unwrap() - 1.0).abs() < 1e-9);
-        assert!((m.throughput_mbps - 100.0).abs() < 1.0, "{}", m.throughput_mbps);
+        assert!(
+            (m.throughput_mbps - 100.0).abs() < 1.0,
+            "{}",
+            m.throughput_mbps
+        );
         assert_eq!(m.peak_queue_bytes, 25000);
         // Queue samples in 10..100 ms: 25000 at 13, 12500 at 20: p50 12500.
         assert_eq!((m.p50_queue_bytes, m.p95_queue_bytes), (12500, 25000));
@@ -474,8 +590,21 @@ mod tests {
         let c = 100_000_000;
         let a = flow("a", 0, 50 * MS, vec![(0, c)], 50);
         let b = flow("b", MS, 50 * MS, vec![(MS, c)], 50);
-        let run = Run { label: "none".into(), flows: vec![a, b], ports: BTreeMap::new(), halts: vec![] };
-        let m = metrics(&run, &Setup { capacity_bps: c, bottleneck: "p0".into(), period_ns: MS }).unwrap();
+        let run = Run {
+            label: "none".into(),
+            flows: vec![a, b],
+            ports: BTreeMap::new(),
+            halts: vec![],
+        };
+        let m = metrics(
+            &run,
+            &Setup {
+                capacity_bps: c,
+                bottleneck: "p0".into(),
+                period_ns: MS,
+            },
+        )
+        .unwrap();
         assert_eq!(m.converge_periods, None);
     }
 
@@ -483,8 +612,21 @@ mod tests {
     fn flows_that_never_overlap_are_an_error() {
         let a = flow("a", 0, 5 * MS, vec![(0, 1)], 50);
         let b = flow("b", 6 * MS, 9 * MS, vec![(6 * MS, 1)], 50);
-        let run = Run { label: "x".into(), flows: vec![a, b], ports: BTreeMap::new(), halts: vec![] };
-        let e = metrics(&run, &Setup { capacity_bps: 1, bottleneck: "p0".into(), period_ns: 1 }).unwrap_err();
+        let run = Run {
+            label: "x".into(),
+            flows: vec![a, b],
+            ports: BTreeMap::new(),
+            halts: vec![],
+        };
+        let e = metrics(
+            &run,
+            &Setup {
+                capacity_bps: 1,
+                bottleneck: "p0".into(),
+                period_ns: 1,
+            },
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("never all ran at once"));
     }
 }

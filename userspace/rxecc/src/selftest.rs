@@ -15,7 +15,10 @@ const TC_ACT_SHOT: u32 = 2;
 const RATE_BPS: u64 = 100_000_000;
 
 fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid timespec for clock_gettime to fill.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64
@@ -39,7 +42,10 @@ pub fn pfc_frame(dst_last: u8, opcode: u16, class_vec: u8, quanta: u16, stamp: u
 }
 
 fn ip_csum(h: &[u8]) -> u16 {
-    let mut s: u32 = h.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum();
+    let mut s: u32 = h
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+        .sum();
     while s > 0xffff {
         s = (s & 0xffff) + (s >> 16);
     }
@@ -85,7 +91,11 @@ impl Tally {
 
 fn run_prog(prog: &libbpf_rs::ProgramMut<'_>, pkt: &[u8]) -> Result<(u32, Vec<u8>)> {
     let mut out = vec![0u8; pkt.len() + 256];
-    let input = ProgramInput { data_in: Some(pkt), data_out: Some(&mut out), ..Default::default() };
+    let input = ProgramInput {
+        data_in: Some(pkt),
+        data_out: Some(&mut out),
+        ..Default::default()
+    };
     let o = prog.test_run(input).context("BPF_PROG_TEST_RUN")?;
     let rv = o.return_value;
     let n = o.data.map_or(0, |d| d.len());
@@ -95,7 +105,12 @@ fn run_prog(prog: &libbpf_rs::ProgramMut<'_>, pkt: &[u8]) -> Result<(u32, Vec<u8
 
 /// Runs a TC program `repeat` times on `pkt` with `skb->mark` = `mark`;
 /// returns the last run's verdict and the mark it left.
-fn run_prog_marked(prog: &libbpf_rs::ProgramMut<'_>, pkt: &[u8], mark: u32, repeat: u32) -> Result<(u32, u32)> {
+fn run_prog_marked(
+    prog: &libbpf_rs::ProgramMut<'_>,
+    pkt: &[u8],
+    mark: u32,
+    repeat: u32,
+) -> Result<(u32, u32)> {
     // struct __sk_buff up to `mark` (len, pkt_type, mark): the kernel
     // takes a shorter context and zeroes the rest.
     let mut ctx_in = [0u8; 12];
@@ -113,7 +128,9 @@ fn run_prog_marked(prog: &libbpf_rs::ProgramMut<'_>, pkt: &[u8], mark: u32, repe
     };
     let o = prog.test_run(input).context("BPF_PROG_TEST_RUN")?;
     let rv = o.return_value;
-    let ctx = o.context.context("no context back from BPF_PROG_TEST_RUN")?;
+    let ctx = o
+        .context
+        .context("no context back from BPF_PROG_TEST_RUN")?;
     let mark_out = u32::from_ne_bytes(ctx.get(8..12).context("short context")?.try_into()?);
     Ok((rv, mark_out))
 }
@@ -122,7 +139,9 @@ fn run_prog_marked(prog: &libbpf_rs::ProgramMut<'_>, pkt: &[u8], mark: u32, repe
 const MARK_COMPRESSED: u32 = 0x4000_0000;
 
 fn read<T: Copy>(map: &dyn MapCore) -> Result<T> {
-    let b = map.lookup(&0u32.to_ne_bytes(), MapFlags::ANY)?.context("map has no entry 0")?;
+    let b = map
+        .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)?
+        .context("map has no entry 0")?;
     if b.len() < std::mem::size_of::<T>() {
         bail!("map value too small");
     }
@@ -132,14 +151,19 @@ fn read<T: Copy>(map: &dyn MapCore) -> Result<T> {
 
 fn write<T: Copy>(map: &dyn MapCore, v: &T) -> Result<()> {
     // SAFETY: `T` is a plain-old-data C struct; its bytes are initialised.
-    let bytes = unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), std::mem::size_of::<T>()) };
-    map.update(&0u32.to_ne_bytes(), bytes, MapFlags::ANY).context("map update")
+    let bytes = unsafe {
+        std::slice::from_raw_parts((v as *const T).cast::<u8>(), std::mem::size_of::<T>())
+    };
+    map.update(&0u32.to_ne_bytes(), bytes, MapFlags::ANY)
+        .context("map update")
 }
 
 /// The PFC receiver (port.bpf.c's `port_ingress`).
 fn pfc_tests(t: &mut Tally) -> Result<()> {
     let mut storage = MaybeUninit::uninit();
-    let open = port_skel::PortSkelBuilder::default().open(&mut storage).context("opening port.bpf.o")?;
+    let open = port_skel::PortSkelBuilder::default()
+        .open(&mut storage)
+        .context("opening port.bpf.o")?;
     let skel = open.load().context("loading port.bpf.o")?;
     // SAFETY: plain-old-data; zeroes are valid.
     let mut cfg: port_cfg = unsafe { std::mem::zeroed() };
@@ -156,12 +180,18 @@ fn pfc_tests(t: &mut Tally) -> Result<()> {
     t.check(
         "pfc: pause for class 3 is consumed and pauses the port",
         rv == TC_ACT_SHOT && s.paused == 1 && s.pfc_rx_xoff == 1,
-        format!("rv {rv}, paused {}, pfc_rx_xoff {}", s.paused, s.pfc_rx_xoff),
+        format!(
+            "rv {rv}, paused {}, pfc_rx_xoff {}",
+            s.paused, s.pfc_rx_xoff
+        ),
     );
     t.check(
         "pfc: pause time is quanta x 512 bit times at the port's rate",
         s.pause_until_ns - s.pause_start_ns == want_ns,
-        format!("{} ns, expected {want_ns}", s.pause_until_ns - s.pause_start_ns),
+        format!(
+            "{} ns, expected {want_ns}",
+            s.pause_until_ns - s.pause_start_ns
+        ),
     );
     t.check(
         "pfc: the pad's stamp gives one tau sample",
@@ -172,15 +202,25 @@ fn pfc_tests(t: &mut Tally) -> Result<()> {
     let s2 = st(&skel)?;
     t.check(
         "pfc: a refresh extends the pause without a new tau sample",
-        rv == TC_ACT_SHOT && s2.pfc_rx_xoff == 2 && s2.tau_n == 1 && s2.pause_until_ns >= s.pause_until_ns,
+        rv == TC_ACT_SHOT
+            && s2.pfc_rx_xoff == 2
+            && s2.tau_n == 1
+            && s2.pause_until_ns >= s.pause_until_ns,
         format!("rv {rv}, xoff {}, tau_n {}", s2.pfc_rx_xoff, s2.tau_n),
     );
     let (rv, _) = run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 0, 0))?;
     let s = st(&skel)?;
     t.check(
         "pfc: quanta 0 resumes and accounts the paused time",
-        rv == TC_ACT_SHOT && s.paused == 0 && s.pfc_rx_xon == 1 && s.paused_ns > 0 && s.last_resume_ns >= t0,
-        format!("rv {rv}, paused {}, xon {}, paused_ns {}", s.paused, s.pfc_rx_xon, s.paused_ns),
+        rv == TC_ACT_SHOT
+            && s.paused == 0
+            && s.pfc_rx_xon == 1
+            && s.paused_ns > 0
+            && s.last_resume_ns >= t0,
+        format!(
+            "rv {rv}, paused {}, xon {}, paused_ns {}",
+            s.paused, s.pfc_rx_xon, s.paused_ns
+        ),
     );
     // Each would pause class 3 for 100 quanta if it were obeyed. MAC control
     // frames are never forwarded: all are dropped, and counted as bad
@@ -197,26 +237,62 @@ fn pfc_tests(t: &mut Tally) -> Result<()> {
         Data,
     }
     let cases: [(&str, Vec<u8>, Want); 7] = [
-        ("pfc: a frame for another class is consumed and counted", pfc_frame(0x01, 0x0101, 1 << 5, 100, 0), Want::Other),
-        ("pfc: wrong destination address is dropped as bad", pfc_frame(0x02, 0x0101, 1 << 3, 100, 0), Want::Bad),
-        ("pfc: 802.3x PAUSE (opcode 1) is dropped as bad", pfc_frame(0x01, 0x0001, 1 << 3, 100, 0), Want::Bad),
-        ("pfc: a truncated frame is dropped as bad", pause()[..30].to_vec(), Want::Bad),
+        (
+            "pfc: a frame for another class is consumed and counted",
+            pfc_frame(0x01, 0x0101, 1 << 5, 100, 0),
+            Want::Other,
+        ),
+        (
+            "pfc: wrong destination address is dropped as bad",
+            pfc_frame(0x02, 0x0101, 1 << 3, 100, 0),
+            Want::Bad,
+        ),
+        (
+            "pfc: 802.3x PAUSE (opcode 1) is dropped as bad",
+            pfc_frame(0x01, 0x0001, 1 << 3, 100, 0),
+            Want::Bad,
+        ),
+        (
+            "pfc: a truncated frame is dropped as bad",
+            pause()[..30].to_vec(),
+            Want::Bad,
+        ),
         ("pfc: an oversized frame is dropped as bad", long, Want::Bad),
-        ("pfc: reserved class-vector bits: dropped as bad", reserved, Want::Bad),
-        ("pfc: RoCEv2 data passes untouched", udp_packet(4791, 1), Want::Data),
+        (
+            "pfc: reserved class-vector bits: dropped as bad",
+            reserved,
+            Want::Bad,
+        ),
+        (
+            "pfc: RoCEv2 data passes untouched",
+            udp_packet(4791, 1),
+            Want::Data,
+        ),
     ];
     for (name, pkt, want) in cases {
         let before = st(&skel)?;
         let (rv, out) = run_prog(prog, &pkt)?;
         let s = st(&skel)?;
-        let same = s.paused == before.paused && s.pfc_rx_xoff == before.pfc_rx_xoff && s.pfc_rx_xon == before.pfc_rx_xon;
-        let (bad, other) = (s.pfc_rx_bad - before.pfc_rx_bad, s.pfc_rx_other - before.pfc_rx_other);
+        let same = s.paused == before.paused
+            && s.pfc_rx_xoff == before.pfc_rx_xoff
+            && s.pfc_rx_xon == before.pfc_rx_xon;
+        let (bad, other) = (
+            s.pfc_rx_bad - before.pfc_rx_bad,
+            s.pfc_rx_other - before.pfc_rx_other,
+        );
         let ok = match want {
             Want::Bad => rv == TC_ACT_SHOT && (bad, other) == (1, 0),
             Want::Other => rv == TC_ACT_SHOT && (bad, other) == (0, 1),
             Want::Data => rv == TC_ACT_OK && out == pkt && (bad, other) == (0, 0),
         };
-        t.check(name, ok && same, format!("rv {rv}, state changed: {}, bad +{bad}, other +{other}", !same));
+        t.check(
+            name,
+            ok && same,
+            format!(
+                "rv {rv}, state changed: {}, bad +{bad}, other +{other}",
+                !same
+            ),
+        );
     }
     // An XON that overtook its XOFF on the way: the XOFF, stamped earlier,
     // is stale once the XON is obeyed, and must not pause the port.
@@ -227,8 +303,14 @@ fn pfc_tests(t: &mut Tally) -> Result<()> {
     let s = st(&skel)?;
     t.check(
         "pfc: a pause stamped before the last resume obeyed is stale and ignored",
-        rv == TC_ACT_SHOT && s.paused == 0 && s.pfc_rx_xoff == before.pfc_rx_xoff && s.pfc_rx_stale == before.pfc_rx_stale + 1,
-        format!("rv {rv}, paused {}, xoff {} -> {}, stale {}", s.paused, before.pfc_rx_xoff, s.pfc_rx_xoff, s.pfc_rx_stale),
+        rv == TC_ACT_SHOT
+            && s.paused == 0
+            && s.pfc_rx_xoff == before.pfc_rx_xoff
+            && s.pfc_rx_stale == before.pfc_rx_stale + 1,
+        format!(
+            "rv {rv}, paused {}, xoff {} -> {}, stale {}",
+            s.paused, before.pfc_rx_xoff, s.pfc_rx_xoff, s.pfc_rx_stale
+        ),
     );
     let (rv, _) = run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 100, t1 + 3))?;
     let s = st(&skel)?;
@@ -265,7 +347,9 @@ fn pfc_tests(t: &mut Tally) -> Result<()> {
     let s = st(&skel)?;
     t.check(
         "arrival: a burst faster than the link's rate is flagged and counted",
-        rv == TC_ACT_OK && mark & MARK_COMPRESSED != 0 && s.compressed_pkts > before.compressed_pkts,
+        rv == TC_ACT_OK
+            && mark & MARK_COMPRESSED != 0
+            && s.compressed_pkts > before.compressed_pkts,
         format!("rv {rv}, mark {mark:#x}, compressed {}", s.compressed_pkts),
     );
     Ok(())
@@ -278,7 +362,9 @@ type MarkCase = (&'static str, u32, u16, u8, u8, u64, u64, u64, u64, u8);
 /// The marker (mark.bpf.c) in every mode.
 fn mark_tests(t: &mut Tally) -> Result<()> {
     let mut storage = MaybeUninit::uninit();
-    let open = mark_skel::MarkSkelBuilder::default().open(&mut storage).context("opening mark.bpf.o")?;
+    let open = mark_skel::MarkSkelBuilder::default()
+        .open(&mut storage)
+        .context("opening mark.bpf.o")?;
     let skel = open.load().context("loading mark.bpf.o")?;
     let prog = &skel.progs.mark_egress;
     let set_cfg = |f: &dyn Fn(&mut mark_skel::types::rxecc_port_params)| -> Result<()> {
@@ -303,20 +389,163 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
     let far = 10_000_000_000u64;
     let cases: &[MarkCase] = &[
         ("mark ce: ECT(1) -> CE", 1, 4791, ECT1, CE, 0, 0, far, 0, 0),
-        ("mark ce: not-ECT stays not-ECT", 1, 4791, 0, 0, 0, 0, far, 0, 0),
-        ("mark ce: non-RoCE UDP untouched", 1, 53, ECT1, ECT1, 0, 0, far, 0, 0),
+        (
+            "mark ce: not-ECT stays not-ECT",
+            1,
+            4791,
+            0,
+            0,
+            0,
+            0,
+            far,
+            0,
+            0,
+        ),
+        (
+            "mark ce: non-RoCE UDP untouched",
+            1,
+            53,
+            ECT1,
+            ECT1,
+            0,
+            0,
+            far,
+            0,
+            0,
+        ),
         ("mark ue: ECT(1) -> UE", 2, 4791, ECT1, UE, 0, 0, far, 0, 0),
-        ("mark ue: CE is never downgraded to UE", 2, 4791, CE, CE, 0, 0, far, 0, 0),
-        ("red: queue above Kmax -> CE", 3, 4791, ECT1, CE, 200_000, 0, far, 0, 0),
-        ("red: queue below Kmin -> unmarked", 3, 4791, ECT1, ECT1, 10_000, 0, far, 0, 0),
-        ("tcd: queue above threshold, ON for long -> CE", 4, 4791, ECT1, CE, 20_000, 0, far, 0, CE),
-        ("tcd: queue above threshold while paused -> UE", 4, 4791, ECT1, UE, 20_000, 1, far, 0, UE),
-        ("tcd: queue above threshold, resumed just now -> UE", 4, 4791, ECT1, UE, 20_000, 0, 0, 0, UE),
-        ("tcd: UE decision keeps an upstream CE", 4, 4791, CE, CE, 20_000, 1, far, 0, UE),
-        ("tcd: queue at threshold -> unmarked", 4, 4791, ECT1, ECT1, 8_400, 0, far, 0, 0),
-        ("tcd: ON for long, still draining a pause's backlog -> UE", 4, 4791, ECT1, UE, 20_000, 0, far, 50_000, UE),
-        ("tcd: ON for long, grown by more than the threshold since resume -> CE", 4, 4791, ECT1, CE, 60_000, 0, far, 50_000, CE),
-        ("tcd: ON for long, grown by less than the threshold since resume -> UE", 4, 4791, ECT1, UE, 55_000, 0, far, 50_000, UE),
+        (
+            "mark ue: CE is never downgraded to UE",
+            2,
+            4791,
+            CE,
+            CE,
+            0,
+            0,
+            far,
+            0,
+            0,
+        ),
+        (
+            "red: queue above Kmax -> CE",
+            3,
+            4791,
+            ECT1,
+            CE,
+            200_000,
+            0,
+            far,
+            0,
+            0,
+        ),
+        (
+            "red: queue below Kmin -> unmarked",
+            3,
+            4791,
+            ECT1,
+            ECT1,
+            10_000,
+            0,
+            far,
+            0,
+            0,
+        ),
+        (
+            "tcd: queue above threshold, ON for long -> CE",
+            4,
+            4791,
+            ECT1,
+            CE,
+            20_000,
+            0,
+            far,
+            0,
+            CE,
+        ),
+        (
+            "tcd: queue above threshold while paused -> UE",
+            4,
+            4791,
+            ECT1,
+            UE,
+            20_000,
+            1,
+            far,
+            0,
+            UE,
+        ),
+        (
+            "tcd: queue above threshold, resumed just now -> UE",
+            4,
+            4791,
+            ECT1,
+            UE,
+            20_000,
+            0,
+            0,
+            0,
+            UE,
+        ),
+        (
+            "tcd: UE decision keeps an upstream CE",
+            4,
+            4791,
+            CE,
+            CE,
+            20_000,
+            1,
+            far,
+            0,
+            UE,
+        ),
+        (
+            "tcd: queue at threshold -> unmarked",
+            4,
+            4791,
+            ECT1,
+            ECT1,
+            8_400,
+            0,
+            far,
+            0,
+            0,
+        ),
+        (
+            "tcd: ON for long, still draining a pause's backlog -> UE",
+            4,
+            4791,
+            ECT1,
+            UE,
+            20_000,
+            0,
+            far,
+            50_000,
+            UE,
+        ),
+        (
+            "tcd: ON for long, grown by more than the threshold since resume -> CE",
+            4,
+            4791,
+            ECT1,
+            CE,
+            60_000,
+            0,
+            far,
+            50_000,
+            CE,
+        ),
+        (
+            "tcd: ON for long, grown by less than the threshold since resume -> UE",
+            4,
+            4791,
+            ECT1,
+            UE,
+            55_000,
+            0,
+            far,
+            50_000,
+            UE,
+        ),
     ];
     for &(name, mode, dport, ein, eout, q, paused, ago, rq, _) in cases {
         set_cfg(&|c| {
@@ -335,7 +564,11 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
         let csum_ok = out.len() >= 34 && ip_csum(&out[14..34]) == 0;
         // Only the TOS byte and the IP checksum may change.
         let rest_same = out.len() == pkt.len()
-            && out.iter().zip(&pkt).enumerate().all(|(i, (a, b))| a == b || matches!(i, 15 | 24 | 25));
+            && out
+                .iter()
+                .zip(&pkt)
+                .enumerate()
+                .all(|(i, (a, b))| a == b || matches!(i, 15 | 24 | 25));
         t.check(
             name,
             rv == TC_ACT_OK && ecn == eout && csum_ok && rest_same,
@@ -365,7 +598,10 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
     let after: mark_skel::types::port_state = read(&skel.maps.port_state)?;
     t.check(
         "tcd: a compressed arrival adds its bytes to the excess, and real growth stays CE",
-        rv == TC_ACT_OK && after.stats.tcd_compressed == 1 && after.stats.excess_bytes > 0 && after.stats.tcd_ce == 3,
+        rv == TC_ACT_OK
+            && after.stats.tcd_compressed == 1
+            && after.stats.excess_bytes > 0
+            && after.stats.tcd_ce == 3,
         format!(
             "rv {rv}, compressed {}, excess {} B, CE decisions {}",
             after.stats.tcd_compressed, after.stats.excess_bytes, after.stats.tcd_ce
@@ -374,7 +610,12 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
 
     // Every ECN-capable RoCE packet in TCD mode is one decision (and the
     // two above: one unmarked, one CE).
-    let tcd = |d: u8| cases.iter().filter(|c| c.1 == 4 && c.2 == 4791 && c.3 != 0 && c.9 == d).count() as u64;
+    let tcd = |d: u8| {
+        cases
+            .iter()
+            .filter(|c| c.1 == 4 && c.2 == 4791 && c.3 != 0 && c.9 == d)
+            .count() as u64
+    };
     let (want_ce, want_ue, want_none) = (tcd(CE) + 1, tcd(UE), tcd(0) + 1);
     let s: mark_skel::types::port_state = read(&skel.maps.port_state)?;
     t.check(
@@ -391,7 +632,10 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
 /// Runs every test; fails if any does.
 pub fn run() -> Result<()> {
     ensure_switch_module()?;
-    let mut t = Tally { passed: 0, failed: Vec::new() };
+    let mut t = Tally {
+        passed: 0,
+        failed: Vec::new(),
+    };
     pfc_tests(&mut t)?;
     mark_tests(&mut t)?;
     println!("selftest: {} passed, {} failed", t.passed, t.failed.len());

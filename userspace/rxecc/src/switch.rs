@@ -21,7 +21,9 @@ pub(crate) mod port_skel {
     include!(concat!(env!("OUT_DIR"), "/port.skel.rs"));
 }
 use mark_skel::MarkSkelBuilder;
-use port_skel::types::{ingress_acct, ingress_cfg, port_cfg, rxecc_port_params, port_state, switch_buf};
+use port_skel::types::{
+    ingress_acct, ingress_cfg, port_cfg, port_state, rxecc_port_params, switch_buf,
+};
 use port_skel::PortSkelBuilder;
 
 /// Root of everything rxecc pins.
@@ -79,11 +81,13 @@ pub fn ifindex(dev: &str) -> Result<u32> {
 /// Moves this process into network namespace `name` (`ip netns` naming).
 pub fn enter_netns(name: &str) -> Result<()> {
     let path = format!("/run/netns/{name}");
-    let f = std::fs::File::open(&path).with_context(|| format!("no network namespace '{name}' ({path})"))?;
+    let f = std::fs::File::open(&path)
+        .with_context(|| format!("no network namespace '{name}' ({path})"))?;
     use std::os::fd::AsRawFd;
     // SAFETY: `f` is an open namespace file descriptor for the whole call.
     if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-        return Err(std::io::Error::last_os_error()).with_context(|| format!("entering network namespace '{name}'"));
+        return Err(std::io::Error::last_os_error())
+            .with_context(|| format!("entering network namespace '{name}'"));
     }
     Ok(())
 }
@@ -106,7 +110,11 @@ fn pod_bytes<T: Copy>(v: &T) -> &[u8] {
 /// Reads a plain-old-data value out of map bytes.
 fn from_bytes<T: Copy>(bytes: &[u8], what: &str) -> Result<T> {
     if bytes.len() < std::mem::size_of::<T>() {
-        bail!("{what}: map value is {} bytes, expected {}", bytes.len(), std::mem::size_of::<T>());
+        bail!(
+            "{what}: map value is {} bytes, expected {}",
+            bytes.len(),
+            std::mem::size_of::<T>()
+        );
     }
     // SAFETY: `bytes` holds at least one `T`, a plain-old-data C struct
     // generated from the object's BTF; read_unaligned copies it out.
@@ -134,14 +142,25 @@ pub fn ensure_switch_module() -> Result<()> {
     if Path::new("/sys/module/rxecc_switch").exists() {
         return Ok(());
     }
-    let ko = std::env::var("RXECC_SWITCH_KO")
-        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../switch-ebpf/kmod/rxecc_switch.ko").into());
+    let ko = std::env::var("RXECC_SWITCH_KO").unwrap_or_else(|_| {
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../switch-ebpf/kmod/rxecc_switch.ko"
+        )
+        .into()
+    });
     if !Path::new(&ko).exists() {
         bail!("rxecc_switch.ko is not loaded and {ko} does not exist: run `make modules`");
     }
-    let out = std::process::Command::new("insmod").arg(&ko).output().context("running insmod")?;
+    let out = std::process::Command::new("insmod")
+        .arg(&ko)
+        .output()
+        .context("running insmod")?;
     if !out.status.success() {
-        bail!("insmod {ko}: {}", String::from_utf8_lossy(&out.stderr).trim());
+        bail!(
+            "insmod {ko}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
     Ok(())
 }
@@ -154,16 +173,28 @@ pub fn attach_marker(dev: &str, mode: MarkMode) -> Result<()> {
     libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Info, libbpf_print)));
     let idx = ifindex(dev)? as i32;
     let mut storage = MaybeUninit::uninit();
-    let mut open = MarkSkelBuilder::default().open(&mut storage).context("opening mark.bpf.o")?;
+    let mut open = MarkSkelBuilder::default()
+        .open(&mut storage)
+        .context("opening mark.bpf.o")?;
     let port = is_port(dev);
     if port {
         let dir = pin_dir(dev);
-        open.maps.port_state.reuse_pinned_map(format!("{dir}/state")).context("reusing the port's state")?;
-        open.maps.port_cfg.reuse_pinned_map(format!("{dir}/cfg")).context("reusing the port's configuration")?;
+        open.maps
+            .port_state
+            .reuse_pinned_map(format!("{dir}/state"))
+            .context("reusing the port's state")?;
+        open.maps
+            .port_cfg
+            .reuse_pinned_map(format!("{dir}/cfg"))
+            .context("reusing the port's configuration")?;
     } else if matches!(mode, MarkMode::Red | MarkMode::Tcd) {
-        bail!("{dev} is not a port: {mode:?} marks need the port's queue (`rxecc port attach` first)");
+        bail!(
+            "{dev} is not a port: {mode:?} marks need the port's queue (`rxecc port attach` first)"
+        );
     }
-    let skel = open.load().context("loading mark.bpf.o (is this the testbed kernel, and are you root?)")?;
+    let skel = open
+        .load()
+        .context("loading mark.bpf.o (is this the testbed kernel, and are you root?)")?;
     let mut hook = TcHookBuilder::new(skel.progs.mark_egress.as_fd())
         .ifindex(idx)
         .replace(true)
@@ -178,9 +209,12 @@ pub fn attach_marker(dev: &str, mode: MarkMode) -> Result<()> {
         }
         return Ok(());
     }
-    update_cfg_map(&skel.maps.port_cfg, |c| c.mark_mode = mode.code()).context("setting the mark mode")?;
-    hook.create().with_context(|| format!("creating clsact on {dev}"))?;
-    hook.attach().with_context(|| format!("attaching the marker to {dev} egress"))?;
+    update_cfg_map(&skel.maps.port_cfg, |c| c.mark_mode = mode.code())
+        .context("setting the mark mode")?;
+    hook.create()
+        .with_context(|| format!("creating clsact on {dev}"))?;
+    hook.attach()
+        .with_context(|| format!("attaching the marker to {dev} egress"))?;
     Ok(())
 }
 
@@ -204,14 +238,23 @@ pub struct PortConfig {
 
 impl Default for PortConfig {
     fn default() -> Self {
-        PortConfig { rate_mbps: 100, limit_pkts: 10_000, burst_us: DEFAULT_BURST_US, delay_us: 0, pfc_class: 3 }
+        PortConfig {
+            rate_mbps: 100,
+            limit_pkts: 10_000,
+            burst_us: DEFAULT_BURST_US,
+            delay_us: 0,
+            pfc_class: 3,
+        }
     }
 }
 
 /// Reads, changes and writes back a port's configuration. The programs
 /// pick the change up at their next packet; nothing is reloaded.
 pub fn update_port_cfg(dev: &str, f: impl FnOnce(&mut rxecc_port_params)) -> Result<()> {
-    let map = pinned(&format!("{}/cfg", pin_dir(dev)), &format!("{dev} is not a port"))?;
+    let map = pinned(
+        &format!("{}/cfg", pin_dir(dev)),
+        &format!("{dev} is not a port"),
+    )?;
     update_cfg_map(&map, f)
 }
 
@@ -221,9 +264,14 @@ pub fn update_port_cfg(dev: &str, f: impl FnOnce(&mut rxecc_port_params)) -> Res
 /// at once could still lose one's change; rxecc is the only writer.
 pub fn update_cfg_map(map: &dyn MapCore, f: impl FnOnce(&mut rxecc_port_params)) -> Result<()> {
     let zero = 0u32.to_ne_bytes();
-    let mut cfg: port_cfg = from_bytes(&map.lookup(&zero, MapFlags::LOCK)?.context("port_cfg has no entry 0")?, "port_cfg")?;
+    let mut cfg: port_cfg = from_bytes(
+        &map.lookup(&zero, MapFlags::LOCK)?
+            .context("port_cfg has no entry 0")?,
+        "port_cfg",
+    )?;
     f(&mut cfg.p);
-    map.update(&zero, pod_bytes(&cfg), MapFlags::LOCK).context("writing the port's configuration")
+    map.update(&zero, pod_bytes(&cfg), MapFlags::LOCK)
+        .context("writing the port's configuration")
 }
 
 /// RED thresholds of a port's marker.
@@ -273,7 +321,10 @@ fn ops_id(dev: &str) -> Result<String> {
 }
 
 fn run_tc(args: &[&str]) -> Result<std::process::Output> {
-    std::process::Command::new("tc").args(args).output().context("running tc (iproute2)")
+    std::process::Command::new("tc")
+        .args(args)
+        .output()
+        .context("running tc (iproute2)")
 }
 
 /// Makes `dev` an emulated port: loads its own instance of
@@ -294,8 +345,14 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
     let id = ops_id(dev)?;
     detach_port(dev)?;
     let mut storage = MaybeUninit::uninit();
-    let mut open = PortSkelBuilder::default().open(&mut storage).context("opening port.bpf.o")?;
-    let ro = open.maps.rodata_data.as_deref_mut().context("port.bpf.o has no .rodata")?;
+    let mut open = PortSkelBuilder::default()
+        .open(&mut storage)
+        .context("opening port.bpf.o")?;
+    let ro = open
+        .maps
+        .rodata_data
+        .as_deref_mut()
+        .context("port.bpf.o has no .rodata")?;
     ro.burst_ns = cfg.burst_us.saturating_mul(1000);
     ro.limit_pkts = cfg.limit_pkts;
     let ops = open.struct_ops.port_mut();
@@ -314,13 +371,17 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
             _ => &mut open.maps.switch_buf,
         };
         if Path::new(&path).exists() {
-            map.reuse_pinned_map(&path).with_context(|| format!("reusing {path}"))?;
+            map.reuse_pinned_map(&path)
+                .with_context(|| format!("reusing {path}"))?;
         } else {
             fresh.push(name);
         }
     }
-    let mut skel = open.load().context("loading port.bpf.o (is this the testbed kernel, and are you root?)")?;
-    std::fs::create_dir_all(PIN_ROOT).with_context(|| format!("creating {PIN_ROOT} (is bpffs mounted?)"))?;
+    let mut skel = open
+        .load()
+        .context("loading port.bpf.o (is this the testbed kernel, and are you root?)")?;
+    std::fs::create_dir_all(PIN_ROOT)
+        .with_context(|| format!("creating {PIN_ROOT} (is bpffs mounted?)"))?;
     for name in fresh {
         let path = format!("{PIN_ROOT}/{name}");
         let map = match name {
@@ -340,16 +401,30 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
         pc.port_id = port_id;
     })?;
 
-    let mut link = skel.maps.port.attach_struct_ops().context("registering the port's Qdisc_ops")?;
+    let mut link = skel
+        .maps
+        .port
+        .attach_struct_ops()
+        .context("registering the port's Qdisc_ops")?;
     let dir = pin_dir(dev);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {dir}"))?;
-    link.pin(format!("{dir}/ops")).context("pinning the struct_ops link")?;
-    skel.maps.port_state.pin(format!("{dir}/state")).context("pinning the port's counters")?;
-    skel.maps.port_cfg.pin(format!("{dir}/cfg")).context("pinning the port's configuration")?;
+    link.pin(format!("{dir}/ops"))
+        .context("pinning the struct_ops link")?;
+    skel.maps
+        .port_state
+        .pin(format!("{dir}/state"))
+        .context("pinning the port's counters")?;
+    skel.maps
+        .port_cfg
+        .pin(format!("{dir}/cfg"))
+        .context("pinning the port's configuration")?;
     let out = run_tc(&["qdisc", "replace", "dev", dev, "root", &id])?;
     if !out.status.success() {
         let _ = detach_port(dev);
-        bail!("tc qdisc replace dev {dev} root {id}: {}", String::from_utf8_lossy(&out.stderr).trim());
+        bail!(
+            "tc qdisc replace dev {dev} root {id}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
     let mut hook = TcHookBuilder::new(skel.progs.port_ingress.as_fd())
         .ifindex(idx as i32)
@@ -357,7 +432,8 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
         .handle(1)
         .priority(1)
         .hook(TC_INGRESS);
-    hook.create().with_context(|| format!("creating clsact on {dev}"))?;
+    hook.create()
+        .with_context(|| format!("creating clsact on {dev}"))?;
     if let Err(e) = hook.attach() {
         let _ = detach_port(dev);
         return Err(e).with_context(|| format!("attaching the PFC receiver to {dev} ingress"));
@@ -377,7 +453,9 @@ pub fn detach_port(dev: &str) -> Result<()> {
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
             // No root qdisc of ours left is fine.
-            if !err.contains("Cannot delete qdisc with handle of zero") && !err.contains("No such file") {
+            if !err.contains("Cannot delete qdisc with handle of zero")
+                && !err.contains("No such file")
+            {
                 bail!("tc qdisc del dev {dev} root: {}", err.trim());
             }
         }
@@ -385,14 +463,18 @@ pub fn detach_port(dev: &str) -> Result<()> {
         let _ = run_tc(&["qdisc", "del", "dev", dev, "clsact"]);
     }
     let idx_file = format!("{IFINDEX_DIR}/{dev}");
-    if let Ok(idx) = std::fs::read_to_string(&idx_file).map(|s| s.trim().parse::<u32>().unwrap_or(0)) {
+    if let Ok(idx) =
+        std::fs::read_to_string(&idx_file).map(|s| s.trim().parse::<u32>().unwrap_or(0))
+    {
         // Packets that entered here may still wait in other ports' queues,
         // charged to this account: deleting it now would let their release
         // go unmatched. Keep it (and its thresholds, which its XON needs)
         // until it drains; a later `set_ingress` reuses it as it is.
         let held = ingress_stats(idx).ok().flatten().map_or(0, |i| i.bytes);
         if held > 0 {
-            eprintln!("{dev}: keeping its ingress account: {held} B that entered here are still queued");
+            eprintln!(
+                "{dev}: keeping its ingress account: {held} B that entered here are still queued"
+            );
         } else {
             for name in ["ingress_cfg", "ingress_acct"] {
                 if let Ok(map) = MapHandle::from_pinned_path(format!("{PIN_ROOT}/{name}")) {
@@ -415,7 +497,11 @@ pub fn detach_port(dev: &str) -> Result<()> {
 
 /// The id of port `dev` (its slot in `int_deq`), if it is a port.
 pub fn port_id(dev: &str) -> Option<u32> {
-    std::fs::read_to_string(format!("{PORT_ID_DIR}/{dev}")).ok()?.trim().parse().ok()
+    std::fs::read_to_string(format!("{PORT_ID_DIR}/{dev}"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Gives `dev` the lowest port id no other port holds (its own, if it has
@@ -427,7 +513,13 @@ fn alloc_port_id(dev: &str) -> Result<u32> {
     }
     let used: Vec<u32> = std::fs::read_dir(PORT_ID_DIR)
         .with_context(|| format!("reading {PORT_ID_DIR}"))?
-        .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok()?.trim().parse().ok())
+        .filter_map(|e| {
+            std::fs::read_to_string(e.ok()?.path())
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        })
         .collect();
     let Some(id) = (1..MAX_PORTS).find(|i| !used.contains(i)) else {
         bail!("{dev}: all {} port ids are taken", MAX_PORTS - 1);
@@ -438,7 +530,9 @@ fn alloc_port_id(dev: &str) -> Result<u32> {
 }
 
 /// What a port's TC ingress stamps into INT shims.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Deserialize, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Deserialize, serde::Serialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum IntMode {
     /// Nothing.
@@ -531,7 +625,9 @@ pub fn set_int(dev: &str, from: &str, mode: IntMode, icc: &IccParams) -> Result<
     }
     icc.validate()?;
     let from = match mode {
-        IntMode::Hpcc if from.is_empty() => bail!("--mode hpcc needs --from: the link peer whose egress {dev} describes"),
+        IntMode::Hpcc if from.is_empty() => {
+            bail!("--mode hpcc needs --from: the link peer whose egress {dev} describes")
+        }
         m if m.on_acks() && !from.is_empty() && from != dev => {
             bail!("--mode {m:?} stamps {dev}'s own egress into the ACKs it takes in: leave out --from (got {from})")
         }
@@ -540,7 +636,8 @@ pub fn set_int(dev: &str, from: &str, mode: IntMode, icc: &IccParams) -> Result<
     };
     let from_id = match mode {
         IntMode::Off => 0,
-        _ => port_id(from).with_context(|| format!("{from} is not a port: INT needs its egress queue"))?,
+        _ => port_id(from)
+            .with_context(|| format!("{from} is not a port: INT needs its egress queue"))?,
     };
     update_port_cfg(dev, |c| {
         c.int_mode = mode.code();
@@ -593,10 +690,17 @@ pub fn auto_quanta(rate_bps: u64, refresh_us: u64) -> u32 {
 /// counters the first time). Safe under traffic: counters are kept.
 pub fn set_ingress(dev: &str, ic: &IngressConfig) -> Result<()> {
     if ic.switch_id >= MAX_SWITCHES {
-        bail!("switch id {} is out of range (0..{MAX_SWITCHES})", ic.switch_id);
+        bail!(
+            "switch id {} is out of range (0..{MAX_SWITCHES})",
+            ic.switch_id
+        );
     }
     if ic.pfc && ic.xon_bytes > ic.xoff_bytes {
-        bail!("{dev}: XON ({} B) must not exceed XOFF ({} B)", ic.xon_bytes, ic.xoff_bytes);
+        bail!(
+            "{dev}: XON ({} B) must not exceed XOFF ({} B)",
+            ic.xon_bytes,
+            ic.xoff_bytes
+        );
     }
     if ic.pfc && ic.pause_quanta == Some(0) {
         bail!("{dev}: a pause of 0 quanta would resume, not pause");
@@ -604,20 +708,34 @@ pub fn set_ingress(dev: &str, ic: &IngressConfig) -> Result<()> {
     let pause_quanta = match ic.pause_quanta {
         Some(q) => q,
         None => {
-            let map = pinned(&format!("{}/cfg", pin_dir(dev)), &format!("{dev} is not a port"))?;
-            let c: port_cfg = from_bytes(&map.lookup(&0u32.to_ne_bytes(), MapFlags::LOCK)?.context("port_cfg has no entry 0")?, "port_cfg")?;
+            let map = pinned(
+                &format!("{}/cfg", pin_dir(dev)),
+                &format!("{dev} is not a port"),
+            )?;
+            let c: port_cfg = from_bytes(
+                &map.lookup(&0u32.to_ne_bytes(), MapFlags::LOCK)?
+                    .context("port_cfg has no entry 0")?,
+                "port_cfg",
+            )?;
             auto_quanta(c.p.rate_bps, ic.refresh_us)
         }
     };
     let idx = ifindex(dev)?.to_ne_bytes();
-    let acct = pinned(&format!("{PIN_ROOT}/ingress_acct"), "no switch port is attached yet")?;
+    let acct = pinned(
+        &format!("{PIN_ROOT}/ingress_acct"),
+        "no switch port is attached yet",
+    )?;
     if acct.lookup(&idx, MapFlags::ANY)?.is_none() {
         // SAFETY: `ingress_acct` is plain-old-data; zeroes are a valid value
         // (the spin lock included).
         let zero: ingress_acct = unsafe { std::mem::zeroed() };
-        acct.update(&idx, pod_bytes(&zero), MapFlags::NO_EXIST).context("creating the ingress counters")?;
+        acct.update(&idx, pod_bytes(&zero), MapFlags::NO_EXIST)
+            .context("creating the ingress counters")?;
     }
-    let cfg = pinned(&format!("{PIN_ROOT}/ingress_cfg"), "no switch port is attached yet")?;
+    let cfg = pinned(
+        &format!("{PIN_ROOT}/ingress_cfg"),
+        "no switch port is attached yet",
+    )?;
     let v = ingress_cfg {
         switch_id: ic.switch_id,
         pfc_on: ic.pfc as u32,
@@ -628,7 +746,8 @@ pub fn set_ingress(dev: &str, ic: &IngressConfig) -> Result<()> {
         pause_quanta,
         refresh_ns: ic.refresh_us.saturating_mul(1000),
     };
-    cfg.update(&idx, pod_bytes(&v), MapFlags::ANY).context("writing the ingress configuration")?;
+    cfg.update(&idx, pod_bytes(&v), MapFlags::ANY)
+        .context("writing the ingress configuration")?;
     // Remembered so that stats and detach find the entry by name.
     std::fs::create_dir_all(IFINDEX_DIR).with_context(|| format!("creating {IFINDEX_DIR}"))?;
     let f = format!("{IFINDEX_DIR}/{dev}");
@@ -716,7 +835,10 @@ pub struct BufferStats {
 
 /// Reads `dev`'s counters, consistently (BPF_F_LOCK).
 pub fn port_stats(dev: &str) -> Result<PortStats> {
-    let map = pinned(&format!("{}/state", pin_dir(dev)), &format!("{dev} is not a port"))?;
+    let map = pinned(
+        &format!("{}/state", pin_dir(dev)),
+        &format!("{dev} is not a port"),
+    )?;
     let bytes = map
         .lookup(&0u32.to_ne_bytes(), MapFlags::LOCK)
         .context("reading the port's counters")?
@@ -776,7 +898,10 @@ fn ingress_stats(idx: u32) -> Result<Option<IngressStats>> {
         return Ok(None);
     };
     let key = idx.to_ne_bytes();
-    let (Some(a), Some(c)) = (acct.lookup(&key, MapFlags::LOCK)?, cfg.lookup(&key, MapFlags::ANY)?) else {
+    let (Some(a), Some(c)) = (
+        acct.lookup(&key, MapFlags::LOCK)?,
+        cfg.lookup(&key, MapFlags::ANY)?,
+    ) else {
         return Ok(None);
     };
     let a: ingress_acct = from_bytes(&a, "ingress_acct")?;
@@ -797,8 +922,13 @@ fn ingress_stats(idx: u32) -> Result<Option<IngressStats>> {
 
 /// Reads switch `id`'s shared-buffer counters.
 pub fn buffer_stats(id: u32) -> Result<BufferStats> {
-    let map = pinned(&format!("{PIN_ROOT}/switch_buf"), "no switch port is attached")?;
-    let b = map.lookup(&id.to_ne_bytes(), MapFlags::LOCK)?.context("switch id out of range")?;
+    let map = pinned(
+        &format!("{PIN_ROOT}/switch_buf"),
+        "no switch port is attached",
+    )?;
+    let b = map
+        .lookup(&id.to_ne_bytes(), MapFlags::LOCK)?
+        .context("switch id out of range")?;
     let b: switch_buf = from_bytes(&b, "switch_buf")?;
     Ok(BufferStats {
         switch_id: id,

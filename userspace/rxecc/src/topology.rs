@@ -79,7 +79,12 @@ pub struct LinkDefaults {
 
 impl Default for LinkDefaults {
     fn default() -> Self {
-        LinkDefaults { rate_mbps: default_rate(), delay_us: 0, limit_pkts: default_limit(), burst_us: default_burst() }
+        LinkDefaults {
+            rate_mbps: default_rate(),
+            delay_us: 0,
+            limit_pkts: default_limit(),
+            burst_us: default_burst(),
+        }
     }
 }
 
@@ -176,7 +181,13 @@ pub struct Route {
 }
 
 /// An error at a place in a topology file.
-fn at(file: &Path, src: &str, span: std::ops::Range<usize>, field: &str, msg: impl std::fmt::Display) -> anyhow::Error {
+fn at(
+    file: &Path,
+    src: &str,
+    span: std::ops::Range<usize>,
+    field: &str,
+    msg: impl std::fmt::Display,
+) -> anyhow::Error {
     let line = src[..span.start.min(src.len())].matches('\n').count() + 1;
     anyhow::anyhow!("{}:{line}: {field}: {msg}", file.display())
 }
@@ -233,74 +244,151 @@ pub fn resolve(name: &str) -> Result<PathBuf> {
     if p.exists() {
         return Ok(p);
     }
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testbed/topologies"));
+    let dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testbed/topologies"
+    ));
     let q = dir.join(format!("{name}.toml"));
     if q.exists() {
         return Ok(q);
     }
-    bail!("no topology '{name}': not a file, and not in {}", dir.display())
+    bail!(
+        "no topology '{name}': not a file, and not in {}",
+        dir.display()
+    )
 }
 
 fn valid_name(s: &str, max: usize) -> bool {
-    !s.is_empty() && s.len() <= max && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    !s.is_empty()
+        && s.len() <= max
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 /// Parses and checks a topology file; every error names the file, the
 /// line and the field.
 pub fn load(file: &Path) -> Result<Built> {
-    let src = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let src =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     parse(file, &src)
 }
 
 /// As [`load`], from text.
 pub fn parse(file: &Path, src: &str) -> Result<Built> {
     let topo: Topology = toml::from_str(src).map_err(|e| {
-        let line = e.span().map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1).unwrap_or(0);
+        let line = e
+            .span()
+            .map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1)
+            .unwrap_or(0);
         anyhow::anyhow!("{}:{line}: {}", file.display(), e.message())
     })?;
     if topo.hosts.is_empty() || topo.switches.is_empty() {
-        bail!("{}: a topology needs at least one [[host]] and one [[switch]]", file.display());
+        bail!(
+            "{}: a topology needs at least one [[host]] and one [[switch]]",
+            file.display()
+        );
     }
     if topo.hosts.len() > 200 {
-        bail!("{}: at most 200 hosts, not {}", file.display(), topo.hosts.len());
+        bail!(
+            "{}: at most 200 hosts, not {}",
+            file.display(),
+            topo.hosts.len()
+        );
     }
     if topo.switches.len() > switch::MAX_SWITCHES as usize {
-        bail!("{}: at most {} switches", file.display(), switch::MAX_SWITCHES);
+        bail!(
+            "{}: at most {} switches",
+            file.display(),
+            switch::MAX_SWITCHES
+        );
     }
     let mut names: BTreeMap<String, Node> = BTreeMap::new();
     for (i, h) in topo.hosts.iter().enumerate() {
         if !valid_name(h.name.get_ref(), 15) {
-            return Err(at(file, src, h.name.span(), "host.name", "use 1-15 letters, digits, '-' or '_'"));
+            return Err(at(
+                file,
+                src,
+                h.name.span(),
+                "host.name",
+                "use 1-15 letters, digits, '-' or '_'",
+            ));
         }
-        if names.insert(h.name.get_ref().clone(), Node::Host(i)).is_some() {
-            return Err(at(file, src, h.name.span(), "host.name", format!("'{}' is declared twice", h.name.get_ref())));
+        if names
+            .insert(h.name.get_ref().clone(), Node::Host(i))
+            .is_some()
+        {
+            return Err(at(
+                file,
+                src,
+                h.name.span(),
+                "host.name",
+                format!("'{}' is declared twice", h.name.get_ref()),
+            ));
         }
     }
     for (i, s) in topo.switches.iter().enumerate() {
         if !valid_name(s.name.get_ref(), 15) {
-            return Err(at(file, src, s.name.span(), "switch.name", "use 1-15 letters, digits, '-' or '_'"));
+            return Err(at(
+                file,
+                src,
+                s.name.span(),
+                "switch.name",
+                "use 1-15 letters, digits, '-' or '_'",
+            ));
         }
-        if names.insert(s.name.get_ref().clone(), Node::Switch(i)).is_some() {
-            return Err(at(file, src, s.name.span(), "switch.name", format!("'{}' is declared twice", s.name.get_ref())));
+        if names
+            .insert(s.name.get_ref().clone(), Node::Switch(i))
+            .is_some()
+        {
+            return Err(at(
+                file,
+                src,
+                s.name.span(),
+                "switch.name",
+                format!("'{}' is declared twice", s.name.get_ref()),
+            ));
         }
         if s.pfc && (s.xon_bytes > s.xoff_bytes || s.xoff_bytes == 0) {
-            return Err(at(file, src, s.name.span(), "switch.xoff_bytes", "PFC needs 0 < XON <= XOFF"));
+            return Err(at(
+                file,
+                src,
+                s.name.span(),
+                "switch.xoff_bytes",
+                "PFC needs 0 < XON <= XOFF",
+            ));
         }
         if s.mark == MarkMode::Red && s.red.is_none() {
-            return Err(at(file, src, s.name.span(), "switch.red", "mark = \"red\" needs a [switch.red] table"));
+            return Err(at(
+                file,
+                src,
+                s.name.span(),
+                "switch.red",
+                "mark = \"red\" needs a [switch.red] table",
+            ));
         }
         if s.mark == MarkMode::Tcd && s.tcd.is_none() {
-            return Err(at(file, src, s.name.span(), "switch.tcd", "mark = \"tcd\" needs a [switch.tcd] table"));
+            return Err(at(
+                file,
+                src,
+                s.name.span(),
+                "switch.tcd",
+                "mark = \"tcd\" needs a [switch.tcd] table",
+            ));
         }
         if let Err(e) = s.icc.validate() {
             return Err(at(file, src, s.name.span(), "switch.icc", e));
         }
     }
     let node = |s: &Spanned<String>, field: &str| -> Result<Node> {
-        names
-            .get(s.get_ref())
-            .copied()
-            .ok_or_else(|| at(file, src, s.span(), field, format!("no host or switch named '{}'", s.get_ref())))
+        names.get(s.get_ref()).copied().ok_or_else(|| {
+            at(
+                file,
+                src,
+                s.span(),
+                field,
+                format!("no host or switch named '{}'", s.get_ref()),
+            )
+        })
     };
     let d = &topo.defaults;
     let mut host_port: Vec<Option<(usize, String)>> = vec![None; topo.hosts.len()];
@@ -311,7 +399,13 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
         let (na, nb) = (node(&l.a, "link.a")?, node(&l.b, "link.b")?);
         let rate = l.rate_mbps.unwrap_or(d.rate_mbps);
         if rate == 0 {
-            return Err(at(file, src, l.a.span(), "link.rate_mbps", "a link needs a rate above 0"));
+            return Err(at(
+                file,
+                src,
+                l.a.span(),
+                "link.rate_mbps",
+                "a link needs a rate above 0",
+            ));
         }
         let mk = |dev: String, netns: Option<String>, sw: Option<usize>| {
             let s = sw.map(|i| &topo.switches[i]);
@@ -329,20 +423,42 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
         match (na, nb) {
             (Node::Host(h), Node::Switch(s)) | (Node::Switch(s), Node::Host(h)) => {
                 if host_port[h].is_some() {
-                    return Err(at(file, src, l.a.span(), "link", format!("host '{}' has a second link", topo.hosts[h].name.get_ref())));
+                    return Err(at(
+                        file,
+                        src,
+                        l.a.span(),
+                        "link",
+                        format!("host '{}' has a second link", topo.hosts[h].name.get_ref()),
+                    ));
                 }
                 let p = mk(format!("p{h}"), None, Some(s));
                 if p.xon_bytes > p.xoff_bytes {
-                    return Err(at(file, src, l.a.span(), "link.xon_bytes", "XON must not exceed XOFF"));
+                    return Err(at(
+                        file,
+                        src,
+                        l.a.span(),
+                        "link.xon_bytes",
+                        "XON must not exceed XOFF",
+                    ));
                 }
                 host_port[h] = Some((s, p.dev.clone()));
-                ports.push(mk(format!("v{h}"), Some(topo.hosts[h].name.get_ref().clone()), None));
+                ports.push(mk(
+                    format!("v{h}"),
+                    Some(topo.hosts[h].name.get_ref().clone()),
+                    None,
+                ));
                 ports.push(p);
             }
             (Node::Switch(a), Node::Switch(b)) if a != b => {
                 let (da, db) = (format!("x{a}_{b}"), format!("x{b}_{a}"));
                 if adj[a].iter().any(|(n, _)| *n == b) {
-                    return Err(at(file, src, l.a.span(), "link", "these switches are linked twice"));
+                    return Err(at(
+                        file,
+                        src,
+                        l.a.span(),
+                        "link",
+                        "these switches are linked twice",
+                    ));
                 }
                 adj[a].push((b, da.clone()));
                 adj[b].push((a, db.clone()));
@@ -350,18 +466,35 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
                 ports.push(mk(db.clone(), None, Some(b)));
                 trunks.push((a, b, da, db));
             }
-            _ => return Err(at(file, src, l.a.span(), "link", "a link joins a host to a switch, or two switches")),
+            _ => {
+                return Err(at(
+                    file,
+                    src,
+                    l.a.span(),
+                    "link",
+                    "a link joins a host to a switch, or two switches",
+                ))
+            }
         }
     }
     let host_port: Vec<(usize, String)> = host_port
         .into_iter()
         .enumerate()
-        .map(|(i, p)| p.ok_or_else(|| anyhow::anyhow!("{}: host '{}' has no link", file.display(), topo.hosts[i].name.get_ref())))
+        .map(|(i, p)| {
+            p.ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: host '{}' has no link",
+                    file.display(),
+                    topo.hosts[i].name.get_ref()
+                )
+            })
+        })
         .collect::<Result<_>>()?;
 
     // Static forwarding: per switch, towards each host's switch by BFS
     // (fewest hops), then the file's routes on top.
-    let mut next: Vec<Vec<Option<String>>> = vec![vec![None; topo.switches.len()]; topo.switches.len()];
+    let mut next: Vec<Vec<Option<String>>> =
+        vec![vec![None; topo.switches.len()]; topo.switches.len()];
     for (src_sw, row) in next.iter_mut().enumerate() {
         let mut first: Vec<Option<String>> = vec![None; topo.switches.len()];
         let mut seen = vec![false; topo.switches.len()];
@@ -371,7 +504,11 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
             for (v, dev) in &adj[u] {
                 if !seen[*v] {
                     seen[*v] = true;
-                    first[*v] = if u == src_sw { Some(dev.clone()) } else { first[u].clone() };
+                    first[*v] = if u == src_sw {
+                        Some(dev.clone())
+                    } else {
+                        first[u].clone()
+                    };
                     q.push_back(*v);
                 }
             }
@@ -404,13 +541,27 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
             return Err(at(file, src, r.to.span(), "route.to", "must name a host"));
         };
         let Node::Switch(v) = node(&r.via, "route.via")? else {
-            return Err(at(file, src, r.via.span(), "route.via", "must name a switch"));
+            return Err(at(
+                file,
+                src,
+                r.via.span(),
+                "route.via",
+                "must name a switch",
+            ));
         };
         let dev = adj[s]
             .iter()
             .find(|(n, _)| *n == v)
             .map(|(_, d)| d.clone())
-            .ok_or_else(|| at(file, src, r.via.span(), "route.via", "is not linked to route.at"))?;
+            .ok_or_else(|| {
+                at(
+                    file,
+                    src,
+                    r.via.span(),
+                    "route.via",
+                    "is not linked to route.at",
+                )
+            })?;
         for e in fdb.iter_mut().filter(|e| e.0 == s && e.1 == h) {
             e.2 = dev.clone();
         }
@@ -418,12 +569,34 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
     ports.sort_by_key(|p| p.netns.is_none());
     let plan = Plan {
         file: file.to_path_buf(),
-        hosts: topo.hosts.iter().map(|h| h.name.get_ref().clone()).collect(),
-        switches: topo.switches.iter().map(|s| s.name.get_ref().clone()).collect(),
-        ports: ports.iter().map(|p| (p.dev.clone(), p.netns.clone())).collect(),
-        veths: host_port.iter().map(|(_, p)| p.clone()).chain(trunks.iter().map(|t| t.2.clone())).collect(),
+        hosts: topo
+            .hosts
+            .iter()
+            .map(|h| h.name.get_ref().clone())
+            .collect(),
+        switches: topo
+            .switches
+            .iter()
+            .map(|s| s.name.get_ref().clone())
+            .collect(),
+        ports: ports
+            .iter()
+            .map(|p| (p.dev.clone(), p.netns.clone()))
+            .collect(),
+        veths: host_port
+            .iter()
+            .map(|(_, p)| p.clone())
+            .chain(trunks.iter().map(|t| t.2.clone()))
+            .collect(),
     };
-    Ok(Built { topo, plan, ports, fdb, trunks, host_port })
+    Ok(Built {
+        topo,
+        plan,
+        ports,
+        fdb,
+        trunks,
+        host_port,
+    })
 }
 
 fn mac(h: usize) -> String {
@@ -446,7 +619,11 @@ impl Runner {
             .output()
             .with_context(|| format!("running {}", argv[0]))?;
         if !out.status.success() {
-            bail!("`{}` failed: {}", argv.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+            bail!(
+                "`{}` failed: {}",
+                argv.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
         }
         Ok(())
     }
@@ -455,12 +632,14 @@ impl Runner {
 /// Runs `f` inside network namespace `ns`, then comes back.
 fn in_netns<T>(ns: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     use std::os::fd::AsRawFd;
-    let home = std::fs::File::open("/proc/self/ns/net").context("opening this network namespace")?;
+    let home =
+        std::fs::File::open("/proc/self/ns/net").context("opening this network namespace")?;
     switch::enter_netns(ns)?;
     let r = f();
     // SAFETY: `home` is an open namespace descriptor for the whole call.
     if unsafe { libc::setns(home.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-        return Err(std::io::Error::last_os_error()).context("returning to the root network namespace");
+        return Err(std::io::Error::last_os_error())
+            .context("returning to the root network namespace");
     }
     r
 }
@@ -468,7 +647,9 @@ fn in_netns<T>(ns: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
 /// The RPS CPU mask that spreads flows over this machine's CPUs (the first
 /// 32 of them: one hex word is all a mask without commas can say).
 fn rps_mask() -> String {
-    let n = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 32);
+    let n = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 32);
     format!("{:x}", (1u64 << n) - 1)
 }
 
@@ -490,12 +671,17 @@ pub fn up(name: &str, dry_run: bool) -> Result<()> {
         t.hosts.len(),
         t.switches.len(),
         b.ports.len(),
-        if t.description.is_empty() { String::new() } else { format!(" ({})", t.description.trim()) }
+        if t.description.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", t.description.trim())
+        }
     );
     if !dry_run {
         std::fs::create_dir_all("/run/rxecc").context("creating /run/rxecc")?;
         // Recorded first, so that `down` can clean up after a failed `up`.
-        std::fs::write(STATE_FILE, serde_json::to_string_pretty(&b.plan)?).context("writing the testbed state")?;
+        std::fs::write(STATE_FILE, serde_json::to_string_pretty(&b.plan)?)
+            .context("writing the testbed state")?;
     }
     let res = build(&b, &r, dry_run);
     if res.is_err() && !dry_run {
@@ -509,7 +695,18 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
     let t = &b.topo;
     for s in &t.switches {
         let n = s.name.get_ref();
-        r.run(&["ip", "link", "add", n, "type", "bridge", "stp_state", "0", "mcast_snooping", "0"])?;
+        r.run(&[
+            "ip",
+            "link",
+            "add",
+            n,
+            "type",
+            "bridge",
+            "stp_state",
+            "0",
+            "mcast_snooping",
+            "0",
+        ])?;
         r.run(&["ip", "link", "set", n, "mtu", MTU, "up"])?;
     }
     let sysctl_v6 = |ns: Option<&str>, dev: &str| -> Result<()> {
@@ -537,7 +734,19 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
     let enslave = |dev: &str, sw: usize| -> Result<()> {
         let br = t.switches[sw].name.get_ref();
         r.run(&["ip", "link", "set", dev, "mtu", MTU, "master", br, "up"])?;
-        r.run(&["bridge", "link", "set", "dev", dev, "learning", "off", "flood", "off", "mcast_flood", "off"])?;
+        r.run(&[
+            "bridge",
+            "link",
+            "set",
+            "dev",
+            dev,
+            "learning",
+            "off",
+            "flood",
+            "off",
+            "mcast_flood",
+            "off",
+        ])?;
         steer(None, dev)?;
         sysctl_v6(None, dev)
     };
@@ -545,9 +754,15 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
         let ns = t.hosts[h].name.get_ref();
         let v = format!("v{h}");
         let (m, ip) = (mac(h), format!("{NET}.{}/24", h + 1));
-        eprintln!("rxecc: host {ns}: {v} {ip} <-> {port} on {}", t.switches[*sw].name.get_ref());
+        eprintln!(
+            "rxecc: host {ns}: {v} {ip} <-> {port} on {}",
+            t.switches[*sw].name.get_ref()
+        );
         r.run(&["ip", "netns", "add", ns])?;
-        r.run(&["ip", "link", "add", &v, "mtu", MTU, "address", &m, "type", "veth", "peer", "name", port, "mtu", MTU])?;
+        r.run(&[
+            "ip", "link", "add", &v, "mtu", MTU, "address", &m, "type", "veth", "peer", "name",
+            port, "mtu", MTU,
+        ])?;
         r.run(&["ip", "link", "set", &v, "netns", ns])?;
         sysctl_v6(Some(ns), &v)?;
         r.run(&["ip", "-n", ns, "addr", "add", &ip, "dev", &v])?;
@@ -557,21 +772,58 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
         enslave(port, *sw)?;
     }
     for (a, bb, da, db) in &b.trunks {
-        r.run(&["ip", "link", "add", da, "mtu", MTU, "type", "veth", "peer", "name", db, "mtu", MTU])?;
+        r.run(&[
+            "ip", "link", "add", da, "mtu", MTU, "type", "veth", "peer", "name", db, "mtu", MTU,
+        ])?;
         enslave(da, *a)?;
         enslave(db, *bb)?;
     }
     for (sw, h, dev) in &b.fdb {
         let _ = sw;
-        r.run(&["bridge", "fdb", "replace", &mac(*h), "dev", dev, "master", "static"])?;
+        r.run(&[
+            "bridge",
+            "fdb",
+            "replace",
+            &mac(*h),
+            "dev",
+            dev,
+            "master",
+            "static",
+        ])?;
     }
     for (h, host) in t.hosts.iter().enumerate() {
         let ns = host.name.get_ref();
         for o in (0..t.hosts.len()).filter(|o| *o != h) {
             let ip = format!("{NET}.{}", o + 1);
-            r.run(&["ip", "-n", ns, "neigh", "replace", &ip, "lladdr", &mac(o), "dev", &format!("v{h}"), "nud", "permanent"])?;
+            r.run(&[
+                "ip",
+                "-n",
+                ns,
+                "neigh",
+                "replace",
+                &ip,
+                "lladdr",
+                &mac(o),
+                "dev",
+                &format!("v{h}"),
+                "nud",
+                "permanent",
+            ])?;
         }
-        r.run(&["ip", "netns", "exec", ns, "rdma", "link", "add", &format!("rxe{h}"), "type", "rxe", "netdev", &format!("v{h}")])?;
+        r.run(&[
+            "ip",
+            "netns",
+            "exec",
+            ns,
+            "rdma",
+            "link",
+            "add",
+            &format!("rxe{h}"),
+            "type",
+            "rxe",
+            "netdev",
+            &format!("v{h}"),
+        ])?;
     }
     // The ports: host NICs (in their namespaces), then switch ports.
     for p in &b.ports {
@@ -583,7 +835,13 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             pfc_class: p.switch.map_or(3, |s| t.switches[s].pfc_class),
         };
         if dry_run {
-            println!("# port {} ({}): {:?} {:?}", p.dev, p.netns.as_deref().unwrap_or("root"), pc, p.switch);
+            println!(
+                "# port {} ({}): {:?} {:?}",
+                p.dev,
+                p.netns.as_deref().unwrap_or("root"),
+                pc,
+                p.switch
+            );
             continue;
         }
         match &p.netns {
@@ -606,7 +864,14 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             },
         )?;
         if let Some(red) = s.red {
-            switch::set_red(&p.dev, &switch::Red { kmin_bytes: red.kmin_bytes, kmax_bytes: red.kmax_bytes, pmax_permille: red.pmax_permille })?;
+            switch::set_red(
+                &p.dev,
+                &switch::Red {
+                    kmin_bytes: red.kmin_bytes,
+                    kmax_bytes: red.kmax_bytes,
+                    pmax_permille: red.pmax_permille,
+                },
+            )?;
         }
         if let Some(tcd) = s.tcd {
             switch::set_tcd(&p.dev, tcd.thresh_bytes, tcd.max_ton_us, tcd.stall_us)?;
@@ -636,7 +901,11 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             _ => (port, String::new()),
         };
         if dry_run {
-            println!("# int {dev} stamps {}'s egress: {:?}", if from.is_empty() { &dev } else { &from }, s.int);
+            println!(
+                "# int {dev} stamps {}'s egress: {:?}",
+                if from.is_empty() { &dev } else { &from },
+                s.int
+            );
         } else {
             switch::set_int(&dev, &from, s.int, &s.icc)?;
         }
@@ -649,7 +918,8 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
 
 /// The topology that is up, as `up` recorded it.
 pub fn current() -> Result<Plan> {
-    let s = std::fs::read_to_string(STATE_FILE).with_context(|| format!("no topology is up ({STATE_FILE} is missing)"))?;
+    let s = std::fs::read_to_string(STATE_FILE)
+        .with_context(|| format!("no topology is up ({STATE_FILE} is missing)"))?;
     serde_json::from_str(&s).with_context(|| format!("{STATE_FILE} is corrupt"))
 }
 
@@ -657,7 +927,9 @@ pub fn current() -> Result<Plan> {
 pub fn down() -> Result<()> {
     let plan = current()?;
     let quiet = |argv: &[&str]| {
-        let _ = std::process::Command::new(argv[0]).args(&argv[1..]).output();
+        let _ = std::process::Command::new(argv[0])
+            .args(&argv[1..])
+            .output();
     };
     for (i, _) in plan.hosts.iter().enumerate() {
         quiet(&["rdma", "link", "delete", &format!("rxe{i}")]);
@@ -720,43 +992,81 @@ rate_mbps = 50
         assert_eq!(b.plan.hosts, ["h0", "h1"]);
         let devs: Vec<&str> = b.ports.iter().map(|p| p.dev.as_str()).collect();
         assert_eq!(devs, ["v0", "v1", "p0", "p1"]);
-        assert_eq!(b.ports.iter().find(|p| p.dev == "p1").unwrap().rate_mbps, 50);
-        assert_eq!(b.ports.iter().find(|p| p.dev == "p0").unwrap().xoff_bytes, 100);
-        assert_eq!(b.fdb, vec![(0, 0, "p0".to_string()), (0, 1, "p1".to_string())]);
+        assert_eq!(
+            b.ports.iter().find(|p| p.dev == "p1").unwrap().rate_mbps,
+            50
+        );
+        assert_eq!(
+            b.ports.iter().find(|p| p.dev == "p0").unwrap().xoff_bytes,
+            100
+        );
+        assert_eq!(
+            b.fdb,
+            vec![(0, 0, "p0".to_string()), (0, 1, "p1".to_string())]
+        );
     }
 
     #[test]
     fn errors_name_file_line_and_field() {
-        let e = p(&SMALL.replace("b = \"s0\"\nrate_mbps", "b = \"s9\"\nrate_mbps")).err().unwrap().to_string();
+        let e = p(&SMALL.replace("b = \"s0\"\nrate_mbps", "b = \"s9\"\nrate_mbps"))
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.starts_with("t.toml:16: link.b:"), "{e}");
         assert!(e.contains("'s9'"), "{e}");
-        let e = p(&SMALL.replace("xon_bytes = 50", "xon_bytes = 500")).err().unwrap().to_string();
+        let e = p(&SMALL.replace("xon_bytes = 50", "xon_bytes = 500"))
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.starts_with("t.toml:3: switch.xoff_bytes"), "{e}");
-        let e = p(&SMALL.replace("rate_mbps = 50", "rate_mbps = \"fast\"")).err().unwrap().to_string();
+        let e = p(&SMALL.replace("rate_mbps = 50", "rate_mbps = \"fast\""))
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.starts_with("t.toml:17:"), "{e}");
-        let e = p(&SMALL.replace("rate_mbps = 50", "speed = 50")).err().unwrap().to_string();
+        let e = p(&SMALL.replace("rate_mbps = 50", "speed = 50"))
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("unknown field `speed`"), "{e}");
     }
 
     #[test]
     fn shipped_topologies_parse() {
-        let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testbed/topologies"));
+        let dir = PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testbed/topologies"
+        ));
         for name in ["dumbbell", "chain", "triangle"] {
-            let b = load(&dir.join(format!("{name}.toml"))).unwrap_or_else(|e| panic!("{name}: {e:#}"));
-            assert!(b.ports.iter().all(|p| p.dev.len() <= 9), "{name}: a device name is too long");
+            let b =
+                load(&dir.join(format!("{name}.toml"))).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            assert!(
+                b.ports.iter().all(|p| p.dev.len() <= 9),
+                "{name}: a device name is too long"
+            );
         }
     }
 
     #[test]
     fn triangle_routes_form_a_cycle() {
-        let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testbed/topologies"));
+        let dir = PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testbed/topologies"
+        ));
         let b = load(&dir.join("triangle.toml")).unwrap();
         // Each switch sends traffic for the host two hops clockwise through
         // its clockwise neighbour: x0_1, x1_2, x2_0 all carry traffic.
-        let trunk_out: Vec<&str> =
-            b.fdb.iter().filter(|(_, _, d)| d.starts_with('x')).map(|(_, _, d)| d.as_str()).collect();
+        let trunk_out: Vec<&str> = b
+            .fdb
+            .iter()
+            .filter(|(_, _, d)| d.starts_with('x'))
+            .map(|(_, _, d)| d.as_str())
+            .collect();
         for d in ["x0_1", "x1_2", "x2_0"] {
-            assert!(trunk_out.contains(&d), "{d} carries no route: {trunk_out:?}");
+            assert!(
+                trunk_out.contains(&d),
+                "{d} carries no route: {trunk_out:?}"
+            );
         }
     }
 }
