@@ -15,10 +15,16 @@ print("null" if m is None else m)' "$TEST_OUT/report.json" "$1" "$2"
 }
 
 test_cc_incast() {
-	local cc
+	local cc cmdlines=/sys/kernel/tracing/saved_cmdlines before
+	before=$(if [ -r $cmdlines ]; then wc -l <$cmdlines; else echo 0; fi)
 	for cc in none dcqcn acc hpcc fncc icc; do
 		cci_run "$cc" "$TEST_OUT/$cc" 4 "${CC_TEST_ITERS:-120}" || fail "cc=$cc: not every flow completed"
 	done
+	# rxecc record's tracefs instance must not save task names: doing so
+	# hooks sched_switch, live-patching __schedule on every start and stop
+	# (under TCG, a CI run died of it). Its events fired above, so with
+	# record-cmd on, task names would have been saved.
+	assert_eq "task names saved while rxecc record ran" "$before" "$(wc -l <$cmdlines)"
 	cci_report "$TEST_OUT" none dcqcn acc hpcc fncc icc >&2 || fail "rxecc report"
 	for cc in none dcqcn acc hpcc fncc icc; do
 		assert_eq "$cc: flows" 4 "$(rj "$cc" flows)"

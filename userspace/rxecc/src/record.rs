@@ -177,7 +177,27 @@ impl TraceInstance {
             std::fs::remove_dir(&dir)
                 .with_context(|| format!("removing stale {}", dir.display()))?;
         }
-        std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        // An instance inherits the top level's record-cmd, and with it set,
+        // enabling an event hooks sched_switch to save task names: that
+        // live-patches __schedule's tracepoint key under running CPUs, and
+        // again when the events are turned off. We never read task names,
+        // and under QEMU's TCG that patching can race a running vCPU into
+        // "Oops: int3" in __schedule (seen in CI). So the instance is created
+        // with record-cmd clear, and the top level's setting is put back.
+        let record_cmd = root.join("options/record-cmd");
+        let restore = std::fs::read_to_string(&record_cmd)
+            .is_ok_and(|v| v.trim() == "1")
+            && std::fs::write(&record_cmd, "0").is_ok();
+        let made = std::fs::create_dir(&dir);
+        if restore {
+            if let Err(e) = std::fs::write(&record_cmd, "1") {
+                eprintln!(
+                    "rxecc record: warning: could not set {} back to 1: {e}",
+                    record_cmd.display()
+                );
+            }
+        }
+        made.with_context(|| format!("creating {}", dir.display()))?;
         let w = |f: &str, v: &str| {
             std::fs::write(dir.join(f), v)
                 .with_context(|| format!("writing {v} to {}/{f}", dir.display()))
