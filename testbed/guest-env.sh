@@ -14,7 +14,9 @@ mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 for p in $(pgrep ksoftirqd); do renice -n -20 -p "$p" >/dev/null; done
 # Under TCG, live-patching a static key in hot kernel text can race a running
 # vCPU into "Oops: int3" (QEMU's cross-modifying code; see guest.sh). The
-# tc ingress/egress hook keys flip whenever the switch's first port comes up
-# and its last goes away; an idle clsact on lo holds them on for the whole
-# boot, so they are patched once, here, before anything runs.
-tc qdisc replace dev lo clsact 2>/dev/null || true
+# tc ingress/egress hook keys and the classifier's key flip whenever the
+# switch's first port comes up and its last goes away; an idle clsact on lo
+# with one classic-BPF filter that matches nothing ("ret 0") holds them on
+# for the whole boot, so they are patched once, here, before anything runs.
+tc qdisc replace dev lo clsact 2>/dev/null &&
+	tc filter replace dev lo ingress pref 1 bpf bytecode '1,6 0 0 0,' 2>/dev/null || true
