@@ -66,8 +66,13 @@ modules: kernel
 		RXE_GLUE_DIR=$(BUILD)/rxe KBUILD_EXTRA_SYMBOLS=$(BUILD)/rxe/Module.symvers modules $(QUIET_PAHOLE)
 
 userspace: bpf-headers
-	@echo "==> userspace: cargo build (rxecc)" >&2
+	@echo "==> userspace: cargo build (rxecc), flowgen" >&2
 	@cd userspace && $(CARGO_ENV) $(CARGO) build -q --release
+	@$(MAKE) -s userspace/target/release/flowgen
+
+# The verbs traffic generator: C on librdmacm (userspace/flowgen/flowgen.c).
+userspace/target/release/flowgen: userspace/flowgen/flowgen.c
+	@mkdir -p $(@D) && cc -O2 -g -Wall -Wextra -Werror -o $@ $< -lrdmacm -libverbs
 
 guest: all
 	@bash testbed/guest.sh "$(CMD)"

@@ -38,7 +38,7 @@ assert_gt() {
 tb_reset() {
 	local d
 	local tool
-	for tool in ib_write_bw ib_send_bw ib_read_bw ib_atomic_bw ib_write_lat ib_send_lat ib_read_lat ib_atomic_lat; do
+	for tool in flowgen ib_write_bw ib_send_bw ib_read_bw ib_atomic_bw ib_write_lat ib_send_lat ib_read_lat ib_atomic_lat; do
 		pkill -x "$tool" 2>/dev/null || true
 	done
 	sleep 0.2

@@ -1,6 +1,7 @@
 //! Library behind the `rxecc` command: report parsing, statistics, the
 //! switch's eBPF programs and topologies.
 
+pub mod fct;
 pub mod perftest;
 pub mod plot;
 pub mod record;
@@ -9,3 +10,4 @@ pub mod selftest;
 pub mod stats;
 pub mod switch;
 pub mod topology;
+pub mod workload;

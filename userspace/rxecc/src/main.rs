@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use rxecc::{perftest, plot, record, report, selftest, stats, switch, topology};
+use rxecc::{fct, perftest, plot, record, report, selftest, stats, switch, topology, workload};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -87,6 +87,17 @@ enum Cmd {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Write a flow file (the HPCC simulator's format) for flowgen.
+    Workload {
+        #[command(subcommand)]
+        cmd: WorkloadCmd,
+    },
+    /// Flow completion times: flowgen's records to the simulator's
+    /// fct.txt, and its slowdown-by-size table.
+    Fct {
+        #[command(subcommand)]
+        cmd: FctCmd,
+    },
     /// Summarise perftest bandwidth reports as a per-flow table.
     Flows {
         /// perftest client outputs, one per flow (written with --report_gbits).
@@ -97,6 +108,102 @@ enum Cmd {
         label: String,
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum WorkloadCmd {
+    /// Poisson arrivals per host at a load, sizes from a CDF file
+    /// (traffic_gen.py's model), destinations uniform over the other hosts.
+    Poisson {
+        /// CDF file (`size percentile` lines), e.g.
+        /// testbed/workloads/WebSearch_distribution.txt.
+        #[arg(long)]
+        cdf: PathBuf,
+        /// Hosts 0..N-1 of the topology send and receive.
+        #[arg(long)]
+        hosts: u32,
+        /// Offered load per host, a fraction of its link (0 to 1].
+        #[arg(long)]
+        load: f64,
+        /// Each host's link rate, Mb/s.
+        #[arg(long)]
+        rate_mbps: u64,
+        /// Seconds of arrivals.
+        #[arg(long)]
+        duration: f64,
+        /// Divide the CDF's sizes by this, to fit the testbed's rates.
+        #[arg(long, default_value_t = 1)]
+        size_div: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output flow file.
+        #[arg(short, long)]
+        out: PathBuf,
+    },
+    /// Senders each send SIZE bytes to the receiver at once, every PERIOD,
+    /// ROUNDS times (destination port 200, the simulator's incast).
+    Incast {
+        /// Sending hosts, e.g. 1,2,3,4.
+        #[arg(long, value_delimiter = ',', required = true)]
+        senders: Vec<u32>,
+        #[arg(long)]
+        receiver: u32,
+        #[arg(long)]
+        size: u64,
+        /// Seconds between rounds.
+        #[arg(long)]
+        period: f64,
+        #[arg(long)]
+        rounds: u32,
+        #[arg(short, long)]
+        out: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum FctCmd {
+    /// Turn flowgen's records of one run into fct.txt.
+    Convert {
+        /// The flow file flowgen ran.
+        #[arg(long)]
+        flows: PathBuf,
+        /// The topology it ran on (for each path's bottleneck rate).
+        #[arg(long)]
+        topology: String,
+        /// Base RTT, us, for the standalone FCT; default: the least time
+        /// any flow of the run took beyond its own serialisation.
+        #[arg(long)]
+        base_rtt_us: Option<f64>,
+        #[arg(short, long)]
+        out: PathBuf,
+        /// flowgen's CSV files, one per host.
+        #[arg(required = true)]
+        records: Vec<PathBuf>,
+    },
+    /// FCT slowdown by flow-size bucket (median, p95, p99), as the
+    /// simulator's fct_analysis.py computes it, across runs.
+    Report {
+        /// LABEL=fct.txt, one per run.
+        #[arg(required = true)]
+        runs: Vec<String>,
+        #[arg(long, value_enum, default_value = "normal")]
+        kind: fct::Kind,
+        /// Bucket width, percent of the flows.
+        #[arg(long, default_value_t = 5)]
+        step: u32,
+        /// Only flows that finish before this time, ns (the script's -T).
+        #[arg(long)]
+        time_limit_ns: Option<u64>,
+        /// Print the script's own lines instead of the table.
+        #[arg(long)]
+        script: bool,
+        /// Write the buckets as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Write slowdown.png and fct_cdf.png into this directory.
+        #[arg(long)]
+        plots: Option<PathBuf>,
     },
 }
 
@@ -233,6 +340,134 @@ enum PortCmd {
     },
 }
 
+fn run_workload(cmd: WorkloadCmd) -> Result<()> {
+    let (flows, out) = match cmd {
+        WorkloadCmd::Poisson {
+            cdf,
+            hosts,
+            load,
+            rate_mbps,
+            duration,
+            size_div,
+            seed,
+            out,
+        } => {
+            let cdf = workload::Cdf::load(&cdf)?;
+            let p = workload::Poisson {
+                cdf: &cdf,
+                hosts,
+                load,
+                rate_mbps,
+                duration_s: duration,
+                size_div,
+                seed,
+            };
+            (p.generate()?, out)
+        }
+        WorkloadCmd::Incast {
+            senders,
+            receiver,
+            size,
+            period,
+            rounds,
+            out,
+        } => (
+            workload::incast(&senders, receiver, size, period, rounds)?,
+            out,
+        ),
+    };
+    std::fs::write(&out, workload::to_text(&flows))
+        .with_context(|| format!("writing {}", out.display()))?;
+    let bytes: u64 = flows.iter().map(|f| f.size).sum();
+    eprintln!(
+        "rxecc workload: {} flows, {} bytes, in {}",
+        flows.len(),
+        bytes,
+        out.display()
+    );
+    Ok(())
+}
+
+fn run_fct(cmd: FctCmd) -> Result<()> {
+    match cmd {
+        FctCmd::Convert {
+            flows,
+            topology: topo,
+            base_rtt_us,
+            out,
+            records,
+        } => {
+            let text = std::fs::read_to_string(&flows)
+                .with_context(|| format!("reading {}", flows.display()))?;
+            let flows = workload::parse(&flows.display().to_string(), &text)?;
+            let built = topology::load(&topology::resolve(&topo)?)?;
+            let recs = fct::read_records(&records)?;
+            let base = match base_rtt_us {
+                Some(us) if us >= 0.0 && us.is_finite() => (us * 1000.0) as u64,
+                Some(_) => anyhow::bail!("--base-rtt-us must be a non-negative number"),
+                None => fct::min_excess_ns(&flows, &recs, &built.topo)?,
+            };
+            let lines = fct::fct_lines(&flows, &recs, &built.topo, base)?;
+            std::fs::write(&out, fct::to_text(&lines))
+                .with_context(|| format!("writing {}", out.display()))?;
+            let failed = recs.iter().filter(|r| r.status != "ok").count();
+            eprintln!(
+                "rxecc fct: {} of {} flows completed ({failed} failed or timed out), base RTT {} us, in {}",
+                lines.len(),
+                flows.len(),
+                base / 1000,
+                out.display()
+            );
+            if lines.len() + failed < flows.len() {
+                eprintln!(
+                    "rxecc fct: warning: {} flows have no record",
+                    flows.len() - lines.len() - failed
+                );
+            }
+        }
+        FctCmd::Report {
+            runs,
+            kind,
+            step,
+            time_limit_ns,
+            script,
+            json,
+            plots,
+        } => {
+            let mut all = Vec::new();
+            let mut raw = Vec::new();
+            for r in &runs {
+                let (label, file) = r
+                    .split_once('=')
+                    .with_context(|| format!("'{r}': expected LABEL=fct.txt"))?;
+                let text =
+                    std::fs::read_to_string(file).with_context(|| format!("reading {file}"))?;
+                let lines = fct::parse(file, &text)?;
+                all.push((
+                    label.to_string(),
+                    fct::buckets(&lines, kind, step, time_limit_ns),
+                ));
+                raw.push((label.to_string(), lines));
+            }
+            if script {
+                print!("{}", fct::script_table(&all));
+            } else {
+                print!("{}", fct::table(&all, step.clamp(1, 100)));
+            }
+            if let Some(p) = json {
+                let m: std::collections::BTreeMap<_, _> = all.iter().cloned().collect();
+                std::fs::write(&p, serde_json::to_string_pretty(&m)?)
+                    .with_context(|| format!("writing {}", p.display()))?;
+            }
+            if let Some(d) = plots {
+                std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
+                plot::plot_fct(&all, &raw, kind, &d)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let cli = Cli::parse();
     if let Some(ns) = &cli.netns {
@@ -307,6 +542,8 @@ fn main() -> Result<()> {
                     .with_context(|| format!("writing {}", p.display()))?;
             }
         }
+        Cmd::Workload { cmd } => run_workload(cmd)?,
+        Cmd::Fct { cmd } => run_fct(cmd)?,
         Cmd::Mark { dev, mode } => switch::attach_marker(&dev, mode)?,
         Cmd::Port { cmd } => match cmd {
             PortCmd::Attach {

@@ -5,6 +5,7 @@
 //! Text is drawn with ab_glyph from DejaVu Sans (the `fonts-dejavu-core`
 //! package, which testbed/setup-host.sh installs), so no fontconfig is needed.
 
+use crate::fct::{Bucket, Fct, Kind};
 use crate::report::{Run, Setup};
 use anyhow::{anyhow, Context, Result};
 use plotters::coord::types::RangedCoordf64;
@@ -255,6 +256,123 @@ pub fn plot_run(run: &Run, setup: &Setup, dir: &Path) -> Result<()> {
         vec![(0.0, 1.0), (xmax, 1.0)],
         RED.stroke_width(1),
     ))?;
+    root.present()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// `slowdown.png` (median and p99 slowdown against flow size, a line per
+/// run) and `fct_cdf.png` (CDF of FCT, a line per run) in `dir`.
+pub fn plot_fct(
+    runs: &[(String, Vec<Bucket>)],
+    raw: &[(String, Vec<Fct>)],
+    kind: Kind,
+    dir: &Path,
+) -> Result<()> {
+    register_font()?;
+    let colors = [
+        RED,
+        BLUE,
+        GREEN,
+        MAGENTA,
+        CYAN,
+        BLACK,
+        RGBColor(255, 140, 0),
+    ];
+    let path = dir.join("slowdown.png");
+    let root = BitMapBackend::new(&path, (1100, 500)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let xmax = runs
+        .iter()
+        .flat_map(|(_, b)| b.iter().map(|x| x.max_size))
+        .max()
+        .unwrap_or(1)
+        .max(2) as f64;
+    let ymax = runs
+        .iter()
+        .flat_map(|(_, b)| b.iter().map(|x| x.p99))
+        .fold(2.0, f64::max)
+        * 1.1;
+    let mut ch = ChartBuilder::on(&root)
+        .caption(
+            format!("FCT slowdown by flow size ({kind:?} flows): median solid, p99 dashed"),
+            ("sans-serif", 22),
+        )
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(60)
+        .build_cartesian_2d((1.0..xmax).log_scale(), (1.0..ymax).log_scale())?;
+    ch.configure_mesh()
+        .x_desc("flow size (bytes)")
+        .y_desc("slowdown")
+        .draw()?;
+    for (i, (label, b)) in runs.iter().enumerate() {
+        let c = colors[i % colors.len()];
+        let pts = |f: fn(&Bucket) -> f64| -> Vec<(f64, f64)> {
+            b.iter().map(|x| (x.max_size.max(1) as f64, f(x))).collect()
+        };
+        ch.draw_series(LineSeries::new(pts(|x| x.p50), c.stroke_width(2)))?
+            .label(label.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+        ch.draw_series(DashedLineSeries::new(
+            pts(|x| x.p99),
+            6,
+            4,
+            c.stroke_width(1),
+        ))?;
+    }
+    ch.configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()
+        .with_context(|| format!("writing {}", path.display()))?;
+
+    let path = dir.join("fct_cdf.png");
+    let root = BitMapBackend::new(&path, (1100, 500)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let ms = |l: &Fct| l.fct_ns as f64 / 1e6;
+    let xmax = raw
+        .iter()
+        .flat_map(|(_, ls)| ls.iter().map(ms))
+        .fold(1.0, f64::max)
+        * 1.1;
+    let xmin = raw
+        .iter()
+        .flat_map(|(_, ls)| ls.iter().map(ms))
+        .fold(xmax, f64::min)
+        .max(1e-3);
+    let mut ch = ChartBuilder::on(&root)
+        .caption(
+            "CDF of flow completion time (all flows)",
+            ("sans-serif", 22),
+        )
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(60)
+        .build_cartesian_2d((xmin..xmax).log_scale(), 0.0..1.0)?;
+    ch.configure_mesh()
+        .x_desc("FCT (ms)")
+        .y_desc("fraction of flows")
+        .draw()?;
+    for (i, (label, ls)) in raw.iter().enumerate() {
+        let c = colors[i % colors.len()];
+        let mut v: Vec<f64> = ls.iter().map(ms).collect();
+        v.sort_by(f64::total_cmp);
+        let n = v.len().max(1) as f64;
+        let pts: Vec<(f64, f64)> = v
+            .iter()
+            .enumerate()
+            .map(|(k, &x)| (x.max(xmin), (k + 1) as f64 / n))
+            .collect();
+        ch.draw_series(LineSeries::new(pts, c.stroke_width(2)))?
+            .label(label.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+    }
+    ch.configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
     root.present()
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(())

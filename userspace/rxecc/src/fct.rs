@@ -1,0 +1,492 @@
+//! Flow completion times: flowgen's records turned into the HPCC
+//! simulator's `fct.txt`, and its `fct_analysis.py` (slowdown by flow-size
+//! bucket) as a table and plots.
+//!
+//! `fct.txt` lines are `sip dip sport dport size start_ns fct_ns
+//! standalone_fct_ns`, printed `%08x %08x %u %u %lu %lu %lu %lu`, with
+//! the simulator's node addresses (0x0b000001 + (id/256)<<16 +
+//! (id%256)<<8), source ports numbered per host pair from 10000 in the flow
+//! file's order, and standalone FCT = base RTT + the flow's bytes on the
+//! wire × 8 / the path's bottleneck rate. docs/workloads.md has every
+//! column and how each is measured here.
+
+use crate::topology::Topology;
+use crate::workload::Flow;
+use anyhow::{bail, ensure, Context, Result};
+use serde::Deserialize;
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// rxe's payload per packet: the path MTU (4096 on the testbed's 9000-byte
+/// links).
+pub const PAYLOAD: u64 = 4096;
+/// Bytes on the wire per packet besides the payload: Ethernet 14, IPv4 20,
+/// UDP 8, BTH 12, ICRC 4 (RETH, INT and the FCS left out, as the simulator
+/// leaves out INT).
+pub const HEADER: u64 = 58;
+
+/// One line of flowgen's output.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Record {
+    pub id: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub dport: u32,
+    pub op: String,
+    pub size: u64,
+    pub sched_ns: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub status: String,
+}
+
+/// Reads flowgen's CSV files (one per host).
+pub fn read_records(files: &[impl AsRef<Path>]) -> Result<Vec<Record>> {
+    let mut out = Vec::new();
+    for f in files {
+        let f = f.as_ref();
+        let mut rd =
+            csv::Reader::from_path(f).with_context(|| format!("reading {}", f.display()))?;
+        for (i, r) in rd.deserialize().enumerate() {
+            out.push(r.with_context(|| format!("{}: record {}", f.display(), i + 1))?);
+        }
+    }
+    out.sort_by_key(|r: &Record| r.id);
+    Ok(out)
+}
+
+/// The simulator's address of node `id`.
+pub fn node_ip(id: u32) -> u32 {
+    0x0b00_0001 + ((id / 256) << 16) + ((id % 256) << 8)
+}
+
+/// Bottleneck rate, Mb/s, of the shortest path between hosts `a` and `b`
+/// (hosts are never transit), as the simulator's routing computes it;
+/// None if there is no path.
+pub fn path_rate_mbps(topo: &Topology, a: usize, b: usize) -> Option<u64> {
+    let nh = topo.hosts.len();
+    let mut idx: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, h) in topo.hosts.iter().enumerate() {
+        idx.insert(h.name.get_ref(), i);
+    }
+    for (i, s) in topo.switches.iter().enumerate() {
+        idx.insert(s.name.get_ref(), nh + i);
+    }
+    let n = nh + topo.switches.len();
+    let mut adj: Vec<Vec<(usize, u64)>> = vec![Vec::new(); n];
+    for l in &topo.links {
+        let (Some(&x), Some(&y)) = (
+            idx.get(l.a.get_ref().as_str()),
+            idx.get(l.b.get_ref().as_str()),
+        ) else {
+            continue;
+        };
+        let r = l.rate_mbps.unwrap_or(topo.defaults.rate_mbps);
+        adj[x].push((y, r));
+        adj[y].push((x, r));
+    }
+    // BFS by hops, keeping the widest bottleneck among shortest paths.
+    let mut dist = vec![usize::MAX; n];
+    let mut bw = vec![0u64; n];
+    dist[a] = 0;
+    bw[a] = u64::MAX;
+    let mut q = VecDeque::from([a]);
+    while let Some(u) = q.pop_front() {
+        if u != a && u < nh {
+            continue;
+        }
+        for &(v, r) in &adj[u] {
+            let w = bw[u].min(r);
+            if dist[v] == usize::MAX {
+                dist[v] = dist[u] + 1;
+                bw[v] = w;
+                q.push_back(v);
+            } else if dist[v] == dist[u] + 1 && w > bw[v] {
+                bw[v] = w;
+            }
+        }
+    }
+    (dist[b] != usize::MAX).then_some(bw[b])
+}
+
+/// Serialisation time, ns, of `size` bytes with their headers at `mbps`.
+pub fn wire_ns(size: u64, mbps: u64) -> u64 {
+    let pkts = size.saturating_sub(1) / PAYLOAD + 1;
+    let bytes = size + pkts * HEADER;
+    // The simulator's integer arithmetic: bytes * 8e9 / b.
+    bytes.saturating_mul(8000) / mbps.max(1)
+}
+
+/// One line of fct.txt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fct {
+    pub sip: u32,
+    pub dip: u32,
+    pub sport: u32,
+    pub dport: u32,
+    pub size: u64,
+    pub start_ns: u64,
+    pub fct_ns: u64,
+    pub standalone_ns: u64,
+}
+
+/// The base RTT to use when none was measured: the least time any flow of
+/// the run took beyond its own serialisation (the run's best case).
+pub fn min_excess_ns(flows: &[Flow], recs: &[Record], topo: &Topology) -> Result<u64> {
+    let mut best = u64::MAX;
+    for r in recs.iter().filter(|r| r.status == "ok") {
+        let f = flows.get(r.id as usize).context("a record of no flow")?;
+        let rate = path_rate_mbps(topo, f.src as usize, f.dst as usize).unwrap_or(1);
+        let fct = r.end_ns.saturating_sub(r.start_ns);
+        best = best.min(fct.saturating_sub(wire_ns(f.size, rate)));
+    }
+    ensure!(best != u64::MAX, "no flow completed");
+    Ok(best)
+}
+
+/// fct.txt's lines for the completed flows, in completion order (as the
+/// simulator writes them). A flow's start is its planned start on the flow
+/// file's clock plus how late flowgen posted it; its FCT runs from the post.
+pub fn fct_lines(
+    flows: &[Flow],
+    recs: &[Record],
+    topo: &Topology,
+    base_rtt_ns: u64,
+) -> Result<Vec<Fct>> {
+    ensure!(
+        flows
+            .iter()
+            .all(|f| (f.src as usize) < topo.hosts.len() && (f.dst as usize) < topo.hosts.len()),
+        "the flow file names a host the topology does not have ({} hosts)",
+        topo.hosts.len()
+    );
+    // Source ports per host pair from 10000, in the flow file's order.
+    let mut next: BTreeMap<(u32, u32), u32> = BTreeMap::new();
+    let sports: Vec<u32> = flows
+        .iter()
+        .map(|f| {
+            let p = next.entry((f.src, f.dst)).or_insert(10000);
+            let s = *p;
+            *p += 1;
+            s
+        })
+        .collect();
+    let mut out: Vec<(u64, Fct)> = Vec::new();
+    for r in recs.iter().filter(|r| r.status == "ok") {
+        let Some(f) = flows.get(r.id as usize) else {
+            bail!(
+                "record for flow {}, but the flow file has {}",
+                r.id,
+                flows.len()
+            );
+        };
+        ensure!(
+            f.src == r.src && f.dst == r.dst && f.size == r.size,
+            "flow {}: the record does not match the flow file",
+            r.id
+        );
+        let rate = path_rate_mbps(topo, f.src as usize, f.dst as usize)
+            .with_context(|| format!("no path from host {} to host {}", f.src, f.dst))?;
+        let planned = (f.start_s * 1e9).round() as u64;
+        out.push((
+            r.end_ns,
+            Fct {
+                sip: node_ip(f.src),
+                dip: node_ip(f.dst),
+                sport: sports[r.id as usize],
+                dport: f.dport,
+                size: f.size,
+                start_ns: planned + r.start_ns.saturating_sub(r.sched_ns),
+                fct_ns: r.end_ns.saturating_sub(r.start_ns),
+                standalone_ns: base_rtt_ns + wire_ns(f.size, rate),
+            },
+        ));
+    }
+    out.sort_by_key(|(end, _)| *end);
+    Ok(out.into_iter().map(|(_, l)| l).collect())
+}
+
+pub fn to_text(lines: &[Fct]) -> String {
+    let mut s = String::new();
+    for l in lines {
+        let _ = writeln!(
+            s,
+            "{:08x} {:08x} {} {} {} {} {} {}",
+            l.sip, l.dip, l.sport, l.dport, l.size, l.start_ns, l.fct_ns, l.standalone_ns
+        );
+    }
+    s
+}
+
+/// Reads fct.txt (the simulator's or ours).
+pub fn parse(name: &str, text: &str) -> Result<Vec<Fct>> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let l = (|| {
+            if f.len() != 8 {
+                return None;
+            }
+            Some(Fct {
+                sip: u32::from_str_radix(f[0], 16).ok()?,
+                dip: u32::from_str_radix(f[1], 16).ok()?,
+                sport: f[2].parse().ok()?,
+                dport: f[3].parse().ok()?,
+                size: f[4].parse().ok()?,
+                start_ns: f[5].parse().ok()?,
+                fct_ns: f[6].parse().ok()?,
+                standalone_ns: f[7].parse().ok()?,
+            })
+        })()
+        .with_context(|| {
+            format!(
+                "{name}:{}: expected 'sip dip sport dport size start_ns fct_ns standalone_ns'",
+                i + 1
+            )
+        })?;
+        out.push(l);
+    }
+    Ok(out)
+}
+
+/// Which flows `fct_analysis.py` looks at (its -t).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Kind {
+    /// dport 100 (its -t 0)
+    Normal,
+    /// dport 200 (its -t 1)
+    Incast,
+    /// every flow (its -t 2)
+    All,
+}
+
+/// One size bucket: flows `pct` to `pct + step` percent of the
+/// size-sorted list, the largest size among them, and the median, 95th
+/// and 99th percentile of their slowdowns.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Bucket {
+    pub pct: f64,
+    pub max_size: u64,
+    pub flows: usize,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+}
+
+/// `fct_analysis.py`'s table: slowdown max(1, fct/standalone), flows sorted
+/// by size, cut into buckets of `step` percent of the flows, each bucket's
+/// percentiles taken at index int(n·p) of its sorted slowdowns. Flows that
+/// finish at or after `time_limit_ns` are left out, as there. Two
+/// differences: every flow is kept (the script's `split('\n')[:-2]` drops
+/// the largest), and an empty bucket is skipped (the script would fail).
+pub fn buckets(lines: &[Fct], kind: Kind, step: u32, time_limit_ns: Option<u64>) -> Vec<Bucket> {
+    let mut a: Vec<(u64, f64)> = lines
+        .iter()
+        .filter(|l| match kind {
+            Kind::Normal => l.dport == 100,
+            Kind::Incast => l.dport == 200,
+            Kind::All => true,
+        })
+        .filter(|l| time_limit_ns.is_none_or(|t| l.start_ns.saturating_add(l.fct_ns) < t))
+        .map(|l| {
+            let s = l.fct_ns as f64 / l.standalone_ns.max(1) as f64;
+            (l.size, if s < 1.0 { 1.0 } else { s })
+        })
+        .collect();
+    a.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.total_cmp(&y.1)));
+    let n = a.len();
+    let step = step.clamp(1, 100) as usize;
+    let mut out = Vec::new();
+    for i in (0..100).step_by(step) {
+        let (l, r) = (i * n / 100, ((i + step).min(100)) * n / 100);
+        if l >= r {
+            continue;
+        }
+        let mut s: Vec<f64> = a[l..r].iter().map(|x| x.1).collect();
+        s.sort_by(f64::total_cmp);
+        let pct = |p: f64| s[((s.len() as f64 * p) as usize).min(s.len() - 1)];
+        out.push(Bucket {
+            pct: i as f64 / 100.0,
+            max_size: a[r - 1].0,
+            flows: r - l,
+            p50: pct(0.5),
+            p95: pct(0.95),
+            p99: pct(0.99),
+        });
+    }
+    out
+}
+
+/// The script's own output: `%.3f %d` then `\t%.3f %.3f %.3f` per run,
+/// a line per bucket (runs must have the same flows for the rows to line
+/// up, as there).
+pub fn script_table(runs: &[(String, Vec<Bucket>)]) -> String {
+    let mut s = String::new();
+    let Some((_, first)) = runs.first() else {
+        return s;
+    };
+    for (k, b) in first.iter().enumerate() {
+        let _ = write!(s, "{:.3} {}", b.pct, b.max_size);
+        for (_, bs) in runs {
+            if let Some(x) = bs.get(k) {
+                let _ = write!(s, "\t{:.3} {:.3} {:.3}", x.p50, x.p95, x.p99);
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// A table for people: a row per bucket (its largest flow), and the
+/// median, p95 and p99 slowdown of each run.
+pub fn table(runs: &[(String, Vec<Bucket>)], step: u32) -> String {
+    let mut s = String::new();
+    let Some((_, first)) = runs.first() else {
+        return s;
+    };
+    let _ = write!(s, "{:>7} {:>10} {:>6}", "flows", "size <=", "n");
+    for (label, _) in runs {
+        let _ = write!(s, " | {:^23}", format!("{label} p50/p95/p99"));
+    }
+    s.push('\n');
+    for (k, b) in first.iter().enumerate() {
+        let _ = write!(
+            s,
+            "{:>3}-{:<3} {:>10} {:>6}",
+            (b.pct * 100.0).round(),
+            ((b.pct * 100.0).round() as u32 + step).min(100),
+            b.max_size,
+            b.flows
+        );
+        for (_, bs) in runs {
+            match bs.get(k) {
+                Some(x) => {
+                    let _ = write!(s, " | {:>7.2} {:>7.2} {:>7.2}", x.p50, x.p95, x.p99);
+                }
+                None => {
+                    let _ = write!(s, " | {:>23}", "-");
+                }
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload;
+
+    fn topo() -> Topology {
+        toml::from_str(
+            r#"
+            [defaults]
+            rate_mbps = 100
+            [[switch]]
+            name = "s0"
+            [[switch]]
+            name = "s1"
+            [[host]]
+            name = "h0"
+            [[host]]
+            name = "h1"
+            [[host]]
+            name = "h2"
+            [[link]]
+            a = "h0"
+            b = "s0"
+            [[link]]
+            a = "h1"
+            b = "s0"
+            rate_mbps = 40
+            [[link]]
+            a = "s0"
+            b = "s1"
+            rate_mbps = 60
+            [[link]]
+            a = "h2"
+            b = "s1"
+            "#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn paths_and_addresses() {
+        let t = topo();
+        assert_eq!(path_rate_mbps(&t, 0, 1), Some(40));
+        assert_eq!(path_rate_mbps(&t, 0, 2), Some(60));
+        assert_eq!(path_rate_mbps(&t, 2, 0), Some(60));
+        assert_eq!(node_ip(0), 0x0b000001);
+        assert_eq!(node_ip(257), 0x0b010101);
+        // 4096 B: one packet, 4154 B at 100 Mb/s.
+        assert_eq!(wire_ns(4096, 100), 4154 * 8000 / 100);
+        assert_eq!(wire_ns(4097, 100), (4097 + 2 * 58) * 8000 / 100);
+    }
+
+    #[test]
+    fn fct_txt_round_trip() {
+        let flows = workload::parse(
+            "t",
+            "3\n0 1 3 100 1000 2.0\n0 1 3 100 5000 2.1\n2 0 3 200 9000 2.2\n",
+        )
+        .unwrap();
+        let rec = |id: u32, s: u64, e: u64| Record {
+            id,
+            src: flows[id as usize].src,
+            dst: flows[id as usize].dst,
+            dport: flows[id as usize].dport,
+            op: "write".into(),
+            size: flows[id as usize].size,
+            sched_ns: s,
+            start_ns: s + 10,
+            end_ns: e,
+            status: "ok".into(),
+        };
+        let recs = vec![rec(0, 100, 9000), rec(1, 200, 5000), rec(2, 300, 800_000)];
+        let lines = fct_lines(&flows, &recs, &topo(), 1000).unwrap();
+        // Completion order; ports per pair from 10000.
+        assert_eq!(lines[0].sport, 10001);
+        assert_eq!(lines[1].sport, 10000);
+        assert_eq!(lines[0].start_ns, 2_100_000_010);
+        assert_eq!(lines[0].fct_ns, 5000 - 210);
+        assert_eq!(lines[2].standalone_ns, 1000 + wire_ns(9000, 60));
+        let text = to_text(&lines);
+        assert!(text.starts_with("0b000001 0b000101 10001 100 5000 2100000010 4790 "));
+        assert_eq!(parse("t", &text).unwrap(), lines);
+    }
+
+    #[test]
+    fn buckets_as_the_script() {
+        // 40 flows, sizes 1..=40, slowdown = size / 10 (1 below 10).
+        let lines: Vec<Fct> = (1..=40u64)
+            .map(|s| Fct {
+                sip: 0,
+                dip: 0,
+                sport: 0,
+                dport: 100,
+                size: s,
+                start_ns: 0,
+                fct_ns: s * 100,
+                standalone_ns: 1000,
+            })
+            .collect();
+        let b = buckets(&lines, Kind::Normal, 5, None);
+        assert_eq!(b.len(), 20);
+        assert_eq!((b[0].max_size, b[0].flows, b[0].p50), (2, 2, 1.0));
+        assert_eq!((b[19].max_size, b[19].p50, b[19].p99), (40, 4.0, 4.0));
+        assert_eq!(b[10].p50, 2.2);
+        assert!(buckets(&lines, Kind::Incast, 5, None).is_empty());
+        assert_eq!(buckets(&lines, Kind::All, 50, Some(2001)).len(), 2);
+        let t = script_table(&[("a".into(), b.clone()), ("b".into(), b)]);
+        assert!(
+            t.starts_with("0.000 2\t1.000 1.000 1.000\t1.000 1.000 1.000\n"),
+            "{t}"
+        );
+    }
+}

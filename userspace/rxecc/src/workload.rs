@@ -1,0 +1,325 @@
+//! Workloads in the HPCC simulator's flow-file format
+//! (`../shared/hpcc-sim-formats.md`): Poisson arrivals with sizes drawn from
+//! a CDF file, as its `traffic_gen.py` does, and a repeated incast.
+//!
+//! A flow file is `N`, then one line per flow, `src dst pg dport size
+//! start_s`, in start order. Hosts are numbered as in the topology file
+//! (its first `[[host]]` is 0). Unlike `traffic_gen.py`, the count in the
+//! header is always exact.
+
+use anyhow::{bail, ensure, Context, Result};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Exp};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// `traffic_gen.py` starts every flow 2 s into the simulation.
+pub const BASE_S: f64 = 2.0;
+/// The simulator's priority group and destination ports: 100 for
+/// ordinary flows, 200 for incast (its `fct_analysis.py -t 1`).
+pub const PG: u32 = 3;
+pub const DPORT: u32 = 100;
+pub const DPORT_INCAST: u32 = 200;
+
+/// A size distribution: `size percentile` points, percentile 0 to 100.
+#[derive(Debug, Clone)]
+pub struct Cdf {
+    points: Vec<(f64, f64)>,
+}
+
+impl Cdf {
+    /// Parses and checks a CDF file's text: at least two points, the first
+    /// at percentile 0 and the last at 100, both columns strictly
+    /// increasing (the simulator's `testCdf`).
+    pub fn parse(name: &str, text: &str) -> Result<Self> {
+        let mut points: Vec<(f64, f64)> = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let num = |s: &str, what: &str| -> Result<f64> {
+                s.parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .with_context(|| format!("{name}:{}: {what} '{s}' is not a number", i + 1))
+            };
+            ensure!(
+                f.len() == 2,
+                "{name}:{}: expected 'size percentile', got '{line}'",
+                i + 1
+            );
+            let (x, y) = (num(f[0], "size")?, num(f[1], "percentile")?);
+            if let Some(&(px, py)) = points.last() {
+                ensure!(
+                    x > px && y > py,
+                    "{name}:{}: sizes and percentiles must both increase ({px} {py} then {x} {y})",
+                    i + 1
+                );
+            }
+            points.push((x, y));
+        }
+        ensure!(points.len() >= 2, "{name}: a CDF needs at least two points");
+        ensure!(
+            points[0].1 == 0.0 && points[points.len() - 1].1 == 100.0,
+            "{name}: percentiles must run from 0 to 100"
+        );
+        ensure!(points[0].0 >= 0.0, "{name}: a negative size");
+        Ok(Cdf { points })
+    }
+
+    pub fn load(path: &Path) -> Result<Self> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        Self::parse(&path.display().to_string(), &text)
+    }
+
+    /// The mean size, by the trapezoid rule (the simulator's `getAvg`).
+    pub fn mean(&self) -> f64 {
+        self.points
+            .windows(2)
+            .map(|w| (w[0].0 + w[1].0) / 2.0 * (w[1].1 - w[0].1))
+            .sum::<f64>()
+            / 100.0
+    }
+
+    /// The size at percentile `p` (0 to 100), interpolated linearly.
+    pub fn at(&self, p: f64) -> f64 {
+        for w in self.points.windows(2) {
+            let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+            if p <= y1 {
+                return x0 + (x1 - x0) / (y1 - y0) * (p - y0);
+            }
+        }
+        self.points[self.points.len() - 1].0
+    }
+}
+
+/// One line of a flow file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flow {
+    pub src: u32,
+    pub dst: u32,
+    pub pg: u32,
+    pub dport: u32,
+    pub size: u64,
+    pub start_s: f64,
+}
+
+/// Poisson arrivals per host at `load` of each host's link, with sizes
+/// from `cdf` divided by `size_div` (to fit the testbed's rates), and
+/// destinations uniform over the other hosts, for `duration_s`.
+pub struct Poisson<'a> {
+    pub cdf: &'a Cdf,
+    pub hosts: u32,
+    pub load: f64,
+    pub rate_mbps: u64,
+    pub duration_s: f64,
+    pub size_div: u64,
+    pub seed: u64,
+}
+
+impl Poisson<'_> {
+    pub fn generate(&self) -> Result<Vec<Flow>> {
+        ensure!(self.hosts >= 2, "a workload needs at least two hosts");
+        ensure!(
+            self.load > 0.0 && self.load <= 1.0,
+            "load {} is not in (0, 1]",
+            self.load
+        );
+        ensure!(self.rate_mbps > 0, "the link rate must be positive");
+        ensure!(self.duration_s > 0.0, "the duration must be positive");
+        ensure!(self.size_div > 0, "the size divisor must be positive");
+        let mean = self.cdf.mean() / self.size_div as f64;
+        ensure!(mean >= 1.0, "the mean flow size, scaled, is under a byte");
+        // Mean gap between one host's flows, s: its share of the link.
+        let gap = mean * 8.0 / (self.rate_mbps as f64 * 1e6 * self.load);
+        let exp = Exp::new(1.0 / gap).context("arrival rate")?;
+        let mut rng = StdRng::seed_from_u64(self.seed);
+        let mut flows = Vec::new();
+        for src in 0..self.hosts {
+            let mut t = exp.sample(&mut rng);
+            while t <= self.duration_s {
+                let mut dst = rng.gen_range(0..self.hosts - 1);
+                if dst >= src {
+                    dst += 1;
+                }
+                let size = (self.cdf.at(rng.gen::<f64>() * 100.0) / self.size_div as f64) as u64;
+                flows.push(Flow {
+                    src,
+                    dst,
+                    pg: PG,
+                    dport: DPORT,
+                    size: size.max(1),
+                    start_s: BASE_S + t,
+                });
+                t += exp.sample(&mut rng);
+            }
+        }
+        flows.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+        Ok(flows)
+    }
+}
+
+/// `senders` each send `size` bytes to `receiver` at once, every
+/// `period_s`, `rounds` times (destination port 200: incast).
+pub fn incast(
+    senders: &[u32],
+    receiver: u32,
+    size: u64,
+    period_s: f64,
+    rounds: u32,
+) -> Result<Vec<Flow>> {
+    ensure!(!senders.is_empty(), "an incast needs senders");
+    ensure!(
+        !senders.contains(&receiver),
+        "host {receiver} is both a sender and the receiver"
+    );
+    ensure!(size > 0 && rounds > 0, "size and rounds must be positive");
+    ensure!(period_s > 0.0, "the period must be positive");
+    let mut flows = Vec::new();
+    for r in 0..rounds {
+        for &src in senders {
+            flows.push(Flow {
+                src,
+                dst: receiver,
+                pg: PG,
+                dport: DPORT_INCAST,
+                size,
+                start_s: BASE_S + f64::from(r) * period_s,
+            });
+        }
+    }
+    Ok(flows)
+}
+
+/// The flow file's text: the exact count, then the flows as
+/// `traffic_gen.py` prints them.
+pub fn to_text(flows: &[Flow]) -> String {
+    let mut s = format!("{}\n", flows.len());
+    for f in flows {
+        let _ = writeln!(
+            s,
+            "{} {} {} {} {} {:.9}",
+            f.src, f.dst, f.pg, f.dport, f.size, f.start_s
+        );
+    }
+    s
+}
+
+/// Reads a flow file: the simulator's, or ConWeave's (no dport).
+pub fn parse(name: &str, text: &str) -> Result<Vec<Flow>> {
+    let mut lines = text.lines().enumerate();
+    let n: usize = lines
+        .next()
+        .and_then(|(_, l)| l.trim().parse().ok())
+        .with_context(|| format!("{name}:1: expected the flow count"))?;
+    let mut flows = Vec::with_capacity(n.min(1 << 20));
+    for (i, line) in lines {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let bad = || format!("{name}:{}: expected 'src dst pg dport size start_s'", i + 1);
+        let int = |s: &str| s.parse::<u64>().ok();
+        let (src, dst, pg, dport, size, start) = match f.len() {
+            6 => (f[0], f[1], f[2], Some(f[3]), f[4], f[5]),
+            5 => (f[0], f[1], f[2], None, f[3], f[4]),
+            _ => bail!(bad()),
+        };
+        let flow = (|| {
+            Some(Flow {
+                src: u32::try_from(int(src)?).ok()?,
+                dst: u32::try_from(int(dst)?).ok()?,
+                pg: u32::try_from(int(pg)?).ok()?,
+                dport: match dport {
+                    Some(d) => u32::try_from(int(d)?).ok()?,
+                    None => DPORT,
+                },
+                size: int(size)?,
+                start_s: start.parse::<f64>().ok().filter(|s| s.is_finite())?,
+            })
+        })()
+        .with_context(bad)?;
+        flows.push(flow);
+    }
+    ensure!(
+        flows.len() == n,
+        "{name}: the header says {n} flows, the file has {}",
+        flows.len()
+    );
+    Ok(flows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WEB: &str = include_str!("../../../testbed/workloads/WebSearch_distribution.txt");
+
+    #[test]
+    fn cdf_checks_and_interpolates() {
+        assert!(Cdf::parse("t", "0 0\n10 50\n20 100\n").is_ok());
+        assert!(Cdf::parse("t", "0 1\n10 100\n").is_err(), "must start at 0");
+        assert!(Cdf::parse("t", "0 0\n10 90\n").is_err(), "must end at 100");
+        assert!(
+            Cdf::parse("t", "0 0\n10 50\n10 100\n").is_err(),
+            "sizes increase"
+        );
+        assert!(Cdf::parse("t", "0 0\n10 x\n").is_err());
+        let c = Cdf::parse("t", "0 0\n10 50\n20 100\n").unwrap();
+        assert_eq!(c.at(25.0), 5.0);
+        assert_eq!(c.at(75.0), 15.0);
+        assert_eq!(c.mean(), 10.0);
+    }
+
+    #[test]
+    fn websearch_mean() {
+        // The simulator's getAvg() on its WebSearch file: 1,711,250 B
+        // (sum of segment midpoints times their percentile widths).
+        let c = Cdf::parse("web", WEB).unwrap();
+        assert!((c.mean() - 1_711_250.0).abs() < 1.0, "{}", c.mean());
+    }
+
+    #[test]
+    fn poisson_offers_the_load() {
+        let c = Cdf::parse("web", WEB).unwrap();
+        let p = Poisson {
+            cdf: &c,
+            hosts: 8,
+            load: 0.5,
+            rate_mbps: 100,
+            duration_s: 200.0,
+            size_div: 100,
+            seed: 1,
+        };
+        let flows = p.generate().unwrap();
+        let bytes: u64 = flows.iter().map(|f| f.size).sum();
+        let offered = bytes as f64 * 8.0 / 200.0 / (8.0 * 100e6);
+        assert!((offered - 0.5).abs() < 0.05, "offered load {offered}");
+        assert!(flows.windows(2).all(|w| w[0].start_s <= w[1].start_s));
+        assert!(flows.iter().all(|f| f.src != f.dst && f.dst < 8));
+        // Same seed, same flows; and the text round-trips exactly.
+        assert_eq!(flows, p.generate().unwrap());
+        let text = to_text(&flows);
+        assert!(text.starts_with(&format!("{}\n", flows.len())));
+        let back = parse("t", &text).unwrap();
+        assert_eq!(back.len(), flows.len());
+        assert_eq!(to_text(&back), text);
+    }
+
+    #[test]
+    fn flow_file_formats() {
+        let f = parse("t", "2\n0 1 3 100 1000 2.000000001\n1 0 3 200 5 2.5\n").unwrap();
+        assert_eq!(f[1].dport, 200);
+        let cw = parse("t", "1\n0 1 3 1000 2.0\n").unwrap();
+        assert_eq!((cw[0].dport, cw[0].size), (DPORT, 1000));
+        assert!(parse("t", "3\n0 1 3 100 1000 2.0\n").is_err(), "count");
+        assert!(parse("t", "1\n0 1 3 100 x 2.0\n").is_err());
+        let inc = incast(&[1, 2], 0, 1000, 0.1, 3).unwrap();
+        assert_eq!(inc.len(), 6);
+        assert!(incast(&[0, 1], 0, 1, 0.1, 1).is_err());
+    }
+}
