@@ -15,8 +15,9 @@
 
 use crate::{stats, switch};
 use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
 use std::fs::File;
-use std::io::{BufWriter, ErrorKind, Read, Write};
+use std::io::{ErrorKind, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +32,66 @@ pub const PORTS_HEADER: &str =
     "t_ns,dev,qlen_bytes,max_qlen_bytes,enq_bytes,deq_bytes,drops,pfc_rx_xoff,paused_ns,ingress_bytes,pfc_tx_xoff";
 pub const QPS_HEADER: &str =
     "t_ns,qp,cc,rate_bps,tx_bytes,acked_bytes,halts,halt_actual_ns,window_bytes";
+
+// The rows of the four CSV files, written and read (by `rxecc report`)
+// through the csv crate by column name; the field order is the header's.
+
+/// rates.csv: a rate change of one QP (a trace event).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RateRow {
+    pub t_ns: u64,
+    pub qp: String,
+    pub alg: u64,
+    pub state: u64,
+    pub rate_bps: u64,
+    pub tx_bytes: u64,
+    pub acked_bytes: u64,
+}
+
+/// halts.csv: a halt's start (halted_ns 0) or end (trace events).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HaltRow {
+    pub t_ns: u64,
+    pub qp: String,
+    /// "start" or "end".
+    pub event: String,
+    pub halted_ns: u64,
+    pub planned_ns: u64,
+}
+
+/// ports.csv: one switch port, sampled.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PortRow {
+    pub t_ns: u64,
+    pub dev: String,
+    pub qlen_bytes: u64,
+    pub max_qlen_bytes: u64,
+    pub enq_bytes: u64,
+    pub deq_bytes: u64,
+    pub drops: u64,
+    pub pfc_rx_xoff: u64,
+    pub paused_ns: u64,
+    pub ingress_bytes: u64,
+    pub pfc_tx_xoff: u64,
+}
+
+/// qps.csv: one QP's rxe_cc state, sampled.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QpRow {
+    pub t_ns: u64,
+    pub qp: String,
+    pub cc: String,
+    pub rate_bps: u64,
+    pub tx_bytes: u64,
+    pub acked_bytes: u64,
+    pub halts: u64,
+    pub halt_actual_ns: u64,
+    /// Absent from recordings made before HPCC.
+    #[serde(default)]
+    pub window_bytes: u64,
+}
+
+type CsvOut = csv::Writer<File>;
 
 pub struct Options {
     pub out: PathBuf,
@@ -128,11 +189,15 @@ pub fn parse_event(line: &str) -> Option<Event> {
     })
 }
 
-fn csv(dir: &Path, name: &str, header: &str) -> Result<BufWriter<File>> {
+/// A CSV file with its header written now, so that a run with no rows of
+/// a kind still leaves a readable file.
+fn csv(dir: &Path, name: &str, header: &str) -> Result<CsvOut> {
     let p = dir.join(name);
-    let mut w =
-        BufWriter::new(File::create(&p).with_context(|| format!("creating {}", p.display()))?);
-    writeln!(w, "{header}")?;
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_path(&p)
+        .with_context(|| format!("creating {}", p.display()))?;
+    w.write_record(header.split(','))?;
     Ok(w)
 }
 
@@ -185,8 +250,7 @@ impl TraceInstance {
         // "Oops: int3" in __schedule (seen in CI). So the instance is created
         // with record-cmd clear, and the top level's setting is put back.
         let record_cmd = root.join("options/record-cmd");
-        let restore = std::fs::read_to_string(&record_cmd)
-            .is_ok_and(|v| v.trim() == "1")
+        let restore = std::fs::read_to_string(&record_cmd).is_ok_and(|v| v.trim() == "1")
             && std::fs::write(&record_cmd, "0").is_ok();
         let made = std::fs::create_dir(&dir);
         if restore {
@@ -240,8 +304,8 @@ impl Drop for TraceInstance {
 }
 
 struct Writers {
-    rates: BufWriter<File>,
-    halts: BufWriter<File>,
+    rates: CsvOut,
+    halts: CsvOut,
     events: u64,
 }
 
@@ -257,21 +321,38 @@ impl Writers {
                 rate_bps,
                 tx_bytes,
                 acked_bytes,
-            } => writeln!(
-                self.rates,
-                "{t_ns},{qp},{alg},{state},{rate_bps},{tx_bytes},{acked_bytes}"
-            )?,
+            } => self.rates.serialize(RateRow {
+                t_ns,
+                qp,
+                alg,
+                state,
+                rate_bps,
+                tx_bytes,
+                acked_bytes,
+            })?,
             Event::HaltStart {
                 t_ns,
                 qp,
                 planned_ns,
-            } => writeln!(self.halts, "{t_ns},{qp},start,0,{planned_ns}")?,
+            } => self.halts.serialize(HaltRow {
+                t_ns,
+                qp,
+                event: "start".into(),
+                halted_ns: 0,
+                planned_ns,
+            })?,
             Event::HaltEnd {
                 t_ns,
                 qp,
                 halted_ns,
                 planned_ns,
-            } => writeln!(self.halts, "{t_ns},{qp},end,{halted_ns},{planned_ns}")?,
+            } => self.halts.serialize(HaltRow {
+                t_ns,
+                qp,
+                event: "end".into(),
+                halted_ns,
+                planned_ns,
+            })?,
         }
         Ok(())
     }
@@ -337,33 +418,34 @@ pub fn record(opts: &Options) -> Result<()> {
                 continue;
             };
             let (ib, tx_xoff) = p.ingress.map_or((0, 0), |i| (i.bytes, i.pfc_tx_xoff));
-            writeln!(
-                ports_csv,
-                "{t},{},{},{},{},{},{},{},{},{ib},{tx_xoff}",
-                p.dev,
-                p.qlen_bytes,
-                p.max_qlen_bytes,
-                p.enq_bytes,
-                p.deq_bytes,
-                p.drops,
-                p.pfc_rx_xoff,
-                p.paused_ns
-            )?;
+            ports_csv.serialize(PortRow {
+                t_ns: t,
+                dev: p.dev,
+                qlen_bytes: p.qlen_bytes,
+                max_qlen_bytes: p.max_qlen_bytes,
+                enq_bytes: p.enq_bytes,
+                deq_bytes: p.deq_bytes,
+                drops: p.drops,
+                pfc_rx_xoff: p.pfc_rx_xoff,
+                paused_ns: p.paused_ns,
+                ingress_bytes: ib,
+                pfc_tx_xoff: tx_xoff,
+            })?;
         }
         if let Ok(snap) = stats::snapshot(&opts.debugfs_root) {
             for (name, s) in &snap.qps {
                 let g = |k: &str| s.get(k).unwrap_or(0);
-                writeln!(
-                    qps_csv,
-                    "{t},{name},{},{},{},{},{},{},{}",
-                    s.fields.get("cc").map_or("?", String::as_str),
-                    g("rate_bps"),
-                    g("tx_bytes"),
-                    g("acked_bytes"),
-                    g("halts"),
-                    g("halt_actual_ns"),
-                    g("window_bytes")
-                )?;
+                qps_csv.serialize(QpRow {
+                    t_ns: t,
+                    qp: name.clone(),
+                    cc: s.fields.get("cc").map_or("?", String::as_str).to_string(),
+                    rate_bps: g("rate_bps"),
+                    tx_bytes: g("tx_bytes"),
+                    acked_bytes: g("acked_bytes"),
+                    halts: g("halts"),
+                    halt_actual_ns: g("halt_actual_ns"),
+                    window_bytes: g("window_bytes"),
+                })?;
             }
         }
         samples += 1;

@@ -23,6 +23,7 @@
 //!   ideal length is the largest total queue (all ports) sampled in the two
 //!   periods before it, over C (the ACC paper's Fig. 10b).
 
+use crate::record::{HaltRow, PortRow, QpRow, RateRow};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -116,60 +117,40 @@ pub struct Metrics {
     pub first_round_ideal_ms: Option<f64>,
 }
 
-fn rows(dir: &Path, name: &str) -> Result<Vec<Vec<String>>> {
+/// The rows of one of `rxecc record`'s CSV files, by column name.
+fn rows<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Result<Vec<T>> {
     let p = dir.join(name);
-    let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
-    Ok(text
-        .lines()
-        .skip(1)
-        .filter(|l| !l.is_empty())
-        .map(|l| l.split(',').map(str::to_string).collect())
-        .collect())
-}
-
-fn text(r: &[String], i: usize, file: &str) -> Result<String> {
-    r.get(i)
-        .cloned()
-        .with_context(|| format!("{file}: short row {}", r.join(",")))
-}
-
-fn num(r: &[String], i: usize, file: &str) -> Result<u64> {
-    r.get(i)
-        .and_then(|v| v.parse().ok())
-        .with_context(|| format!("{file}: bad row {}", r.join(",")))
+    let mut rd = csv::Reader::from_path(&p).with_context(|| format!("reading {}", p.display()))?;
+    rd.deserialize()
+        .enumerate()
+        .map(|(i, r)| r.with_context(|| format!("{}: row {}", p.display(), i + 2)))
+        .collect()
 }
 
 /// Loads a run recorded by `rxecc record` in `dir`.
 pub fn load(label: &str, dir: &Path) -> Result<Run> {
     let mut flows: BTreeMap<String, Flow> = BTreeMap::new();
     let mut first_send: BTreeMap<String, u64> = BTreeMap::new();
-    for r in rows(dir, "rates.csv")? {
-        let (t, qp, rate) = (
-            num(&r, 0, "rates.csv")?,
-            text(&r, 1, "rates.csv")?,
-            num(&r, 4, "rates.csv")?,
-        );
-        first_send.entry(qp.clone()).or_insert(t);
+    for r in rows::<RateRow>(dir, "rates.csv")? {
+        first_send.entry(r.qp.clone()).or_insert(r.t_ns);
         flows
-            .entry(qp.clone())
+            .entry(r.qp.clone())
             .or_insert_with(|| Flow {
-                qp,
+                qp: r.qp,
                 ..Default::default()
             })
             .rate
-            .push((t, rate));
+            .push((r.t_ns, r.rate_bps));
     }
-    for r in rows(dir, "qps.csv")? {
-        let (t, qp) = (num(&r, 0, "qps.csv")?, text(&r, 1, "qps.csv")?);
-        let f = flows.entry(qp.clone()).or_insert_with(|| Flow {
-            qp,
+    for r in rows::<QpRow>(dir, "qps.csv")? {
+        let f = flows.entry(r.qp.clone()).or_insert_with(|| Flow {
+            qp: r.qp,
             ..Default::default()
         });
-        f.rate.push((t, num(&r, 3, "qps.csv")?));
-        f.acked.push((t, num(&r, 5, "qps.csv")?));
-        // Recordings before window_bytes have 8 columns.
-        if let Some(w) = r.get(8).and_then(|v| v.parse().ok()).filter(|w| *w > 0) {
-            f.window.push((t, w));
+        f.rate.push((r.t_ns, r.rate_bps));
+        f.acked.push((r.t_ns, r.acked_bytes));
+        if r.window_bytes > 0 {
+            f.window.push((r.t_ns, r.window_bytes));
         }
     }
     let mut out = Vec::new();
@@ -196,32 +177,28 @@ pub fn load(label: &str, dir: &Path) -> Result<Run> {
         out.push(f);
     }
     let mut ports: BTreeMap<String, PortSeries> = BTreeMap::new();
-    for r in rows(dir, "ports.csv")? {
-        let f = "ports.csv";
-        let p = ports
-            .entry(r.get(1).cloned().unwrap_or_default())
-            .or_default();
+    for r in rows::<PortRow>(dir, "ports.csv")? {
+        let p = ports.entry(r.dev).or_default();
         p.samples.push((
-            num(&r, 0, f)?,
-            num(&r, 2, f)?,
-            num(&r, 3, f)?,
-            num(&r, 6, f)?,
-            num(&r, 10, f)?,
-            num(&r, 7, f)?,
+            r.t_ns,
+            r.qlen_bytes,
+            r.max_qlen_bytes,
+            r.drops,
+            r.pfc_tx_xoff,
+            r.pfc_rx_xoff,
         ));
-        p.deq.push((num(&r, 0, f)?, num(&r, 5, f)?));
+        p.deq.push((r.t_ns, r.deq_bytes));
     }
-    let mut halts = Vec::new();
-    for r in rows(dir, "halts.csv")? {
-        if r.get(2).map(String::as_str) == Some("end") {
-            halts.push(Halt {
-                qp: text(&r, 1, "halts.csv")?,
-                t_ns: num(&r, 0, "halts.csv")?,
-                halted_ns: num(&r, 3, "halts.csv")?,
-                planned_ns: num(&r, 4, "halts.csv")?,
-            });
-        }
-    }
+    let halts = rows::<HaltRow>(dir, "halts.csv")?
+        .into_iter()
+        .filter(|r| r.event == "end")
+        .map(|r| Halt {
+            qp: r.qp,
+            t_ns: r.t_ns,
+            halted_ns: r.halted_ns,
+            planned_ns: r.planned_ns,
+        })
+        .collect();
     Ok(Run {
         label: label.to_string(),
         flows: out,
