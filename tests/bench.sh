@@ -153,21 +153,14 @@ echo "victim flow F0 on chain, with bursts into F1's receiver (pauses received p
 # than DCQCN and HPCC), with the INT algorithms beside ACC and DCQCN.
 CCV_ALGS="acc dcqcn hpcc fncc icc" ccv_rounds "$out/victim" "${CCV_ROUNDS:-3}" | tee -a "$out/summary.txt"
 
-# Flow completion times (docs/workloads.md): WebSearch at BENCH_FCT_LOAD of
-# each host's link on the dumbbell's hosts 0-3, the same flow file under
-# every algorithm, and the simulator's slowdown table by size bucket. The
-# ACC paper's claim to check: small flows' tail FCT far below DCQCN's.
-. "$RXECC_TOP/tests/fct.sh"
+# Flow completion times (docs/workloads.md): WebSearch at 50% load on the
+# dumbbell's hosts 0-3, the same flows under every algorithm, from one
+# experiment file; the simulator's slowdown table by size bucket. The ACC
+# paper's claim to check: small flows' tail FCT far below DCQCN's.
 echo
-fct_flows=$out/fct/websearch.txt
-mkdir -p "$out/fct"
-rxecc workload poisson --cdf "$RXECC_TOP/testbed/workloads/WebSearch_distribution.txt" --hosts 4 \
-	--load "${BENCH_FCT_LOAD:-0.5}" --rate-mbps "$CCI_LINE_MBPS" --duration "${BENCH_FCT_SECONDS:-10}" \
-	--size-div "${BENCH_FCT_SIZE_DIV:-20}" --seed 1 -o "$fct_flows"
-fct_runs=()
-for cc in ${BENCH_FCT_ALGS:-none dcqcn acc hpcc fncc icc}; do
-	fct_run "$cc" "$out/fct/$cc" "$fct_flows" write 4 || echo "  cc=$cc: not every flow completed" >&2
-	[ -s "$out/fct/$cc/fct.txt" ] && fct_runs+=("$cc=$out/fct/$cc/fct.txt")
-done
-echo "WebSearch at ${BENCH_FCT_LOAD:-0.5} load, sizes / ${BENCH_FCT_SIZE_DIV:-20}, $(head -1 "$fct_flows") flows on dumbbell hosts 0-3: FCT slowdown by size bucket" | tee -a "$out/summary.txt"
-rxecc fct report "${fct_runs[@]}" --step 10 --plots "$out/fct/plots" --json "$out/fct/buckets.json" | tee -a "$out/summary.txt"
+echo "WebSearch flow completion times (testbed/experiments/websearch.toml): slowdown p50/p95/p99 by size bucket" | tee -a "$out/summary.txt"
+tb_load_rxe patched
+tb_load_cc cc=none
+rxecc run "$RXECC_TOP/testbed/experiments/websearch.toml" --out "$out/fct" | tee -a "$out/summary.txt"
+rmmod rxe_cc
+rmmod rdma_rxe

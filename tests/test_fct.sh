@@ -1,35 +1,34 @@
-# Flow completion times on real verbs: a WebSearch flow file (rxecc
-# workload) replayed by flowgen on the dumbbell, every flow completed and
-# accounted for, fct.txt in the HPCC simulator's format, and `rxecc fct`'s
-# slowdown table equal, line for line, to what a copy of the simulator's
-# fct_analysis.py (tests/fct_analysis.py) computes from that fct.txt.
-
-. "$RXECC_TOP/tests/fct.sh"
+# Flow completion times on real verbs, from one experiment file
+# (tests/fct_websearch.toml): `rxecc run` writes a WebSearch flow file,
+# replays it with flowgen on every host under no CC and under DCQCN, and
+# writes the HPCC simulator's fct.txt for each. Every flow completes and is
+# accounted for once, with its bytes; nothing is dropped; and `rxecc fct
+# report`'s table equals, line for line, what a copy of the simulator's
+# fct_analysis.py (tests/fct_analysis.py) computes from the same fct.txt.
 
 test_fct_websearch() {
-	local flows=$TEST_OUT/websearch.txt n mine theirs
-	# 4 hosts at 30% of 100 Mb/s for 2 s, WebSearch sizes / 20 (mean
-	# 86 KB): some 60 flows, from one packet to 1.5 MB.
-	rxecc workload poisson --cdf "$RXECC_TOP/testbed/workloads/WebSearch_distribution.txt" \
-		--hosts 4 --load 0.3 --rate-mbps "$CCI_LINE_MBPS" --duration 2 --size-div 20 --seed 7 -o "$flows" 2>&1 |
-		tee "$TEST_OUT/workload.txt" >&2
-	n=$(head -1 "$flows")
+	local out=$TEST_OUT/run n cc mine theirs
+	tb_load_rxe patched
+	tb_load_cc cc=none
+	rxecc run "$RXECC_TOP/tests/fct_websearch.toml" --out "$out" 2>&1 | tee "$TEST_OUT/run.txt" >&2
+	[ "${PIPESTATUS[0]}" = 0 ] || fail "rxecc run failed"
+	n=$(head -1 "$out/flows.txt")
 	assert_gt "flows in the flow file" "$n" 10
-	fct_run dcqcn "$TEST_OUT/dcqcn" "$flows" write 4 || fail "not every flow completed"
-	cat "$TEST_OUT/dcqcn/convert.txt" >&2
-	# Every flow once: a line in fct.txt and an "ok" from its flowgen.
-	assert_eq "lines in fct.txt" "$n" "$(wc -l <"$TEST_OUT/dcqcn/fct.txt")"
-	assert_eq "flows flowgen completed" "$n" "$(cat "$TEST_OUT"/dcqcn/flowgen-h*.csv | grep -c ',ok$')"
-	assert_eq "distinct (sip, dip, sport) in fct.txt" "$n" "$(awk '{print $1, $2, $3}' "$TEST_OUT/dcqcn/fct.txt" | sort -u | wc -l)"
-	assert_eq "bytes in fct.txt" "$(awk 'NR > 1 {s += $5} END {print s}' "$flows")" \
-		"$(awk '{s += $5} END {print s}' "$TEST_OUT/dcqcn/fct.txt")"
-	assert_eq "drops (PFC is on)" 0 "$(python3 "$RXECC_TOP/tests/portsum.py" "$TEST_OUT/dcqcn/ports.jsonl" drops)"
-	mine=$(rxecc fct report "dcqcn=$TEST_OUT/dcqcn/fct.txt" --script --step 20)
-	theirs=$(python3 "$RXECC_TOP/tests/fct_analysis.py" "$TEST_OUT/dcqcn/fct.txt" -s 20)
-	printf '%s\n' "$mine" >"$TEST_OUT/rxecc-fct.txt"
-	printf '%s\n' "$theirs" >"$TEST_OUT/fct_analysis.txt"
-	assert_gt "buckets in the table" "$(printf '%s\n' "$mine" | grep -c .)" 2
-	assert_eq "rxecc fct report and fct_analysis.py" "$theirs" "$mine"
-	rxecc fct report "dcqcn=$TEST_OUT/dcqcn/fct.txt" --step 20 --plots "$TEST_OUT/plots" >&2 || fail "rxecc fct report"
-	[ -s "$TEST_OUT/plots/slowdown.png" ] && [ -s "$TEST_OUT/plots/fct_cdf.png" ] || fail "no plots"
+	for cc in none dcqcn; do
+		assert_eq "$cc: lines in fct.txt" "$n" "$(wc -l <"$out/$cc/fct.txt")"
+		assert_eq "$cc: flows flowgen completed" "$n" "$(cat "$out/$cc"/flowgen-h*.csv | grep -c ',ok$')"
+		assert_eq "$cc: distinct (sip, dip, sport)" "$n" "$(awk '{print $1, $2, $3}' "$out/$cc/fct.txt" | sort -u | wc -l)"
+		assert_eq "$cc: bytes in fct.txt" "$(awk 'NR > 1 {s += $5} END {print s}' "$out/flows.txt")" \
+			"$(awk '{s += $5} END {print s}' "$out/$cc/fct.txt")"
+		assert_eq "$cc: drops (PFC is on)" 0 "$(python3 "$RXECC_TOP/tests/portsum.py" "$out/$cc/ports.jsonl" drops)"
+		mine=$(rxecc fct report "$cc=$out/$cc/fct.txt" --kind all --script --step 20)
+		theirs=$(python3 "$RXECC_TOP/tests/fct_analysis.py" "$out/$cc/fct.txt" -t 2 -s 20)
+		printf '%s\n' "$mine" >"$TEST_OUT/$cc-rxecc-fct.txt"
+		printf '%s\n' "$theirs" >"$TEST_OUT/$cc-fct_analysis.txt"
+		assert_gt "$cc: buckets in the table" "$(printf '%s\n' "$mine" | grep -c .)" 2
+		assert_eq "$cc: rxecc fct report against fct_analysis.py" "$theirs" "$mine"
+	done
+	assert_gt "dcqcn: CNPs received" "$(awk '$1 == "cnps" {print $2}' "$out/dcqcn/rxe_cc-totals.txt")" 0
+	[ -s "$out/plots/slowdown.png" ] && [ -s "$out/plots/fct_cdf.png" ] || fail "no plots"
+	info "slowdown by size (p50 p95 p99): $(tr '\n' ' ' <"$out/slowdown.txt")"
 }

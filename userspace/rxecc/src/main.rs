@@ -2,7 +2,9 @@
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use rxecc::{fct, perftest, plot, record, report, selftest, stats, switch, topology, workload};
+use rxecc::{
+    experiment, fct, perftest, plot, record, report, selftest, stats, switch, topology, workload,
+};
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -86,6 +88,14 @@ enum Cmd {
         /// Write the metrics as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
+    },
+    /// Run an experiment file (docs/workloads.md) in the testbed guest:
+    /// every algorithm on the same flows, and the FCT slowdown table.
+    Run {
+        experiment: PathBuf,
+        /// Results directory.
+        #[arg(short, long)]
+        out: PathBuf,
     },
     /// Write a flow file (the HPCC simulator's format) for flowgen.
     Workload {
@@ -542,6 +552,7 @@ fn main() -> Result<()> {
                     .with_context(|| format!("writing {}", p.display()))?;
             }
         }
+        Cmd::Run { experiment, out } => experiment::run(&experiment, &out)?,
         Cmd::Workload { cmd } => run_workload(cmd)?,
         Cmd::Fct { cmd } => run_fct(cmd)?,
         Cmd::Mark { dev, mode } => switch::attach_marker(&dev, mode)?,

@@ -1,0 +1,571 @@
+//! Experiment files and `rxecc run`: a topology, a workload, and the
+//! algorithms to compare, each with its knobs and its switch settings, in
+//! one TOML file (docs/workloads.md). Run inside the testbed guest with
+//! rdma_rxe (patched) and rxe_cc loaded; each run sets rxe_cc's `cc` and
+//! knobs through sysfs, brings the topology up with the run's switch
+//! settings, replays the flow file with flowgen on every host, writes
+//! fct.txt, and takes the topology down; at the end, the slowdown table.
+
+use crate::{fct, switch, topology, workload};
+use anyhow::{bail, ensure, Context, Result};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+
+const PARAMS: &str = "/sys/module/rxe_cc/parameters";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    #[serde(default)]
+    pub description: String,
+    /// A topology name (testbed/topologies) or path, relative to the
+    /// experiment file.
+    pub topology: String,
+    /// flowgen runs on hosts 0..hosts-1 (default: every host).
+    pub hosts: Option<u32>,
+    /// write, send or read.
+    #[serde(default = "default_op")]
+    pub op: String,
+    #[serde(default = "one")]
+    pub repetitions: u32,
+    /// Seconds from starting flowgen to the flow file's time 0.
+    #[serde(default = "default_setup")]
+    pub setup_s: u64,
+    /// Seconds after time 0 before an unfinished run is given up.
+    #[serde(default = "default_timeout")]
+    pub timeout_s: u64,
+    /// Base RTT for the standalone FCT, us; default: each run's best case.
+    pub base_rtt_us: Option<f64>,
+    /// Bucket width of the slowdown table, percent of the flows.
+    #[serde(default = "default_step")]
+    pub step: u32,
+    pub workload: Workload,
+    /// Settings merged into every `[[switch]]` of the topology, for every
+    /// run (a run's own `switch` comes on top).
+    #[serde(default)]
+    pub switch: toml::Table,
+    /// Link overrides: a link of the topology with the same `a` and `b`
+    /// takes these fields.
+    #[serde(default)]
+    pub links: Vec<toml::Table>,
+    #[serde(rename = "run")]
+    pub runs: Vec<Run>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "lowercase")]
+pub enum Workload {
+    /// A flow file, relative to the experiment file.
+    File { flows: PathBuf },
+    Poisson {
+        /// A CDF file: a path relative to the experiment file, or a name
+        /// in testbed/workloads.
+        cdf: String,
+        load: f64,
+        /// Each host's link rate; default: the topology's default rate.
+        rate_mbps: Option<u64>,
+        duration_s: f64,
+        #[serde(default = "one64")]
+        size_div: u64,
+        #[serde(default = "one64")]
+        seed: u64,
+    },
+    Incast {
+        senders: Vec<u32>,
+        receiver: u32,
+        size: u64,
+        period_s: f64,
+        rounds: u32,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    pub label: String,
+    /// rxe_cc's algorithm.
+    pub cc: String,
+    /// rxe_cc knobs (module parameters), e.g. { acc_t_us = 10000 }.
+    #[serde(default)]
+    pub knobs: BTreeMap<String, toml::Value>,
+    /// Switch settings for this run (mark, red, tcd, int, pfc, ...).
+    #[serde(default)]
+    pub switch: toml::Table,
+}
+
+fn default_op() -> String {
+    "write".into()
+}
+fn one() -> u32 {
+    1
+}
+fn one64() -> u64 {
+    1
+}
+fn default_setup() -> u64 {
+    20
+}
+fn default_timeout() -> u64 {
+    300
+}
+fn default_step() -> u32 {
+    5
+}
+
+fn repo_dir(sub: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(sub)
+}
+
+/// A path relative to the experiment file, else a name in `dir`.
+fn find(base: &Path, name: &str, dir: &str) -> Result<PathBuf> {
+    let p = base.join(name);
+    if p.exists() {
+        return Ok(p);
+    }
+    let q = repo_dir(dir).join(name);
+    if q.exists() {
+        return Ok(q);
+    }
+    bail!("'{name}': not a file next to the experiment, nor in {dir}/")
+}
+
+/// Parses and checks an experiment file.
+pub fn load(path: &Path) -> Result<Experiment> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let e: Experiment = toml::from_str(&text).map_err(|err| {
+        let line = err
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
+            .unwrap_or(0);
+        anyhow::anyhow!("{}:{line}: {}", path.display(), err.message())
+    })?;
+    ensure!(!e.runs.is_empty(), "{}: no [[run]]", path.display());
+    ensure!(
+        ["write", "send", "read"].contains(&e.op.as_str()),
+        "{}: op '{}': write, send or read",
+        path.display(),
+        e.op
+    );
+    ensure!(
+        e.repetitions >= 1,
+        "{}: repetitions must be at least 1",
+        path.display()
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    for r in &e.runs {
+        ensure!(
+            !r.label.is_empty()
+                && r.label
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+            "{}: run label '{}': use letters, digits, '-' or '_'",
+            path.display(),
+            r.label
+        );
+        ensure!(
+            seen.insert(&r.label),
+            "{}: run label '{}' twice",
+            path.display(),
+            r.label
+        );
+        for k in r.knobs.keys() {
+            ensure!(
+                k != "cc" && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+                "{}: run {}: knob '{k}' (set the algorithm with cc = ...)",
+                path.display(),
+                r.label
+            );
+        }
+    }
+    Ok(e)
+}
+
+/// The topology text with the experiment's and the run's settings merged in.
+fn topology_for(e: &Experiment, run: &Run, base: &Path) -> Result<(PathBuf, String)> {
+    let file = match find(base, &e.topology, "testbed/topologies") {
+        Ok(p) => p,
+        Err(_) => topology::resolve(&e.topology)?,
+    };
+    let text =
+        std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+    let mut t: toml::Table =
+        toml::from_str(&text).with_context(|| format!("{}: not TOML", file.display()))?;
+    if let Some(toml::Value::Array(sws)) = t.get_mut("switch") {
+        for sw in sws.iter_mut() {
+            if let toml::Value::Table(sw) = sw {
+                for (k, v) in e.switch.iter().chain(run.switch.iter()) {
+                    sw.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    for o in &e.links {
+        let (Some(a), Some(b)) = (o.get("a"), o.get("b")) else {
+            bail!("a [[links]] override needs a and b");
+        };
+        let Some(toml::Value::Array(links)) = t.get_mut("link") else {
+            bail!("{}: no [[link]] to override", file.display());
+        };
+        let mut hit = false;
+        for l in links.iter_mut() {
+            if let toml::Value::Table(l) = l {
+                if l.get("a") == Some(a) && l.get("b") == Some(b) {
+                    for (k, v) in o {
+                        l.insert(k.clone(), v.clone());
+                    }
+                    hit = true;
+                }
+            }
+        }
+        ensure!(
+            hit,
+            "links override {a} - {b}: no such link in {}",
+            file.display()
+        );
+    }
+    Ok((file, toml::to_string(&t)?))
+}
+
+fn write_param(name: &str, value: &str) -> Result<()> {
+    let p = Path::new(PARAMS).join(name);
+    ensure!(p.exists(), "rxe_cc has no knob '{name}' ({})", p.display());
+    std::fs::write(&p, value).with_context(|| format!("rxe_cc refused {name} = {value}"))
+}
+
+/// Every rxe_cc knob's current value, to put back after each run.
+fn read_params() -> Result<BTreeMap<String, String>> {
+    let mut m = BTreeMap::new();
+    let rd = std::fs::read_dir(PARAMS)
+        .with_context(|| format!("{PARAMS}: is rxe_cc loaded? (insmod rxe_cc.ko)"))?;
+    for d in rd {
+        let d = d?;
+        let name = d.file_name().to_string_lossy().into_owned();
+        if let Ok(v) = std::fs::read_to_string(d.path()) {
+            m.insert(name, v.trim().to_string());
+        }
+    }
+    Ok(m)
+}
+
+fn value_text(v: &toml::Value) -> Result<String> {
+    Ok(match v {
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Boolean(b) => u8::from(*b).to_string(),
+        _ => bail!("knob value {v}: an integer, a string or a boolean"),
+    })
+}
+
+fn flowgen() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .map(|p| p.with_file_name("flowgen"))
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| PathBuf::from("flowgen"))
+}
+
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// One run: returns how many flows completed.
+fn run_one(
+    e: &Experiment,
+    run: &Run,
+    base: &Path,
+    flows_file: &Path,
+    flows: &[workload::Flow],
+    out: &Path,
+) -> Result<usize> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    write_param("cc", &run.cc)?;
+    for (k, v) in &run.knobs {
+        write_param(k, &value_text(v)?)?;
+    }
+    let (_, topo_text) = topology_for(e, run, base)?;
+    let topo_file = out.join("topology.toml");
+    std::fs::write(&topo_file, &topo_text)?;
+    let built = topology::load(&topo_file)?;
+    let n = e.hosts.unwrap_or(built.topo.hosts.len() as u32);
+    ensure!(
+        n as usize <= built.topo.hosts.len(),
+        "hosts = {n}, but the topology has {}",
+        built.topo.hosts.len()
+    );
+    ensure!(
+        flows.iter().all(|f| f.src < n && f.dst < n),
+        "the workload uses a host beyond the experiment's {n}"
+    );
+    topology::up(&topo_file.display().to_string(), false)?;
+    let result = (|| -> Result<usize> {
+        let ips: Vec<String> = (0..n).map(|i| format!("10.77.0.{}", i + 1)).collect();
+        let epoch = monotonic_ns() + e.setup_s * 1_000_000_000;
+        let mut kids: Vec<(u32, Child)> = Vec::new();
+        for h in 0..n {
+            let ns = built.plan.hosts[h as usize].clone();
+            let log = std::fs::File::create(out.join(format!("flowgen-h{h}.log")))?;
+            let child = Command::new("ip")
+                .args(["netns", "exec", &ns])
+                .arg(flowgen())
+                .args(["--host", &h.to_string(), "--hosts", &ips.join(",")])
+                .arg("--flows")
+                .arg(flows_file)
+                .args(["--epoch", &epoch.to_string(), "--op", &e.op])
+                .args(["--timeout", &e.timeout_s.to_string()])
+                .arg("--out")
+                .arg(out.join(format!("flowgen-h{h}.csv")))
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+                .context("starting flowgen (ip netns exec ... flowgen)")?;
+            kids.push((h, child));
+        }
+        let mut failed = Vec::new();
+        for (h, mut c) in kids {
+            if !c.wait()?.success() {
+                failed.push(h);
+            }
+        }
+        let mut ports = String::new();
+        for d in switch::ports() {
+            if let Ok(s) = switch::port_stats(&d) {
+                ports.push_str(&serde_json::to_string(&s)?);
+                ports.push('\n');
+            }
+        }
+        std::fs::write(out.join("ports.jsonl"), ports)?;
+        let _ = std::fs::copy(
+            "/sys/kernel/debug/rxe_cc/totals",
+            out.join("rxe_cc-totals.txt"),
+        );
+        let csvs: Vec<PathBuf> = (0..n)
+            .map(|h| out.join(format!("flowgen-h{h}.csv")))
+            .filter(|p| p.exists())
+            .collect();
+        let recs = fct::read_records(&csvs)?;
+        let base_rtt = match e.base_rtt_us {
+            Some(us) => (us * 1000.0) as u64,
+            None => fct::min_excess_ns(flows, &recs, &built.topo)?,
+        };
+        let lines = fct::fct_lines(flows, &recs, &built.topo, base_rtt)?;
+        std::fs::write(out.join("fct.txt"), fct::to_text(&lines))?;
+        if !failed.is_empty() {
+            eprintln!(
+                "rxecc run: {}: flowgen failed on hosts {failed:?} (see {}/flowgen-h*.log)",
+                run.label,
+                out.display()
+            );
+        }
+        Ok(lines.len())
+    })();
+    topology::down().context("taking the topology down")?;
+    result
+}
+
+/// `rxecc run`: every run of the experiment, `repetitions` times, into
+/// `out`; prints the slowdown table. Fails if any flow did not complete.
+pub fn run(path: &Path, out: &Path) -> Result<()> {
+    let e = load(path)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    ensure!(
+        Path::new("/sys/module/rdma_rxe").exists(),
+        "rdma_rxe is not loaded (load the patched one: tb_load_rxe patched)"
+    );
+    let saved = read_params()?;
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    // The flow file, written once: every run replays the same flows.
+    let flows_file = out.join("flows.txt");
+    let flows = match &e.workload {
+        Workload::File { flows } => {
+            let p = base.join(flows);
+            std::fs::copy(&p, &flows_file).with_context(|| format!("copying {}", p.display()))?;
+            let text = std::fs::read_to_string(&flows_file)?;
+            workload::parse(&p.display().to_string(), &text)?
+        }
+        Workload::Poisson {
+            cdf,
+            load,
+            rate_mbps,
+            duration_s,
+            size_div,
+            seed,
+        } => {
+            let cdf = workload::Cdf::load(&find(base, cdf, "testbed/workloads")?)?;
+            let rate = match rate_mbps {
+                Some(r) => *r,
+                None => {
+                    let (f, _) = topology_for(&e, &e.runs[0], base)?;
+                    topology::load(&f)?.topo.defaults.rate_mbps
+                }
+            };
+            let n = match e.hosts {
+                Some(n) => n,
+                None => {
+                    let (f, _) = topology_for(&e, &e.runs[0], base)?;
+                    topology::load(&f)?.topo.hosts.len() as u32
+                }
+            };
+            let f = workload::Poisson {
+                cdf: &cdf,
+                hosts: n,
+                load: *load,
+                rate_mbps: rate,
+                duration_s: *duration_s,
+                size_div: *size_div,
+                seed: *seed,
+            }
+            .generate()?;
+            std::fs::write(&flows_file, workload::to_text(&f))?;
+            f
+        }
+        Workload::Incast {
+            senders,
+            receiver,
+            size,
+            period_s,
+            rounds,
+        } => {
+            let f = workload::incast(senders, *receiver, *size, *period_s, *rounds)?;
+            std::fs::write(&flows_file, workload::to_text(&f))?;
+            f
+        }
+    };
+    ensure!(!flows.is_empty(), "the workload has no flows");
+    let total = e.runs.len() as u32 * e.repetitions;
+    let mut k = 0;
+    let mut incomplete = Vec::new();
+    let mut tables: Vec<(String, PathBuf)> = Vec::new();
+    for rep in 1..=e.repetitions {
+        for r in &e.runs {
+            k += 1;
+            let label = if e.repetitions > 1 {
+                format!("{}-{rep}", r.label)
+            } else {
+                r.label.clone()
+            };
+            let dir = out.join(&label);
+            eprintln!(
+                "rxecc run: [{k}/{total}] {label}: cc={}, {} flows ...",
+                r.cc,
+                flows.len()
+            );
+            let t0 = Instant::now();
+            let res = run_one(&e, r, base, &flows_file, &flows, &dir);
+            for (name, v) in &saved {
+                let _ = std::fs::write(Path::new(PARAMS).join(name), v);
+            }
+            let done = res.with_context(|| format!("run {label}"))?;
+            eprintln!(
+                "rxecc run: [{k}/{total}] {label}: {done} of {} flows completed in {:.0} s",
+                flows.len(),
+                t0.elapsed().as_secs_f64()
+            );
+            if done < flows.len() {
+                incomplete.push(label.clone());
+            }
+            tables.push((label, dir.join("fct.txt")));
+        }
+    }
+    let mut all = Vec::new();
+    let mut raw = Vec::new();
+    for (label, f) in &tables {
+        let text = std::fs::read_to_string(f)?;
+        let lines = fct::parse(&f.display().to_string(), &text)?;
+        all.push((
+            label.clone(),
+            fct::buckets(&lines, fct::Kind::All, e.step, None),
+        ));
+        raw.push((label.clone(), lines));
+    }
+    let table = fct::table(&all, e.step);
+    print!("{table}");
+    std::fs::write(out.join("slowdown.txt"), &table)?;
+    std::fs::create_dir_all(out.join("plots"))?;
+    crate::plot::plot_fct(&all, &raw, fct::Kind::All, &out.join("plots"))?;
+    ensure!(
+        incomplete.is_empty(),
+        "not every flow completed in {incomplete:?}"
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXP: &str = r#"
+        topology = "dumbbell"
+        hosts = 4
+        links = [{ a = "h0", b = "sw0", rate_mbps = 40 }]
+        [switch]
+        pfc = true
+        [workload]
+        kind = "poisson"
+        cdf = "WebSearch_distribution.txt"
+        load = 0.3
+        duration_s = 2
+        size_div = 20
+        [[run]]
+        label = "dcqcn"
+        cc = "dcqcn"
+        knobs = { rpg_time_reset = 20000 }
+        switch = { mark = "red", red = { kmin_bytes = 5120, kmax_bytes = 204800, pmax_permille = 200 } }
+        [[run]]
+        label = "none"
+        cc = "none"
+    "#;
+
+    #[test]
+    fn experiment_merges_into_the_topology() {
+        let dir = std::env::temp_dir().join(format!("rxecc-exp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("e.toml");
+        std::fs::write(&p, EXP).unwrap();
+        let e = load(&p).unwrap();
+        assert_eq!(e.runs.len(), 2);
+        let (_, text) = topology_for(&e, &e.runs[0], &dir).unwrap();
+        let t = dir.join("t.toml");
+        std::fs::write(&t, &text).unwrap();
+        let b = topology::load(&t).unwrap();
+        let sw = &b.topo.switches[0];
+        assert!(sw.red.is_some() && sw.pfc);
+        assert_eq!(b.topo.links[0].rate_mbps, Some(40));
+        assert_eq!(fct::path_rate_mbps(&b.topo, 0, 1), Some(40));
+        let (_, text) = topology_for(&e, &e.runs[1], &dir).unwrap();
+        std::fs::write(&t, &text).unwrap();
+        assert!(topology::load(&t).unwrap().topo.switches[0].red.is_none());
+
+        for (bad, why) in [
+            (
+                EXP.replace("label = \"none\"", "label = \"dcqcn\""),
+                "twice",
+            ),
+            (
+                EXP.replace("kind = \"poisson\"", "kind = \"bursty\""),
+                "unknown variant",
+            ),
+            (EXP.replace("rpg_time_reset", "cc"), "knob 'cc'"),
+            (
+                EXP.replace("hosts = 4", "hosts = 4\nbogus = 1"),
+                "unknown field",
+            ),
+        ] {
+            std::fs::write(&p, bad).unwrap();
+            let err = format!("{:#}", load(&p).unwrap_err());
+            assert!(err.contains(why), "{err}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
