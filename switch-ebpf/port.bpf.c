@@ -76,6 +76,34 @@ struct {
 	__type(value, struct int_deq);
 } int_deq SEC(".maps");
 
+/* PFC frames received (port.h); pinned and shared like the maps above. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+/* This port's egress queue length over time (port.h): ns per bin. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RXECC_QLEN_BINS);
+	__type(key, __u32);
+	__type(value, __u64);
+} qlen_hist SEC(".maps");
+
+/* Owes `dt` ns to the bin of queue length `qlen` (taken under st->lock,
+ * added after it: no helper calls under a spin lock). */
+static __always_inline void qlen_hist_add(__u64 qlen, __u64 dt)
+{
+	__u32 bin = qlen / 1000;
+	__u64 *c;
+
+	if (bin >= RXECC_QLEN_BINS)
+		bin = RXECC_QLEN_BINS - 1;
+	c = bpf_map_lookup_elem(&qlen_hist, &bin);
+	if (c)
+		__sync_fetch_and_add(c, dt);
+}
+
 static __always_inline struct port_state *state(void)
 {
 	__u32 zero = 0;
@@ -262,6 +290,7 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	struct rxecc_port_params cfg;
 	__u64 now = bpf_ktime_get_ns();
 	__u32 len = pkt_len(skb), iif = skb->skb_iif, sw = 0;
+	__u64 old_qlen, since;
 	struct skb_node *n;
 	int charged;
 
@@ -308,10 +337,14 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	st->stats.enq_pkts++;
 	st->stats.enq_bytes += len;
 	st->stats.qlen_pkts++;
+	old_qlen = st->stats.qlen_bytes;
+	since = st->stats.qlen_since_ns;
+	st->stats.qlen_since_ns = now;
 	st->stats.qlen_bytes += len;
 	if (st->stats.qlen_bytes > st->stats.max_qlen_bytes)
 		st->stats.max_qlen_bytes = st->stats.qlen_bytes;
 	bpf_spin_unlock(&st->lock);
+	qlen_hist_add(old_qlen, now > since ? now - since : 0);
 
 	sch->q.qlen++;
 	sch->qstats.backlog += len;
@@ -408,7 +441,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	struct port_state *st = state();
 	struct rxecc_port_params cfg;
 	__u64 now = bpf_ktime_get_ns(), start, floor, until = 0, ready = 0;
-	__u64 rate, resumed_at = 0, stall, deq_bytes, qlen_bytes;
+	__u64 rate, resumed_at = 0, stall, deq_bytes, qlen_bytes, old_qlen, since;
 	struct bpf_list_node *node;
 	struct sk_buff *skb;
 	struct skb_node *n = NULL;
@@ -500,10 +533,14 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	st->stats.deq_pkts++;
 	st->stats.deq_bytes += len;
 	st->stats.qlen_pkts--;
+	old_qlen = st->stats.qlen_bytes;
+	since = st->stats.qlen_since_ns;
+	st->stats.qlen_since_ns = now;
 	st->stats.qlen_bytes -= len;
 	deq_bytes = st->stats.deq_bytes;
 	qlen_bytes = st->stats.qlen_bytes;
 	bpf_spin_unlock(&st->lock);
+	qlen_hist_add(old_qlen, now > since ? now - since : 0);
 	if (iif)
 		release_ingress(sch, iif, sw, len, now);
 	publish_deq(&cfg, now, deq_bytes, qlen_bytes);
@@ -568,10 +605,16 @@ void BPF_PROG(port_reset, struct Qdisc *sch)
 	sch->qstats.backlog = 0;
 	st = state();
 	if (st) {
+		__u64 now = bpf_ktime_get_ns(), old_qlen, since;
+
 		bpf_spin_lock(&st->lock);
 		st->stats.qlen_pkts = 0;
+		old_qlen = st->stats.qlen_bytes;
+		since = st->stats.qlen_since_ns;
+		st->stats.qlen_since_ns = now;
 		st->stats.qlen_bytes = 0;
 		bpf_spin_unlock(&st->lock);
+		qlen_hist_add(old_qlen, now > since ? now - since : 0);
 	}
 }
 
@@ -926,6 +969,7 @@ int port_ingress(struct __sk_buff *skb)
 	struct port_state *st = state();
 	struct rxecc_port_params cfg;
 	__u64 now = bpf_ktime_get_ns(), stamp = 0, pause_ns, rate;
+	struct rxecc_event ev = {};
 	__u32 quanta = 0;
 	bool kick = false;
 	enum pfc_kind k;
@@ -986,5 +1030,14 @@ int port_ingress(struct __sk_buff *skb)
 	bpf_spin_unlock(&st->lock);
 	if (kick)
 		rxecc_port_kick(skb);
+	ev.t_ns = now;
+	ev.port_id = cfg.port_id;
+	ev.kind = quanta ? RXECC_EV_PAUSE : RXECC_EV_RESUME;
+	ev.quanta = quanta;
+	if (bpf_ringbuf_output(&events, &ev, sizeof(ev), 0)) {
+		bpf_spin_lock(&st->lock);
+		st->stats.events_lost++;
+		bpf_spin_unlock(&st->lock);
+	}
 	return TC_ACT_SHOT;
 }

@@ -65,7 +65,33 @@ struct rxecc_port_stats {
 	/* ICC: ACKs this port's ingress left without feedback (its queue
 	 * draining at low utilisation, and feedback given within icc_period). */
 	__u64 int_quiet;
+	/* qlen.txt: when qlen_bytes last changed (the time since is owed to
+	 * the qlen_hist bin of the current length); and PFC events the shared
+	 * ring buffer had no room for. */
+	__u64 qlen_since_ns;
+	__u64 events_lost;
 };
+
+/*
+ * PFC frames received, for `rxecc run`'s pfc.txt (the HPCC simulator logs
+ * each frame on the device that receives it), from one ring buffer that
+ * every port shares (/sys/fs/bpf/rxecc/events).
+ */
+enum rxecc_event_kind {
+	RXECC_EV_PAUSE = 1,	/* a PFC frame with a pause time */
+	RXECC_EV_RESUME = 2,	/* a PFC frame with 0 (XON) */
+};
+
+struct rxecc_event {
+	__u64 t_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u32 port_id;		/* the receiving port's id (rxecc assigns) */
+	__u16 kind;		/* enum rxecc_event_kind */
+	__u16 quanta;
+};
+
+/* qlen.txt's histogram: time the egress queue spent at each length, ns,
+ * in 1000-byte bins (the simulator's KB); the last bin takes the rest. */
+#define RXECC_QLEN_BINS		2048
 
 /* skb->mark bit set by a switch port's TC ingress on a compressed arrival
  * (above), for the egress marker of the port the packet leaves by. Every

@@ -39,6 +39,14 @@ pub struct Experiment {
     pub timeout_s: u64,
     /// Base RTT for the standalone FCT, us; default: each run's best case.
     pub base_rtt_us: Option<f64>,
+    /// qlen.txt: a cumulative histogram of every switch port's queue this
+    /// often, ms (the simulator's QLEN_DUMP_INTERVAL, 100 ms).
+    #[serde(default = "default_qlen_ms")]
+    pub qlen_interval_ms: u64,
+    /// `rxecc record` during each run, sampling every this many ms, into
+    /// <run>/rec (per-flow rate and throughput, per-port queue); 0: off.
+    #[serde(default)]
+    pub record_interval_ms: u64,
     /// Bucket width of the slowdown table, percent of the flows.
     #[serde(default = "default_step")]
     pub step: u32,
@@ -110,6 +118,9 @@ fn default_setup() -> u64 {
 }
 fn default_timeout() -> u64 {
     300
+}
+fn default_qlen_ms() -> u64 {
+    100
 }
 fn default_step() -> u32 {
     5
@@ -312,6 +323,36 @@ fn run_one(
     let result = (|| -> Result<usize> {
         let ips: Vec<String> = (0..n).map(|i| format!("10.77.0.{}", i + 1)).collect();
         let epoch = monotonic_ns() + e.setup_s * 1_000_000_000;
+        // The flow file's clock: its earliest start is at the epoch.
+        let t0_ns = flows
+            .iter()
+            .map(|f| (f.start_s * 1e9).round() as u64)
+            .min()
+            .unwrap_or(0);
+        let file_ns = |mono: u64| (mono + t0_ns).saturating_sub(epoch);
+        let sim = built.sim_ports();
+        let pfc = switch::PfcEvents::start()?;
+        let qlen = QlenDumper::start(
+            &sim,
+            out.join("qlen.txt"),
+            e.qlen_interval_ms.max(1),
+            epoch,
+            t0_ns,
+        )?;
+        let rec = if e.record_interval_ms > 0 {
+            Some(
+                Command::new(std::env::current_exe()?)
+                    .arg("record")
+                    .arg("--out")
+                    .arg(out.join("rec"))
+                    .args(["--interval-ms", &e.record_interval_ms.to_string()])
+                    .stderr(std::fs::File::create(out.join("record.log"))?)
+                    .spawn()
+                    .context("starting rxecc record")?,
+            )
+        } else {
+            None
+        };
         let mut kids: Vec<(u32, Child)> = Vec::new();
         for h in 0..n {
             let ns = built.plan.hosts[h as usize].clone();
@@ -338,6 +379,35 @@ fn run_one(
                 failed.push(h);
             }
         }
+        if let Some(mut r) = rec {
+            // SAFETY: kill(2) on our own child's pid; no memory involved.
+            unsafe { libc::kill(r.id() as libc::pid_t, libc::SIGINT) };
+            if !r.wait()?.success() {
+                eprintln!(
+                    "rxecc run: {}: rxecc record failed (see record.log)",
+                    run.label
+                );
+            }
+        }
+        qlen.stop()?;
+        let by_id: BTreeMap<u32, &topology::SimPort> = sim
+            .iter()
+            .filter_map(|p| Some((switch::port_id(&p.dev)?, p)))
+            .collect();
+        let mut pfc_txt = String::new();
+        for ev in pfc.stop()? {
+            if let Some(p) = by_id.get(&ev.port_id) {
+                pfc_txt.push_str(&format!(
+                    "{} {} {} {} {}\n",
+                    file_ns(ev.t_ns),
+                    p.node,
+                    p.node_type,
+                    p.ifindex,
+                    u8::from(ev.pause)
+                ));
+            }
+        }
+        std::fs::write(out.join("pfc.txt"), pfc_txt)?;
         let mut ports = String::new();
         for d in switch::ports() {
             if let Ok(s) = switch::port_stats(&d) {
@@ -372,6 +442,76 @@ fn run_one(
     })();
     topology::down().context("taking the topology down")?;
     result
+}
+
+/// Writes qlen.txt as the simulator does: every interval, `time: <ns>`,
+/// then a line `node ifindex c0 c1 ...` per switch port, ci counting the
+/// 100 ns samples (here: time, exactly, from every change of the queue)
+/// with the port's queue in [i, i+1) KB (1000 B), cumulative from the
+/// start. Times are on the flow file's clock.
+struct QlenDumper {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Result<()>>,
+}
+
+impl QlenDumper {
+    fn start(
+        sim: &[topology::SimPort],
+        path: PathBuf,
+        interval_ms: u64,
+        epoch: u64,
+        t0_ns: u64,
+    ) -> Result<Self> {
+        use std::io::Write as _;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let ports: Vec<topology::SimPort> =
+            sim.iter().filter(|p| p.node_type == 1).cloned().collect();
+        let now = monotonic_ns();
+        let mut base = Vec::new();
+        for p in &ports {
+            base.push(switch::qlen_hist(&p.dev, now)?);
+        }
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || -> Result<()> {
+            let mut w = std::io::BufWriter::new(
+                std::fs::File::create(&path)
+                    .with_context(|| format!("creating {}", path.display()))?,
+            );
+            let mut next = now + interval_ms * 1_000_000;
+            loop {
+                let last = flag.load(Ordering::Relaxed);
+                let t = monotonic_ns();
+                if t >= next || last {
+                    writeln!(w, "time: {}", (t + t0_ns).saturating_sub(epoch))?;
+                    for (p, b0) in ports.iter().zip(&base) {
+                        let h = switch::qlen_hist(&p.dev, t)?;
+                        write!(w, "{} {}", p.node, p.ifindex)?;
+                        for (i, v) in h.iter().enumerate() {
+                            let d = v.saturating_sub(b0.get(i).copied().unwrap_or(0));
+                            write!(w, " {}", d / 100)?;
+                        }
+                        writeln!(w)?;
+                    }
+                    next += interval_ms * 1_000_000;
+                }
+                if last {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(interval_ms.min(20)));
+            }
+            w.flush()?;
+            Ok(())
+        });
+        Ok(QlenDumper { stop, thread })
+    }
+
+    fn stop(self) -> Result<()> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread
+            .join()
+            .map_err(|_| anyhow::anyhow!("the qlen.txt writer panicked"))?
+    }
 }
 
 /// `rxecc run`: every run of the experiment, `repetitions` times, into

@@ -29,7 +29,13 @@ use port_skel::PortSkelBuilder;
 /// Root of everything rxecc pins.
 pub const PIN_ROOT: &str = "/sys/fs/bpf/rxecc";
 /// Maps shared by all ports, pinned under [`PIN_ROOT`].
-const SHARED_MAPS: [&str; 4] = ["ingress_cfg", "ingress_acct", "switch_buf", "int_deq"];
+const SHARED_MAPS: [&str; 5] = [
+    "ingress_cfg",
+    "ingress_acct",
+    "switch_buf",
+    "int_deq",
+    "events",
+];
 /// Where each switch port's ifindex is remembered (bpffs holds no files).
 const IFINDEX_DIR: &str = "/run/rxecc/ifindex";
 /// Each port's id (its slot in the shared `int_deq` map), by device name.
@@ -368,6 +374,7 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
             "ingress_cfg" => &mut open.maps.ingress_cfg,
             "ingress_acct" => &mut open.maps.ingress_acct,
             "int_deq" => &mut open.maps.int_deq,
+            "events" => &mut open.maps.events,
             _ => &mut open.maps.switch_buf,
         };
         if Path::new(&path).exists() {
@@ -388,6 +395,7 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
             "ingress_cfg" => &mut skel.maps.ingress_cfg,
             "ingress_acct" => &mut skel.maps.ingress_acct,
             "int_deq" => &mut skel.maps.int_deq,
+            "events" => &mut skel.maps.events,
             _ => &mut skel.maps.switch_buf,
         };
         map.pin(&path).with_context(|| format!("pinning {path}"))?;
@@ -418,6 +426,10 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
         .port_cfg
         .pin(format!("{dir}/cfg"))
         .context("pinning the port's configuration")?;
+    skel.maps
+        .qlen_hist
+        .pin(format!("{dir}/qlen_hist"))
+        .context("pinning the port's queue-length histogram")?;
     let out = run_tc(&["qdisc", "replace", "dev", dev, "root", &id])?;
     if !out.status.success() {
         let _ = detach_port(dev);
@@ -485,7 +497,7 @@ pub fn detach_port(dev: &str) -> Result<()> {
         }
     }
     let _ = std::fs::remove_file(format!("{PORT_ID_DIR}/{dev}"));
-    for f in ["ops", "state", "cfg"] {
+    for f in ["ops", "state", "cfg", "qlen_hist"] {
         let p = format!("{dir}/{f}");
         if Path::new(&p).exists() {
             std::fs::remove_file(&p).with_context(|| format!("unpinning {p}"))?;
@@ -802,6 +814,8 @@ pub struct PortStats {
     pub int_bad: u64,
     /// ICC: ACKs left without feedback (queue draining at low utilisation).
     pub int_quiet: u64,
+    /// PFC events (pfc.txt) the shared ring buffer had no room for.
+    pub events_lost: u64,
     /// As an ingress port of a switch (absent on host NICs).
     pub ingress: Option<IngressStats>,
 }
@@ -886,8 +900,127 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         int_overflow: s.int_overflow,
         int_bad: s.int_bad,
         int_quiet: s.int_quiet,
+        events_lost: s.events_lost,
         ingress,
     })
+}
+
+/// Nanoseconds `dev`'s egress queue has spent at each length, in
+/// 1000-byte bins (port.h), up to `now_ns`: the histogram's bins plus the
+/// time since the last change, owed to the current length's bin. Bins past
+/// the last non-zero one are cut.
+pub fn qlen_hist(dev: &str, now_ns: u64) -> Result<Vec<u64>> {
+    let map = pinned(
+        &format!("{}/qlen_hist", pin_dir(dev)),
+        &format!("{dev} is not a port"),
+    )?;
+    let st = pinned(
+        &format!("{}/state", pin_dir(dev)),
+        &format!("{dev} is not a port"),
+    )?;
+    let bytes = st
+        .lookup(&0u32.to_ne_bytes(), MapFlags::LOCK)
+        .context("reading the port's counters")?
+        .context("the port's counters are missing")?;
+    let s = from_bytes::<port_state>(&bytes, "port_state")?.stats;
+    let mut bins = Vec::with_capacity(QLEN_BINS as usize);
+    for i in 0..QLEN_BINS {
+        let v = map
+            .lookup(&i.to_ne_bytes(), MapFlags::ANY)
+            .context("reading the queue-length histogram")?
+            .and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
+            .map_or(0, u64::from_ne_bytes);
+        bins.push(v);
+    }
+    let cur = ((s.qlen_bytes / 1000) as usize).min(bins.len() - 1);
+    bins[cur] = bins[cur].saturating_add(now_ns.saturating_sub(s.qlen_since_ns));
+    while bins.len() > 1 && bins.last() == Some(&0) {
+        bins.pop();
+    }
+    Ok(bins)
+}
+
+/// Bins of [`qlen_hist`] (`RXECC_QLEN_BINS`).
+pub const QLEN_BINS: u32 = 2048;
+
+/// A PFC frame a port received (port.h's `struct rxecc_event`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfcEvent {
+    pub t_ns: u64,
+    pub port_id: u32,
+    /// true: a pause time; false: 0, a resume.
+    pub pause: bool,
+    pub quanta: u16,
+}
+
+impl PfcEvent {
+    fn parse(b: &[u8]) -> Option<Self> {
+        Some(PfcEvent {
+            t_ns: u64::from_ne_bytes(b.get(0..8)?.try_into().ok()?),
+            port_id: u32::from_ne_bytes(b.get(8..12)?.try_into().ok()?),
+            pause: u16::from_ne_bytes(b.get(12..14)?.try_into().ok()?) == 1,
+            quanta: u16::from_ne_bytes(b.get(14..16)?.try_into().ok()?),
+        })
+    }
+}
+
+/// Collects the PFC frames every port receives from the shared ring
+/// buffer, on a thread of its own, until [`PfcEvents::stop`].
+pub struct PfcEvents {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Result<Vec<PfcEvent>>>,
+}
+
+impl PfcEvents {
+    /// Starts reading; events already in the buffer (from before) are
+    /// dropped.
+    pub fn start() -> Result<Self> {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::{Arc, Mutex};
+        let map = MapHandle::from_pinned_path(format!("{PIN_ROOT}/events"))
+            .context("no PFC event buffer (is a topology up?)")?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || -> Result<Vec<PfcEvent>> {
+            let got = Arc::new(Mutex::new(Vec::new()));
+            let sink = got.clone();
+            let mut b = libbpf_rs::RingBufferBuilder::new();
+            b.add(&map, move |data: &[u8]| {
+                if let (Some(e), Ok(mut v)) = (PfcEvent::parse(data), sink.lock()) {
+                    v.push(e);
+                }
+                0
+            })
+            .context("reading the PFC event buffer")?;
+            let rb = b.build().context("reading the PFC event buffer")?;
+            rb.consume().context("draining the PFC event buffer")?;
+            if let Ok(mut v) = got.lock() {
+                v.clear();
+            }
+            while !flag.load(Ordering::Relaxed) {
+                rb.poll(std::time::Duration::from_millis(100))
+                    .context("polling the PFC event buffer")?;
+            }
+            rb.consume().context("draining the PFC event buffer")?;
+            let v = got
+                .lock()
+                .map(|mut v| std::mem::take(&mut *v))
+                .unwrap_or_default();
+            Ok(v)
+        });
+        Ok(PfcEvents { stop, thread })
+    }
+
+    /// Stops reading and returns what was read, in time order.
+    pub fn stop(self) -> Result<Vec<PfcEvent>> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let mut v = self
+            .thread
+            .join()
+            .map_err(|_| anyhow::anyhow!("the PFC event reader panicked"))??;
+        v.sort_by_key(|e| e.t_ns);
+        Ok(v)
+    }
 }
 
 fn ingress_stats(idx: u32) -> Result<Option<IngressStats>> {

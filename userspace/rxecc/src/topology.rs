@@ -238,6 +238,49 @@ pub struct Built {
     host_port: Vec<(usize, String)>,
 }
 
+/// A port in the HPCC simulator's numbering, for pfc.txt and qlen.txt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimPort {
+    pub dev: String,
+    pub node: u32,
+    /// 0 host, 1 switch.
+    pub node_type: u32,
+    pub ifindex: u32,
+}
+
+impl Built {
+    /// Every port's node and device index as the simulator numbers them:
+    /// hosts are nodes 0..H-1 (type 0) and switches H.. (type 1), in the
+    /// file's order; a node's devices count from 1 (ns-3's 0 is the
+    /// loopback), in the file's link order.
+    pub fn sim_ports(&self) -> Vec<SimPort> {
+        let nh = self.topo.hosts.len() as u32;
+        let mut next = vec![1u32; self.topo.switches.len()];
+        self.ports
+            .iter()
+            .filter_map(|p| match (p.switch, p.dev.strip_prefix('v')) {
+                (None, Some(h)) => Some(SimPort {
+                    dev: p.dev.clone(),
+                    node: h.parse().ok()?,
+                    node_type: 0,
+                    ifindex: 1,
+                }),
+                (Some(s), _) => {
+                    let i = next.get_mut(s)?;
+                    *i += 1;
+                    Some(SimPort {
+                        dev: p.dev.clone(),
+                        node: nh + s as u32,
+                        node_type: 1,
+                        ifindex: *i - 1,
+                    })
+                }
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 /// Finds a topology: a path, or a name in testbed/topologies/.
 pub fn resolve(name: &str) -> Result<PathBuf> {
     let p = PathBuf::from(name);
@@ -1004,6 +1047,17 @@ rate_mbps = 50
             b.fdb,
             vec![(0, 0, "p0".to_string()), (0, 1, "p1".to_string())]
         );
+        let sp = b.sim_ports();
+        let find = |d: &str| sp.iter().find(|p| p.dev == d).cloned().unwrap();
+        assert_eq!(
+            (find("v1").node, find("v1").node_type, find("v1").ifindex),
+            (1, 0, 1)
+        );
+        assert_eq!(
+            (find("p0").node, find("p0").node_type, find("p0").ifindex),
+            (2, 1, 1)
+        );
+        assert_eq!((find("p1").node, find("p1").ifindex), (2, 2));
     }
 
     #[test]
