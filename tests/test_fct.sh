@@ -27,7 +27,28 @@ test_fct_websearch() {
 		printf '%s\n' "$theirs" >"$TEST_OUT/$cc-fct_analysis.txt"
 		assert_gt "$cc: buckets in the table" "$(printf '%s\n' "$mine" | grep -c .)" 2
 		assert_eq "$cc: rxecc fct report against fct_analysis.py" "$theirs" "$mine"
+		# pfc.txt: a line per PFC frame a port obeyed, from the events.
+		assert_eq "$cc: pfc.txt lines against the ports' PFC frames received" \
+			"$(($(python3 "$RXECC_TOP/tests/portsum.py" "$out/$cc/ports.jsonl" pfc_rx_xoff) + $(python3 "$RXECC_TOP/tests/portsum.py" "$out/$cc/ports.jsonl" pfc_rx_xon)))" \
+			"$(wc -l <"$out/$cc/pfc.txt")"
+		assert_eq "$cc: PFC events lost" 0 "$(python3 "$RXECC_TOP/tests/portsum.py" "$out/$cc/ports.jsonl" events_lost)"
+		# qlen.txt: each switch port's last histogram covers the time from
+		# the first flow's start to its dump, in 100 ns counts.
+		assert_eq "$cc: qlen.txt ports whose histogram misses the time" 0 "$(awk -v t0="$(awk 'NR == 2 {print $6}' "$out/flows.txt")" '
+			/^time: / {t = $2; delete line; n = 0; next}
+			{line[++n] = $0}
+			END {
+				bad = 0
+				for (i = 1; i <= n; i++) {
+					k = split(line[i], f, " "); s = 0
+					for (j = 3; j <= k; j++) s += f[j]
+					want = t - t0 * 1e9
+					if (s * 100 < want * 0.99 || s * 100 > want * 1.01) { print "qlen.txt: " f[1] " " f[2] ": " s * 100 " ns of " want > "/dev/stderr"; bad++ }
+				}
+				print (n > 0 ? bad : -1)
+			}' "$out/$cc/qlen.txt")"
 	done
+	info "PFC frames (pfc.txt lines): none $(wc -l <"$out/none/pfc.txt"), dcqcn $(wc -l <"$out/dcqcn/pfc.txt")"
 	assert_gt "dcqcn: CNPs received" "$(awk '$1 == "cnps" {print $2}' "$out/dcqcn/rxe_cc-totals.txt")" 0
 	[ -s "$out/plots/slowdown.png" ] && [ -s "$out/plots/fct_cdf.png" ] || fail "no plots"
 	info "slowdown by size (p50 p95 p99): $(tr '\n' ' ' <"$out/slowdown.txt")"

@@ -379,6 +379,8 @@ fn run_one(
                 failed.push(h);
             }
         }
+        // Queues drain and the last XONs arrive before the readers stop.
+        std::thread::sleep(std::time::Duration::from_millis(500));
         if let Some(mut r) = rec {
             // SAFETY: kill(2) on our own child's pid; no memory involved.
             unsafe { libc::kill(r.id() as libc::pid_t, libc::SIGINT) };
@@ -455,6 +457,8 @@ struct QlenDumper {
 }
 
 impl QlenDumper {
+    /// Histograms count from the epoch (the flow file's first start), as
+    /// the simulator's from QLEN_MON_START.
     fn start(
         sim: &[topology::SimPort],
         path: PathBuf,
@@ -466,24 +470,27 @@ impl QlenDumper {
         use std::sync::atomic::{AtomicBool, Ordering};
         let ports: Vec<topology::SimPort> =
             sim.iter().filter(|p| p.node_type == 1).cloned().collect();
-        let now = monotonic_ns();
-        let mut base = Vec::new();
-        for p in &ports {
-            base.push(switch::qlen_hist(&p.dev, now)?);
-        }
+        let mut w = std::io::BufWriter::new(
+            std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?,
+        );
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::spawn(move || -> Result<()> {
-            let mut w = std::io::BufWriter::new(
-                std::fs::File::create(&path)
-                    .with_context(|| format!("creating {}", path.display()))?,
-            );
-            let mut next = now + interval_ms * 1_000_000;
+            let step = interval_ms * 1_000_000;
+            while monotonic_ns() < epoch && !flag.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            let now = monotonic_ns();
+            let mut base = Vec::new();
+            for p in &ports {
+                base.push(switch::qlen_hist(&p.dev, now)?);
+            }
+            let mut next = now + step;
             loop {
                 let last = flag.load(Ordering::Relaxed);
                 let t = monotonic_ns();
                 if t >= next || last {
-                    writeln!(w, "time: {}", (t + t0_ns).saturating_sub(epoch))?;
+                    writeln!(w, "time: {}", (t + t0_ns).saturating_sub(now))?;
                     for (p, b0) in ports.iter().zip(&base) {
                         let h = switch::qlen_hist(&p.dev, t)?;
                         write!(w, "{} {}", p.node, p.ifindex)?;
@@ -493,7 +500,7 @@ impl QlenDumper {
                         }
                         writeln!(w)?;
                     }
-                    next += interval_ms * 1_000_000;
+                    next += step;
                 }
                 if last {
                     break;
