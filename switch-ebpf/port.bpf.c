@@ -85,23 +85,24 @@ struct {
 /* This port's egress queue length over time (port.h): ns per bin. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, RXECC_QLEN_BINS);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct rxecc_qlen_hist);
 } qlen_hist SEC(".maps");
 
 /* Owes `dt` ns to the bin of queue length `qlen` (taken under st->lock,
  * added after it: no helper calls under a spin lock). */
 static __always_inline void qlen_hist_add(__u64 qlen, __u64 dt)
 {
-	__u32 bin = qlen / 1000;
-	__u64 *c;
+	__u64 bin = qlen / 1000;
+	struct rxecc_qlen_hist *h;
+	__u32 zero = 0;
 
 	if (bin >= RXECC_QLEN_BINS)
 		bin = RXECC_QLEN_BINS - 1;
-	c = bpf_map_lookup_elem(&qlen_hist, &bin);
-	if (c)
-		__sync_fetch_and_add(c, dt);
+	h = bpf_map_lookup_elem(&qlen_hist, &zero);
+	if (h)
+		__sync_fetch_and_add(&h->ns[bin], dt);
 }
 
 static __always_inline struct port_state *state(void)

@@ -93,6 +93,11 @@ struct rxecc_event {
  * in 1000-byte bins (the simulator's KB); the last bin takes the rest. */
 #define RXECC_QLEN_BINS		2048
 
+/* One value, so that rxecc reads all bins in one lookup. */
+struct rxecc_qlen_hist {
+	__u64 ns[RXECC_QLEN_BINS];
+};
+
 /* skb->mark bit set by a switch port's TC ingress on a compressed arrival
  * (above), for the egress marker of the port the packet leaves by. Every
  * port's ingress rewrites it, so it never outlives one switch. */

@@ -12,6 +12,7 @@ test_fct_websearch() {
 	tb_load_cc cc=none
 	rxecc run "$RXECC_TOP/tests/fct_websearch.toml" --out "$out" 2>&1 | tee "$TEST_OUT/run.txt" >&2
 	[ "${PIPESTATUS[0]}" = 0 ] || fail "rxecc run failed"
+	assert_gt "base RTT measured, ns" "$(cat "$out/base_rtt_ns.txt")" 0
 	n=$(head -1 "$out/flows.txt")
 	assert_gt "flows in the flow file" "$n" 10
 	for cc in none dcqcn; do

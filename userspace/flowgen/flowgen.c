@@ -620,7 +620,12 @@ int main(int argc, char **argv)
 	if (epoll_ctl(g.ep, EPOLL_CTL_ADD, g.tfd, &ev))
 		die("epoll_ctl: %s", strerror(errno));
 
-	if (g.to_accept) {
+	/* Every process listens, even with no flow to accept: a process that
+	 * only connected out never got the completion of its first WRITE,
+	 * though the ACK reached its host (seen in a capture; stock rxe as
+	 * well as patched, kernel 7.2). With a listener bound to the host's
+	 * address first, the same flows complete. The cause is not known. */
+	{
 		struct addrinfo *ai, hints = { .ai_flags = AI_PASSIVE, .ai_family = AF_INET };
 		char port[8];
 

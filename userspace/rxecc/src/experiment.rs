@@ -299,6 +299,7 @@ fn run_one(
     flows_file: &Path,
     flows: &[workload::Flow],
     out: &Path,
+    base_rtt_ns: u64,
 ) -> Result<usize> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     write_param("cc", &run.cc)?;
@@ -427,11 +428,7 @@ fn run_one(
             .filter(|p| p.exists())
             .collect();
         let recs = fct::read_records(&csvs)?;
-        let base_rtt = match e.base_rtt_us {
-            Some(us) => (us * 1000.0) as u64,
-            None => fct::min_excess_ns(flows, &recs, &built.topo)?,
-        };
-        let lines = fct::fct_lines(flows, &recs, &built.topo, base_rtt)?;
+        let lines = fct::fct_lines(flows, &recs, &built.topo, base_rtt_ns)?;
         std::fs::write(out.join("fct.txt"), fct::to_text(&lines))?;
         if !failed.is_empty() {
             eprintln!(
@@ -483,16 +480,27 @@ impl QlenDumper {
             let now = monotonic_ns();
             let mut base = Vec::new();
             for p in &ports {
-                base.push(switch::qlen_hist(&p.dev, now)?);
+                base.push(switch::qlen_hist(&p.dev)?);
             }
             let mut next = now + step;
             loop {
                 let last = flag.load(Ordering::Relaxed);
                 let t = monotonic_ns();
                 if t >= next || last {
-                    writeln!(w, "time: {}", (t + t0_ns).saturating_sub(now))?;
-                    for (p, b0) in ports.iter().zip(&base) {
-                        let h = switch::qlen_hist(&p.dev, t)?;
+                    let mut hs = Vec::new();
+                    for p in &ports {
+                        hs.push(switch::qlen_hist(&p.dev)?);
+                    }
+                    // Each port's histogram runs from its own baseline read
+                    // to its own read; the time line gives their mean span.
+                    let span = hs
+                        .iter()
+                        .zip(&base)
+                        .map(|((t1, _), (t0, _))| t1.saturating_sub(*t0))
+                        .sum::<u64>()
+                        / hs.len().max(1) as u64;
+                    writeln!(w, "time: {}", t0_ns + span)?;
+                    for ((p, (_, b0)), (_, h)) in ports.iter().zip(&base).zip(&hs) {
                         write!(w, "{} {}", p.node, p.ifindex)?;
                         for (i, v) in h.iter().enumerate() {
                             let d = v.saturating_sub(b0.get(i).copied().unwrap_or(0));
@@ -519,6 +527,54 @@ impl QlenDumper {
             .join()
             .map_err(|_| anyhow::anyhow!("the qlen.txt writer panicked"))?
     }
+}
+
+/// The base RTT of the standalone FCT, measured: 20 one-packet flows
+/// between hosts 0 and 1, 20 ms apart on the idle testbed with no CC;
+/// the median of their FCT less their serialisation. Every run's fct.txt
+/// uses it, so their slowdowns compare.
+fn measure_base_rtt(e: &Experiment, base: &Path, out: &Path) -> Result<u64> {
+    let dir = out.join("base-rtt");
+    std::fs::create_dir_all(&dir)?;
+    let flows: Vec<workload::Flow> = (0..20u32)
+        .map(|i| workload::Flow {
+            src: i % 2,
+            dst: 1 - i % 2,
+            pg: workload::PG,
+            dport: workload::DPORT,
+            size: 64,
+            start_s: workload::BASE_S + f64::from(i) * 0.02,
+        })
+        .collect();
+    let file = dir.join("flows.txt");
+    std::fs::write(&file, workload::to_text(&flows))?;
+    let probe = Run {
+        label: "base-rtt".into(),
+        cc: "none".into(),
+        knobs: BTreeMap::new(),
+        switch: toml::Table::new(),
+    };
+    eprintln!("rxecc run: measuring the base RTT (20 one-packet flows, h0 <-> h1, no CC) ...");
+    let done = run_one(e, &probe, base, &file, &flows, &dir, 0)?;
+    ensure!(
+        done == flows.len(),
+        "base RTT: only {done} of 20 probe flows completed"
+    );
+    let text = std::fs::read_to_string(dir.join("fct.txt"))?;
+    let mut excess: Vec<u64> = fct::parse("base-rtt/fct.txt", &text)?
+        .iter()
+        .map(|l| l.fct_ns.saturating_sub(l.standalone_ns))
+        .collect();
+    excess.sort_unstable();
+    let rtt = excess[excess.len() / 2];
+    eprintln!(
+        "rxecc run: base RTT {} us (min {}, max {})",
+        rtt / 1000,
+        excess[0] / 1000,
+        excess[excess.len() - 1] / 1000
+    );
+    std::fs::write(out.join("base_rtt_ns.txt"), format!("{rtt}\n"))?;
+    Ok(rtt)
 }
 
 /// `rxecc run`: every run of the experiment, `repetitions` times, into
@@ -590,6 +646,11 @@ pub fn run(path: &Path, out: &Path) -> Result<()> {
         }
     };
     ensure!(!flows.is_empty(), "the workload has no flows");
+    let base_rtt_ns = match e.base_rtt_us {
+        Some(us) if us >= 0.0 && us.is_finite() => (us * 1000.0) as u64,
+        Some(_) => bail!("base_rtt_us must be a non-negative number"),
+        None => measure_base_rtt(&e, base, out)?,
+    };
     let total = e.runs.len() as u32 * e.repetitions;
     let mut k = 0;
     let mut incomplete = Vec::new();
@@ -609,7 +670,7 @@ pub fn run(path: &Path, out: &Path) -> Result<()> {
                 flows.len()
             );
             let t0 = Instant::now();
-            let res = run_one(&e, r, base, &flows_file, &flows, &dir);
+            let res = run_one(&e, r, base, &flows_file, &flows, &dir, base_rtt_ns);
             for (name, v) in &saved {
                 let _ = std::fs::write(Path::new(PARAMS).join(name), v);
             }

@@ -906,10 +906,11 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
 }
 
 /// Nanoseconds `dev`'s egress queue has spent at each length, in
-/// 1000-byte bins (port.h), up to `now_ns`: the histogram's bins plus the
-/// time since the last change, owed to the current length's bin. Bins past
-/// the last non-zero one are cut.
-pub fn qlen_hist(dev: &str, now_ns: u64) -> Result<Vec<u64>> {
+/// 1000-byte bins (port.h), up to now: the histogram's bins plus the time
+/// since the last change, owed to the current length's bin; with the
+/// CLOCK_MONOTONIC time it counts up to. Bins past the last non-zero one
+/// are cut.
+pub fn qlen_hist(dev: &str) -> Result<(u64, Vec<u64>)> {
     let map = pinned(
         &format!("{}/qlen_hist", pin_dir(dev)),
         &format!("{dev} is not a port"),
@@ -918,26 +919,44 @@ pub fn qlen_hist(dev: &str, now_ns: u64) -> Result<Vec<u64>> {
         &format!("{}/state", pin_dir(dev)),
         &format!("{dev} is not a port"),
     )?;
+    // The counters first, then the clock, then every bin in one lookup:
+    // a change of the queue between them (microseconds) is all that can
+    // be counted twice or not at all.
     let bytes = st
         .lookup(&0u32.to_ne_bytes(), MapFlags::LOCK)
         .context("reading the port's counters")?
         .context("the port's counters are missing")?;
     let s = from_bytes::<port_state>(&bytes, "port_state")?.stats;
-    let mut bins = Vec::with_capacity(QLEN_BINS as usize);
-    for i in 0..QLEN_BINS {
-        let v = map
-            .lookup(&i.to_ne_bytes(), MapFlags::ANY)
-            .context("reading the queue-length histogram")?
-            .and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
-            .map_or(0, u64::from_ne_bytes);
-        bins.push(v);
+    let now_ns = monotonic_ns();
+    let raw = map
+        .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
+        .context("reading the queue-length histogram")?
+        .context("the queue-length histogram is missing")?;
+    let mut bins: Vec<u64> = raw
+        .chunks_exact(8)
+        .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect();
+    if bins.is_empty() {
+        bail!("{dev}: an empty queue-length histogram");
     }
     let cur = ((s.qlen_bytes / 1000) as usize).min(bins.len() - 1);
     bins[cur] = bins[cur].saturating_add(now_ns.saturating_sub(s.qlen_since_ns));
     while bins.len() > 1 && bins.last() == Some(&0) {
         bins.pop();
     }
-    Ok(bins)
+    Ok((now_ns, bins))
+}
+
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
 }
 
 /// Bins of [`qlen_hist`] (`RXECC_QLEN_BINS`).
