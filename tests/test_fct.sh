@@ -54,3 +54,30 @@ test_fct_websearch() {
 	[ -s "$out/plots/slowdown.png" ] && [ -s "$out/plots/fct_cdf.png" ] || fail "no plots"
 	info "slowdown by size (p50 p95 p99): $(tr '\n' ' ' <"$out/slowdown.txt")"
 }
+
+# The other two verbs operations of flowgen, on an incast (dport 200):
+# SENDs into receives h0 posted, and READs by h0 of the senders' buffers.
+# Every flow completes once, with its bytes, at the right end: the
+# senders for SEND, the receiver for READ (it initiates).
+test_fct_ops() {
+	local op out n
+	tb_load_rxe patched
+	tb_load_cc cc=none
+	for op in send read; do
+		out=$TEST_OUT/$op
+		sed "s/^op = \"send\"/op = \"$op\"/" "$RXECC_TOP/tests/fct_incast_send.toml" >"$TEST_OUT/$op.toml"
+		grep -q "^op = \"$op\"" "$TEST_OUT/$op.toml" || fail "could not derive the $op experiment"
+		rxecc run "$TEST_OUT/$op.toml" --out "$out" 2>&1 | tee "$TEST_OUT/$op-run.txt" >&2
+		[ "${PIPESTATUS[0]}" = 0 ] || fail "$op: rxecc run failed"
+		n=$(head -1 "$out/flows.txt")
+		assert_eq "$op: flows in the incast" 9 "$n"
+		assert_eq "$op: lines in fct.txt" "$n" "$(wc -l <"$out/dcqcn/fct.txt")"
+		assert_eq "$op: incast flows (dport 200) in fct.txt" "$n" "$(awk '$4 == 200' "$out/dcqcn/fct.txt" | wc -l)"
+		assert_eq "$op: bytes in fct.txt" $((n * 200000)) "$(awk '{s += $5} END {print s}' "$out/dcqcn/fct.txt")"
+		assert_eq "$op: flows completed with op $op" "$n" "$(cat "$out/dcqcn"/flowgen-h*.csv | grep -c ",$op,[0-9]*,[0-9]*,[0-9]*,[0-9]*,ok$")"
+		assert_eq "$op: drops" 0 "$(python3 "$RXECC_TOP/tests/portsum.py" "$out/dcqcn/ports.jsonl" drops)"
+	done
+	# READ: h0 initiates all nine; SEND: the senders do.
+	assert_eq "read: flows h0 initiated" 9 "$(grep -c ',ok$' "$TEST_OUT/read/dcqcn/flowgen-h0.csv")"
+	assert_eq "send: flows h0 initiated" 0 "$(grep -c ',ok$' "$TEST_OUT/send/dcqcn/flowgen-h0.csv")"
+}
