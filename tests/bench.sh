@@ -153,8 +153,8 @@ echo "victim flow F0 on chain, with bursts into F1's receiver (pauses received p
 # than DCQCN and HPCC), with the INT algorithms beside ACC and DCQCN.
 CCV_ALGS="acc dcqcn hpcc fncc icc" ccv_rounds "$out/victim" "${CCV_ROUNDS:-3}" | tee -a "$out/summary.txt"
 
-# Flow completion times (docs/workloads.md): WebSearch at 50% load on the
-# dumbbell's hosts 0-3, the same flows under every algorithm, from one
+# Flow completion times (docs/workloads.md): WebSearch at 50% load on
+# star4, the same flows under every algorithm, from one
 # experiment file; the simulator's slowdown table by size bucket. The ACC
 # paper's claim to check: small flows' tail FCT far below DCQCN's.
 echo
