@@ -6,6 +6,7 @@
 //! settings, replays the flow file with flowgen on every host, writes
 //! fct.txt, and takes the topology down; at the end, the slowdown table.
 
+use crate::record::monotonic_ns;
 use crate::{fct, switch, topology, workload};
 use anyhow::{bail, ensure, Context, Result};
 use serde::Deserialize;
@@ -281,15 +282,6 @@ fn flowgen() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("flowgen"))
 }
 
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec for the call to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64
-}
 
 /// One run: returns how many flows completed.
 fn run_one(

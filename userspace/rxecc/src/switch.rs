@@ -927,7 +927,7 @@ pub fn qlen_hist(dev: &str) -> Result<(u64, Vec<u64>)> {
         .context("reading the port's counters")?
         .context("the port's counters are missing")?;
     let s = from_bytes::<port_state>(&bytes, "port_state")?.stats;
-    let now_ns = monotonic_ns();
+    let now_ns = crate::record::monotonic_ns();
     let raw = map
         .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
         .context("reading the queue-length histogram")?
@@ -945,18 +945,6 @@ pub fn qlen_hist(dev: &str) -> Result<(u64, Vec<u64>)> {
         bins.pop();
     }
     Ok((now_ns, bins))
-}
-
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec for the call to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as u64)
 }
 
 /// Bins of [`qlen_hist`] (`RXECC_QLEN_BINS`).
