@@ -101,8 +101,10 @@ static __always_inline void qlen_hist_add(__u64 qlen, __u64 dt)
 	if (bin >= RXECC_QLEN_BINS)
 		bin = RXECC_QLEN_BINS - 1;
 	h = bpf_map_lookup_elem(&qlen_hist, &zero);
-	if (h)
+	if (h) {
 		__sync_fetch_and_add(&h->ns[bin], dt);
+		__sync_fetch_and_add(&h->adds, 1);
+	}
 }
 
 static __always_inline struct port_state *state(void)
@@ -341,6 +343,7 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	old_qlen = st->stats.qlen_bytes;
 	since = st->stats.qlen_since_ns;
 	st->stats.qlen_since_ns = now;
+	st->stats.qlen_changes++;
 	st->stats.qlen_bytes += len;
 	if (st->stats.qlen_bytes > st->stats.max_qlen_bytes)
 		st->stats.max_qlen_bytes = st->stats.qlen_bytes;
@@ -537,6 +540,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	old_qlen = st->stats.qlen_bytes;
 	since = st->stats.qlen_since_ns;
 	st->stats.qlen_since_ns = now;
+	st->stats.qlen_changes++;
 	st->stats.qlen_bytes -= len;
 	deq_bytes = st->stats.deq_bytes;
 	qlen_bytes = st->stats.qlen_bytes;
@@ -613,6 +617,7 @@ void BPF_PROG(port_reset, struct Qdisc *sch)
 		old_qlen = st->stats.qlen_bytes;
 		since = st->stats.qlen_since_ns;
 		st->stats.qlen_since_ns = now;
+		st->stats.qlen_changes++;
 		st->stats.qlen_bytes = 0;
 		bpf_spin_unlock(&st->lock);
 		qlen_hist_add(old_qlen, now > since ? now - since : 0);

@@ -70,6 +70,9 @@ struct rxecc_port_stats {
 	 * ring buffer had no room for. */
 	__u64 qlen_since_ns;
 	__u64 events_lost;
+	/* Changes of qlen_bytes (each owes its interval to qlen_hist), so
+	 * that a reader can tell when qlen_hist holds every one of them. */
+	__u64 qlen_changes;
 };
 
 /*
@@ -96,6 +99,7 @@ struct rxecc_event {
 /* One value, so that rxecc reads all bins in one lookup. */
 struct rxecc_qlen_hist {
 	__u64 ns[RXECC_QLEN_BINS];
+	__u64 adds;	/* intervals added: equals qlen_changes when complete */
 };
 
 /* skb->mark bit set by a switch port's TC ingress on a compressed arrival

@@ -919,19 +919,45 @@ pub fn qlen_hist(dev: &str) -> Result<(u64, Vec<u64>)> {
         &format!("{}/state", pin_dir(dev)),
         &format!("{dev} is not a port"),
     )?;
-    // The counters first, then the clock, then every bin in one lookup:
-    // a change of the queue between them (microseconds) is all that can
-    // be counted twice or not at all.
-    let bytes = st
-        .lookup(&0u32.to_ne_bytes(), MapFlags::LOCK)
-        .context("reading the port's counters")?
-        .context("the port's counters are missing")?;
-    let s = from_bytes::<port_state>(&bytes, "port_state")?.stats;
-    let now_ns = crate::record::monotonic_ns();
-    let raw = map
-        .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
-        .context("reading the queue-length histogram")?
-        .context("the queue-length histogram is missing")?;
+    // The bins and the time since the last change must come from one
+    // moment: a change between reading them would count the interval
+    // before it twice, or not at all (all of a long idle period, when the
+    // first packet after it arrives just then). The port counts changes
+    // (under its lock, with the time) and the intervals added (after):
+    // read the counters, the bins, the counters again, until no change
+    // fell in between and every change's interval is in the bins.
+    let read_stats = || -> Result<_> {
+        let bytes = st
+            .lookup(&0u32.to_ne_bytes(), MapFlags::LOCK)
+            .context("reading the port's counters")?
+            .context("the port's counters are missing")?;
+        Ok(from_bytes::<port_state>(&bytes, "port_state")?.stats)
+    };
+    let nbins = QLEN_BINS as usize;
+    let mut s = read_stats()?;
+    let mut raw;
+    let mut now_ns;
+    let mut tries = 0;
+    loop {
+        raw = map
+            .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .context("reading the queue-length histogram")?
+            .context("the queue-length histogram is missing")?;
+        now_ns = crate::record::monotonic_ns();
+        let again = read_stats()?;
+        let adds = raw
+            .get(nbins * 8..nbins * 8 + 8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map_or(u64::MAX, u64::from_ne_bytes);
+        tries += 1;
+        let whole = again.qlen_changes == s.qlen_changes && adds == again.qlen_changes;
+        s = again;
+        if whole || tries >= 50 {
+            break;
+        }
+        std::thread::yield_now();
+    }
+    raw.truncate(nbins * 8);
     let mut bins: Vec<u64> = raw
         .chunks_exact(8)
         .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or([0; 8])))
