@@ -314,7 +314,7 @@ fn run_one(
     );
     topology::up(&topo_file.display().to_string(), false)?;
     let result = (|| -> Result<usize> {
-        let ips: Vec<String> = (0..n).map(|i| format!("10.77.0.{}", i + 1)).collect();
+        let ips: Vec<String> = (0..n as usize).map(topology::host_ip).collect();
         let epoch = monotonic_ns() + e.setup_s * 1_000_000_000;
         // The flow file's clock: its earliest start is at the epoch.
         let t0_ns = flows
@@ -598,20 +598,11 @@ pub fn run(path: &Path, out: &Path) -> Result<()> {
             seed,
         } => {
             let cdf = workload::Cdf::load(&find(base, cdf, "testbed/workloads")?)?;
-            let rate = match rate_mbps {
-                Some(r) => *r,
-                None => {
-                    let (f, _) = topology_for(&e, &e.runs[0], base)?;
-                    topology::load(&f)?.topo.defaults.rate_mbps
-                }
-            };
-            let n = match e.hosts {
-                Some(n) => n,
-                None => {
-                    let (f, _) = topology_for(&e, &e.runs[0], base)?;
-                    topology::load(&f)?.topo.hosts.len() as u32
-                }
-            };
+            // Defaults from the topology as the first run brings it up.
+            let (_, text) = topology_for(&e, &e.runs[0], base)?;
+            let built = topology::parse(path, &text)?;
+            let rate = rate_mbps.unwrap_or(built.topo.defaults.rate_mbps);
+            let n = e.hosts.unwrap_or(built.topo.hosts.len() as u32);
             let f = workload::Poisson {
                 cdf: &cdf,
                 hosts: n,

@@ -38,6 +38,18 @@ fn register_font() -> Result<()> {
     res
 }
 
+/// One colour per flow or run, in order.
+const COLORS: [RGBColor; 8] = [
+    RED,
+    BLUE,
+    GREEN,
+    MAGENTA,
+    CYAN,
+    BLACK,
+    RGBColor(255, 140, 0),
+    RGBColor(128, 0, 128),
+];
+
 /// Throughput of a flow in windows of `win` ns, as (s since `origin`, Mb/s).
 fn throughput(acked: &[(u64, u64)], origin: u64, win: u64) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
@@ -91,16 +103,7 @@ pub fn plot_run(run: &Run, setup: &Setup, dir: &Path) -> Result<()> {
     let root = BitMapBackend::new(&path, (1100, 330 * n as u32)).into_drawing_area();
     root.fill(&WHITE)?;
     let panels = root.split_evenly((n, 1));
-    let colors = [
-        RED,
-        BLUE,
-        GREEN,
-        MAGENTA,
-        CYAN,
-        BLACK,
-        RGBColor(255, 140, 0),
-        RGBColor(128, 0, 128),
-    ];
+    let colors = COLORS;
     let win = (setup.period_ns * 20).max(20_000_000);
 
     let series: Vec<Vec<(f64, f64)>> = run
@@ -270,15 +273,7 @@ pub fn plot_fct(
     dir: &Path,
 ) -> Result<()> {
     register_font()?;
-    let colors = [
-        RED,
-        BLUE,
-        GREEN,
-        MAGENTA,
-        CYAN,
-        BLACK,
-        RGBColor(255, 140, 0),
-    ];
+    let colors = COLORS;
     let path = dir.join("slowdown.png");
     let root = BitMapBackend::new(&path, (1100, 500)).into_drawing_area();
     root.fill(&WHITE)?;

@@ -238,6 +238,11 @@ pub struct Built {
     host_port: Vec<(usize, String)>,
 }
 
+/// Host `i`'s address on the testbed network (its NIC `v<i>`).
+pub fn host_ip(i: usize) -> String {
+    format!("{NET}.{}", i + 1)
+}
+
 /// A port in the HPCC simulator's numbering, for pfc.txt and qlen.txt.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SimPort {
@@ -837,7 +842,7 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
     for (h, host) in t.hosts.iter().enumerate() {
         let ns = host.name.get_ref();
         for o in (0..t.hosts.len()).filter(|o| *o != h) {
-            let ip = format!("{NET}.{}", o + 1);
+            let ip = host_ip(o);
             r.run(&[
                 "ip",
                 "-n",
