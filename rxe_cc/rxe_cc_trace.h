@@ -2,7 +2,9 @@
 /*
  * rxe_cc tracepoints: a QP's rate at each control period (and each CNP),
  * and the start and end of each ACC source halt. `rxecc record` reads them
- * from tracefs (events/rxe_cc/) into CSV; docs/architecture.md lists the
+ * through BPF on the raw tracepoints (userspace/rxecc/bpf/record.bpf.c,
+ * which takes the TP_PROTO arguments in this order: keep them) into CSV;
+ * they also show in tracefs (events/rxe_cc/). docs/architecture.md lists the
  * fields. Times are ktime_get_ns(), the clock of every hook's now_ns.
  */
 #undef TRACE_SYSTEM

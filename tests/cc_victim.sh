@@ -4,24 +4,10 @@
 # CE, so PFC should not spread back to s0 -> s1 and F0 keeps its rate;
 # under DCQCN pauses spread. Needs test_switch.sh's chain_flows.
 
-# ccv_topology <cc> <file>: chain with TCD (acc, as shipped), RED (dcqcn)
-# or, for hpcc, fncc and icc, no marks and that algorithm's INT.
-ccv_topology() {
-	case $1 in
-	dcqcn)
-		sed -e 's/^mark = "tcd"/mark = "red"/' \
-			-e 's/^tcd = .*/red = { kmin_bytes = 5120, kmax_bytes = 204800, pmax_permille = 200 }/' \
-			"$RXECC_TOP/testbed/topologies/chain.toml" >"$2"
-		grep -q '^mark = "red"' "$2" || { echo "ccv_topology: could not derive the topology" >&2; return 1; }
-		;;
-	hpcc | fncc | icc)
-		sed -e '/^mark = /d' -e '/^tcd = /d' -e "s/^pfc = true/pfc = true\nint = \"$1\"/" \
-			"$RXECC_TOP/testbed/topologies/chain.toml" >"$2"
-		[ "$(grep -c "^int = \"$1\"" "$2")" = 3 ] || { echo "ccv_topology: could not derive the topology" >&2; return 1; }
-		;;
-	*) cp "$RXECC_TOP/testbed/topologies/chain.toml" "$2" ;;
-	esac
-}
+# The settings of each algorithm's run (testbed/experiments/victim.toml):
+# chain with TCD for acc, as shipped; RED for dcqcn; no marks and the
+# algorithm's INT for hpcc, fncc and icc.
+CCV_EXP=$RXECC_TOP/testbed/experiments/victim.toml
 
 # The spread: the ports where pauses from the root reach beyond it, the
 # shared upstream ports s0 -> s1 and s1 -> s2 and F0's and F1's NICs.
@@ -56,9 +42,9 @@ ccv_run() {
 	rm -rf "$out" && mkdir -p "$out"
 	echo "==> victim flow on chain with cc=$cc (results in $out)" >&2
 	tb_load_rxe patched || return 1
-	tb_load_cc cc="$cc" line_rate_mbps=50 acc_t_us="${CCI_T_US:-10000}" hpcc_t_us="${CCI_T_US:-10000}" \
-		icc_t_us="${CCI_T_US:-10000}" icc_qd_bytes="${CCI_ICC_QD:-16384}" "${CCI_DCQCN_KNOBS[@]}" || return 1
-	ccv_topology "$cc" "$out/topology.toml" || return 1
+	# shellcheck disable=SC2046 # the knobs are name=value words
+	tb_load_cc $(rxecc experiment knobs "$CCV_EXP" "$cc") || return 1
+	rxecc experiment topology "$CCV_EXP" "$cc" >"$out/topology.toml" || return 1
 	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }
 	# F0 and F1 must outlast the bursts, which start 1 s after them plus
 	# their own set-up: with 300 messages (3 s alone) one DCQCN run saw only

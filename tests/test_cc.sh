@@ -1,7 +1,8 @@
 # Congestion control on real traffic through the emulated switch: the
-# 4->1 incast under none, DCQCN, ACC, HPCC, FNCC and ICC (tests/cc_incast.sh) and the victim
-# flow on chain (tests/cc_victim.sh), recorded by
-# `rxecc record` and compared by `rxecc report`. The assertions are
+# 4->1 incast under none, DCQCN, ACC, HPCC, FNCC and ICC, one experiment
+# file run by `rxecc run` (tests/cc_incast.sh), and the victim flow on
+# chain (tests/cc_victim.sh), recorded by `rxecc record` and compared by
+# `rxecc report`. The assertions are
 # directions with wide margins, not speeds: the machine is shared.
 
 . "$RXECC_TOP/tests/cc_incast.sh"
@@ -17,17 +18,16 @@ print("null" if m is None else m)' "$TEST_OUT/report.json" "$1" "$2"
 test_cc_incast() {
 	local cc cmdlines=/sys/kernel/tracing/saved_cmdlines before
 	before=$(if [ -r $cmdlines ]; then wc -l <$cmdlines; else echo 0; fi)
-	for cc in none dcqcn acc hpcc fncc icc; do
-		cci_run "$cc" "$TEST_OUT/$cc" 4 "${CC_TEST_ITERS:-120}" || fail "cc=$cc: not every flow completed"
-	done
+	cci_run "$TEST_OUT" none dcqcn acc hpcc fncc icc >"$TEST_OUT/table.txt" 2>"$TEST_OUT/run.txt" \
+		|| fail "rxecc run: $(grep -v '^rxecc: ' "$TEST_OUT/run.txt" | tail -3)"
+	cat "$TEST_OUT/table.txt" >&2
 	# rxecc record's tracefs instance must not save task names: doing so
 	# hooks sched_switch, live-patching __schedule on every start and stop
 	# (under TCG, a CI run died of it). Its events fired above, so with
 	# record-cmd on, task names would have been saved.
 	assert_eq "task names saved while rxecc record ran" "$before" "$(wc -l <$cmdlines)"
-	cci_report "$TEST_OUT" none dcqcn acc hpcc fncc icc >&2 || fail "rxecc report"
 	for cc in none dcqcn acc hpcc fncc icc; do
-		assert_eq "$cc: flows" 4 "$(rj "$cc" flows)"
+		assert_eq "$cc: flows" "$CCI_SENDERS" "$(rj "$cc" flows)"
 		assert_eq "$cc: drops (PFC is on)" 0 "$(rj "$cc" drops)"
 		[ -s "$TEST_OUT/plots/$cc.png" ] || fail "no plot for $cc"
 		# In order, so no NAK: a gap would send the sender back N and,

@@ -25,7 +25,8 @@ print(json.load(sys.stdin)[sys.argv[1]])' "$2"
 test_hpcc_int() {
 	local cap=/tmp/hpcc.pcap tpid acks data stamped n=50 hops
 	tb_load_rxe patched
-	tb_load_cc cc=hpcc line_rate_mbps="$CCI_LINE_MBPS" hpcc_t_us="$CCI_T_US"
+	# shellcheck disable=SC2046 # the knobs are name=value words
+	tb_load_cc $(cci_knobs hpcc)
 	cci_topology hpcc "$TEST_OUT/dumbbell.toml" || fail "cannot derive the topology"
 	rxecc testbed up "$TEST_OUT/dumbbell.toml" 2>"$TEST_OUT/up.txt" || fail "testbed up: $(tail -3 "$TEST_OUT/up.txt")"
 
@@ -135,7 +136,8 @@ int_fields() {
 # leaves the testbed up.
 int_ack_run() {
 	local n=40
-	tb_load_cc cc="$1" line_rate_mbps="$CCI_LINE_MBPS" hpcc_t_us="$CCI_T_US" icc_t_us="$CCI_T_US"
+	# shellcheck disable=SC2046 # the knobs are name=value words
+	tb_load_cc $(cci_knobs "$1")
 	cci_topology "$1" "$TEST_OUT/$2.toml" || fail "cannot derive the topology"
 	rxecc testbed up "$TEST_OUT/$2.toml" 2>"$TEST_OUT/up-$2.txt" || fail "testbed up: $(tail -3 "$TEST_OUT/up-$2.txt")"
 	tb_capture_start p1 "/tmp/$2.pcap" "$TEST_OUT/tshark-$2.log" || fail "tshark did not start capturing in 120 s"
@@ -211,9 +213,7 @@ test_int_on_acks() {
 	# FNCC over three switches (chain: h0 -> s0 -> s1 -> s2 -> h3): three
 	# records per ACK, the path's length.
 	tb_load_cc cc=fncc line_rate_mbps=150 hpcc_t_us="$CCI_T_US"
-	sed -e '/^mark = /d' -e '/^tcd = /d' -e 's/^pfc = true/pfc = true\nint = "fncc"/' \
-		"$RXECC_TOP/testbed/topologies/chain.toml" >"$TEST_OUT/chain-fncc.toml"
-	[ "$(grep -c '^int = "fncc"' "$TEST_OUT/chain-fncc.toml")" = 3 ] || fail "cannot derive chain with FNCC"
+	rxecc experiment topology "$CCV_EXP" fncc >"$TEST_OUT/chain-fncc.toml" || fail "cannot derive chain with FNCC"
 	rxecc testbed up "$TEST_OUT/chain-fncc.toml" 2>"$TEST_OUT/up-chain.txt" || fail "testbed up chain: $(tail -3 "$TEST_OUT/up-chain.txt")"
 	hpcc_flow chain 0 3 30 || fail "the flow h0 -> h3 failed: $(tail -1 "$TEST_OUT/chain-client.txt")"
 	rxecc port stats >"$TEST_OUT/ports-chain.txt"

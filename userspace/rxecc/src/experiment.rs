@@ -51,7 +51,16 @@ pub struct Experiment {
     /// Bucket width of the slowdown table, percent of the flows.
     #[serde(default = "default_step")]
     pub step: u32,
-    pub workload: Workload,
+    /// Print the FCT slowdown table and draw its plots (fct.txt is always
+    /// written); off for a few long flows, where it means little.
+    #[serde(default = "yes")]
+    pub slowdown_table: bool,
+    /// The congestion-control table of `rxecc report` over every run's
+    /// recording (needs record_interval_ms).
+    pub report: Option<CcReport>,
+    /// None: the file only names each run's settings, for a script that
+    /// drives its own traffic (`rxecc experiment topology|knobs`).
+    pub workload: Option<Workload>,
     /// Settings merged into every `[[switch]]` of the topology, for every
     /// run (a run's own `switch` comes on top).
     #[serde(default)]
@@ -62,6 +71,27 @@ pub struct Experiment {
     pub links: Vec<toml::Table>,
     #[serde(rename = "run")]
     pub runs: Vec<Run>,
+}
+
+/// `rxecc report`'s set-up: what the runs' convergence is measured against.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CcReport {
+    /// The bottleneck's rate, Mb/s.
+    pub capacity_mbps: u64,
+    /// The bottleneck port (switch egress device), e.g. "p0".
+    pub bottleneck: String,
+    /// The period T convergence is counted in, us.
+    pub period_us: u64,
+}
+
+/// What `rxecc run`'s command line changes in the file.
+#[derive(Debug, Default)]
+pub struct Overrides {
+    /// Only these runs, by label.
+    pub runs: Option<Vec<String>>,
+    /// Every flow's verbs operation.
+    pub op: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -111,6 +141,9 @@ fn default_op() -> String {
 fn one() -> u32 {
     1
 }
+fn yes() -> bool {
+    true
+}
 fn one64() -> u64 {
     1
 }
@@ -128,9 +161,10 @@ fn default_step() -> u32 {
 }
 
 fn repo_dir(sub: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
-        .join(sub)
+        .join(sub);
+    p.canonicalize().unwrap_or(p)
 }
 
 /// A path relative to the experiment file, else a name in `dir`.
@@ -164,6 +198,18 @@ pub fn load(path: &Path) -> Result<Experiment> {
         path.display(),
         e.op
     );
+    if let Some(r) = &e.report {
+        ensure!(
+            e.record_interval_ms > 0,
+            "{}: [report] needs the runs recorded (record_interval_ms = 20, say)",
+            path.display()
+        );
+        ensure!(
+            r.capacity_mbps > 0 && r.period_us > 0 && !r.bottleneck.is_empty(),
+            "{}: [report]: capacity_mbps and period_us above 0, and a bottleneck port",
+            path.display()
+        );
+    }
     ensure!(
         e.repetitions >= 1,
         "{}: repetitions must be at least 1",
@@ -244,6 +290,46 @@ fn topology_for(e: &Experiment, run: &Run, base: &Path) -> Result<(PathBuf, Stri
     Ok((file, toml::to_string(&t)?))
 }
 
+/// The run labelled `label` of an experiment file.
+fn find_run<'a>(e: &'a Experiment, path: &Path, label: &str) -> Result<&'a Run> {
+    e.runs.iter().find(|r| r.label == label).with_context(|| {
+        format!(
+            "{} has no run '{label}' (it has {})",
+            path.display(),
+            e.runs
+                .iter()
+                .map(|r| r.label.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+/// `rxecc experiment topology`: the topology one run brings up.
+pub fn run_topology(path: &Path, label: &str) -> Result<String> {
+    let e = load(path)?;
+    let run = find_run(&e, path, label)?;
+    let (file, text) = topology_for(&e, run, path.parent().unwrap_or(Path::new(".")))?;
+    // Checked as `rxecc testbed up` will check it.
+    topology::parse(&file, &text)?;
+    Ok(format!(
+        "# {}, run {label}: {} with the run's settings (rxecc experiment topology)\n{text}",
+        path.display(),
+        file.display()
+    ))
+}
+
+/// `rxecc experiment knobs`: a run's rxe_cc parameters, cc first.
+pub fn run_knobs(path: &Path, label: &str) -> Result<Vec<String>> {
+    let e = load(path)?;
+    let run = find_run(&e, path, label)?;
+    let mut v = vec![format!("cc={}", run.cc)];
+    for (k, x) in &run.knobs {
+        v.push(format!("{k}={}", value_text(x)?));
+    }
+    Ok(v)
+}
+
 fn write_param(name: &str, value: &str) -> Result<()> {
     let p = Path::new(PARAMS).join(name);
     ensure!(p.exists(), "rxe_cc has no knob '{name}' ({})", p.display());
@@ -274,6 +360,18 @@ fn value_text(v: &toml::Value) -> Result<String> {
     })
 }
 
+/// rxe_cc's `totals` (counters of every QP destroyed since it loaded).
+fn read_totals() -> BTreeMap<String, u64> {
+    std::fs::read_to_string("/sys/kernel/debug/rxe_cc/totals")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            Some((k.to_string(), v.trim().parse().ok()?))
+        })
+        .collect()
+}
+
 fn flowgen() -> PathBuf {
     std::env::current_exe()
         .ok()
@@ -298,6 +396,7 @@ fn run_one(
     for (k, v) in &run.knobs {
         write_param(k, &value_text(v)?)?;
     }
+    let totals_before = read_totals();
     let (_, topo_text) = topology_for(e, run, base)?;
     let topo_file = out.join("topology.toml");
     std::fs::write(&topo_file, &topo_text)?;
@@ -411,10 +510,20 @@ fn run_one(
             }
         }
         std::fs::write(out.join("ports.jsonl"), ports)?;
-        let _ = std::fs::copy(
-            "/sys/kernel/debug/rxe_cc/totals",
-            out.join("rxe_cc-totals.txt"),
-        );
+        // rxe_cc's totals count since the module loaded: this run's share.
+        let mut totals = String::new();
+        for (k, v) in read_totals() {
+            let b = totals_before.get(&k).copied().unwrap_or(0);
+            totals.push_str(&format!("{k} {}\n", v.saturating_sub(b)));
+        }
+        std::fs::write(out.join("rxe_cc-totals.txt"), totals)?;
+        // rxe's own counters say why a NAK or a retransmission happened
+        // (RNR, sequence error, timeout); the devices are this run's.
+        let counters = Command::new("rdma")
+            .args(["statistic", "show"])
+            .output()
+            .context("rdma statistic show")?;
+        std::fs::write(out.join("rxe-counters.txt"), &counters.stdout)?;
         let csvs: Vec<PathBuf> = (0..n)
             .map(|h| out.join(format!("flowgen-h{h}.csv")))
             .filter(|p| p.exists())
@@ -571,8 +680,17 @@ fn measure_base_rtt(e: &Experiment, base: &Path, out: &Path) -> Result<u64> {
 
 /// `rxecc run`: every run of the experiment, `repetitions` times, into
 /// `out`; prints the slowdown table. Fails if any flow did not complete.
-pub fn run(path: &Path, out: &Path) -> Result<()> {
-    let e = load(path)?;
+pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
+    let mut e = load(path)?;
+    if let Some(op) = &o.op {
+        e.op.clone_from(op);
+    }
+    if let Some(only) = &o.runs {
+        for l in only {
+            find_run(&e, path, l).context("--runs")?;
+        }
+        e.runs.retain(|r| only.contains(&r.label));
+    }
     let base = path.parent().unwrap_or(Path::new("."));
     ensure!(
         Path::new("/sys/module/rdma_rxe").exists(),
@@ -582,7 +700,13 @@ pub fn run(path: &Path, out: &Path) -> Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     // The flow file, written once: every run replays the same flows.
     let flows_file = out.join("flows.txt");
-    let flows = match &e.workload {
+    let Some(workload) = &e.workload else {
+        bail!(
+            "{}: no [workload]: it names settings for `rxecc experiment topology|knobs`, not a run",
+            path.display()
+        );
+    };
+    let flows = match workload {
         Workload::File { flows } => {
             let p = base.join(flows);
             std::fs::copy(&p, &flows_file).with_context(|| format!("copying {}", p.display()))?;
@@ -632,7 +756,10 @@ pub fn run(path: &Path, out: &Path) -> Result<()> {
     let base_rtt_ns = match e.base_rtt_us {
         Some(us) if us >= 0.0 && us.is_finite() => (us * 1000.0) as u64,
         Some(_) => bail!("base_rtt_us must be a non-negative number"),
-        None => measure_base_rtt(&e, base, out)?,
+        None if e.slowdown_table => measure_base_rtt(&e, base, out)?,
+        // No slowdowns asked for: fct.txt's standalone FCT counts the
+        // serialisation alone (docs/workloads.md).
+        None => 0,
     };
     let total = e.runs.len() as u32 * e.repetitions;
     let mut k = 0;
@@ -668,6 +795,51 @@ pub fn run(path: &Path, out: &Path) -> Result<()> {
             }
             tables.push((label, dir.join("fct.txt")));
         }
+    }
+    // Every run at a glance: FCT tails, pauses and drops.
+    let mut sums = Vec::new();
+    for (label, f) in &tables {
+        let text = std::fs::read_to_string(f)?;
+        let lines = fct::parse(&f.display().to_string(), &text)?;
+        let pfc = std::fs::read_to_string(f.with_file_name("pfc.txt")).unwrap_or_default();
+        let pauses = pfc.lines().filter(|l| l.ends_with(" 1")).count() as u64;
+        let drops = std::fs::read_to_string(f.with_file_name("ports.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter_map(|v| v.get("drops").and_then(|d| d.as_u64()))
+            .sum();
+        sums.push(fct::RunSummary::new(label, &lines, pauses, drops));
+    }
+    let table = fct::summary_table(&sums);
+    print!("{table}");
+    std::fs::write(out.join("summary.txt"), &table)?;
+    std::fs::write(out.join("summary.json"), serde_json::to_string_pretty(&sums)?)?;
+    if let Some(r) = &e.report {
+        let setup = crate::report::Setup {
+            capacity_bps: r.capacity_mbps.saturating_mul(1_000_000),
+            bottleneck: r.bottleneck.clone(),
+            period_ns: r.period_us.saturating_mul(1000),
+        };
+        let recs: Vec<(String, PathBuf)> = tables
+            .iter()
+            .map(|(l, f)| (l.clone(), f.with_file_name("rec")))
+            .collect();
+        let table = crate::report::compare(
+            &recs,
+            &setup,
+            Some(&out.join("plots")),
+            Some(&out.join("report.json")),
+        )?;
+        print!("{table}");
+        std::fs::write(out.join("table.txt"), &table)?;
+    }
+    if !e.slowdown_table {
+        ensure!(
+            incomplete.is_empty(),
+            "not every flow completed in {incomplete:?}"
+        );
+        return Ok(());
     }
     let mut all = Vec::new();
     let mut raw = Vec::new();

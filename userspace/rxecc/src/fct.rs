@@ -321,6 +321,68 @@ pub fn buckets(lines: &[Fct], kind: Kind, step: u32, time_limit_ns: Option<u64>)
     out
 }
 
+/// One run at a glance: its flows' FCT and slowdown tails, and the PFC
+/// pause frames the switch and NICs obeyed (pfc.txt's pause lines).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunSummary {
+    pub label: String,
+    pub flows: usize,
+    pub fct_p50_ms: f64,
+    pub fct_p99_ms: f64,
+    pub fct_max_ms: f64,
+    pub slowdown_p99: f64,
+    pub pauses: u64,
+    pub drops: u64,
+}
+
+/// The nearest-rank percentile the simulator's script takes (element
+/// `floor(n p)` of the sorted values); 0 for none.
+fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
+}
+
+impl RunSummary {
+    pub fn new(label: &str, lines: &[Fct], pauses: u64, drops: u64) -> Self {
+        let mut f: Vec<f64> = lines.iter().map(|l| l.fct_ns as f64 / 1e6).collect();
+        f.sort_by(f64::total_cmp);
+        let mut sd: Vec<f64> = lines
+            .iter()
+            .map(|l| (l.fct_ns as f64 / l.standalone_ns.max(1) as f64).max(1.0))
+            .collect();
+        sd.sort_by(f64::total_cmp);
+        RunSummary {
+            label: label.to_string(),
+            flows: lines.len(),
+            fct_p50_ms: nearest_rank(&f, 0.5),
+            fct_p99_ms: nearest_rank(&f, 0.99),
+            fct_max_ms: f.last().copied().unwrap_or(0.0),
+            slowdown_p99: nearest_rank(&sd, 0.99),
+            pauses,
+            drops,
+        }
+    }
+}
+
+/// A row per run: flows, FCT median/p99/max (ms), p99 slowdown, pauses
+/// and drops.
+pub fn summary_table(runs: &[RunSummary]) -> String {
+    let mut s = format!(
+        "{:<10} {:>6} {:>12} {:>12} {:>12} {:>12} {:>8} {:>6}\n",
+        "run", "flows", "FCT p50 ms", "FCT p99 ms", "FCT max ms", "slowdown p99", "pauses", "drops"
+    );
+    for r in runs {
+        let _ = writeln!(
+            s,
+            "{:<10} {:>6} {:>12.1} {:>12.1} {:>12.1} {:>12.1} {:>8} {:>6}",
+            r.label, r.flows, r.fct_p50_ms, r.fct_p99_ms, r.fct_max_ms, r.slowdown_p99, r.pauses, r.drops
+        );
+    }
+    s
+}
+
 /// The script's own output: `%.3f %d` then `\t%.3f %.3f %.3f` per run,
 /// a line per bucket (runs must have the same flows for the rows to line
 /// up, as there).

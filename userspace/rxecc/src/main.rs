@@ -96,6 +96,18 @@ enum Cmd {
         /// Results directory.
         #[arg(short, long)]
         out: PathBuf,
+        /// Only these runs (labels), in the file's order.
+        #[arg(long, value_delimiter = ',', value_name = "LABEL,...")]
+        runs: Option<Vec<String>>,
+        /// The verbs operation of every flow, instead of the file's `op`.
+        #[arg(long, value_parser = ["write", "send", "read"])]
+        op: Option<String>,
+    },
+    /// What one run of an experiment file sets, for scripts that drive
+    /// their own traffic with the same settings.
+    Experiment {
+        #[command(subcommand)]
+        cmd: ExperimentCmd,
     },
     /// Write a flow file (the HPCC simulator's format) for flowgen.
     Workload {
@@ -119,6 +131,16 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Subcommand)]
+enum ExperimentCmd {
+    /// Print the topology a run brings up: the experiment's and the run's
+    /// switch settings and link overrides merged in.
+    Topology { experiment: PathBuf, run: String },
+    /// Print a run's rxe_cc parameters as `name=value` words (cc first),
+    /// for insmod.
+    Knobs { experiment: PathBuf, run: String },
 }
 
 #[derive(Subcommand)]
@@ -531,28 +553,32 @@ fn main() -> Result<()> {
                 bottleneck,
                 period_ns: period_us.saturating_mul(1000),
             };
-            let mut all = Vec::new();
+            let mut dirs = Vec::new();
             for r in &runs {
                 let (label, dir) = r
                     .split_once('=')
                     .with_context(|| format!("'{r}': expected LABEL=DIR"))?;
-                let run = report::load(label, std::path::Path::new(dir))
-                    .with_context(|| format!("loading run {label}"))?;
-                all.push(report::metrics(&run, &setup)?);
-                if let Some(d) = &plots {
-                    std::fs::create_dir_all(d)
-                        .with_context(|| format!("creating {}", d.display()))?;
-                    plot::plot_run(&run, &setup, d)
-                        .with_context(|| format!("plotting run {label}"))?;
-                }
+                dirs.push((label.to_string(), PathBuf::from(dir)));
             }
-            print!("{}", report::table(&all, &setup));
-            if let Some(p) = json {
-                std::fs::write(&p, serde_json::to_string_pretty(&all)?)
-                    .with_context(|| format!("writing {}", p.display()))?;
-            }
+            print!(
+                "{}",
+                report::compare(&dirs, &setup, plots.as_deref(), json.as_deref())?
+            );
         }
-        Cmd::Run { experiment, out } => experiment::run(&experiment, &out)?,
+        Cmd::Run {
+            experiment,
+            out,
+            runs,
+            op,
+        } => experiment::run(&experiment, &out, &experiment::Overrides { runs, op })?,
+        Cmd::Experiment { cmd } => match cmd {
+            ExperimentCmd::Topology { experiment, run } => {
+                print!("{}", experiment::run_topology(&experiment, &run)?)
+            }
+            ExperimentCmd::Knobs { experiment, run } => {
+                println!("{}", experiment::run_knobs(&experiment, &run)?.join(" "))
+            }
+        },
         Cmd::Workload { cmd } => run_workload(cmd)?,
         Cmd::Fct { cmd } => run_fct(cmd)?,
         Cmd::Mark { dev, mode } => switch::attach_marker(&dev, mode)?,

@@ -3,9 +3,10 @@
 //! Two sources, on one clock (CLOCK_MONOTONIC, which is the kernel's
 //! `ktime_get_ns()` and so the clock of every rxe_cc hook):
 //! - rxe_cc's tracepoints (`rxe_cc_rate`, `rxe_cc_halt_start`,
-//!   `rxe_cc_halt_end`), read from a private tracefs instance so that other
-//!   users of the global trace buffer are left alone. They give each QP's
-//!   rate at every control period and every halt.
+//!   `rxe_cc_halt_end`), in binary through a BPF ring buffer
+//!   (`bpf/record.bpf.c` on their raw tracepoints), so that tracefs and its
+//!   global buffer are left alone. They give each QP's rate at every
+//!   control period and every halt.
 //! - samples, every `interval`, of each switch port's counters (queue
 //!   length, PFC) and each live QP's debugfs counters (bytes sent and
 //!   acked, which give throughput for every algorithm, `none` included).
@@ -14,17 +15,19 @@
 //! `qps.csv` and `record.json` (what was recorded, and what was lost).
 
 use crate::{stats, switch};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
+use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 use std::fs::File;
-use std::io::{ErrorKind, Read};
-use std::os::unix::fs::OpenOptionsExt;
+use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-const TRACEFS: &str = "/sys/kernel/tracing";
-const INSTANCE: &str = "rxecc-record";
+pub(crate) mod record_skel {
+    include!(concat!(env!("OUT_DIR"), "/record.skel.rs"));
+}
 
 pub const RATES_HEADER: &str = "t_ns,qp,alg,state,rate_bps,tx_bytes,acked_bytes";
 pub const HALTS_HEADER: &str = "t_ns,qp,event,halted_ns,planned_ns";
@@ -145,45 +148,46 @@ pub enum Event {
     },
 }
 
-/// Parses a `trace_pipe` line such as
-/// `kworker/u8:2-51 [001] b..1. 12.5: rxe_cc_rate: qp=rxe1-qp17 ns=... rate_bps=...`.
-/// Lines of other events give `None`.
-pub fn parse_event(line: &str) -> Option<Event> {
-    // `... <timestamp>: <event>: <fields>`
-    let (_, ev) = line.split_once(" rxe_cc_")?;
-    let (name, rest) = ev.split_once(": ")?;
-    let mut qp = None;
-    let mut num = std::collections::HashMap::new();
-    for kv in rest.split_whitespace() {
-        let (k, v) = kv.split_once('=')?;
-        if k == "qp" {
-            qp = Some(v.to_string());
-        } else {
-            num.insert(k, v.parse::<u64>().ok()?);
-        }
+/// bpf/record.h's event kinds.
+const KIND_RATE: u32 = 1;
+const KIND_HALT_START: u32 = 2;
+const KIND_HALT_END: u32 = 3;
+/// bpf/record.h's `struct rxecc_trace_event`: kind, alg, state, pad (u32
+/// each), now_ns, a, b, c (u64 each), qp (32 bytes, NUL-terminated).
+const EVENT_LEN: usize = 16 + 32 + 32;
+
+/// Decodes one ring-buffer record (`struct rxecc_trace_event`); `None` for
+/// a short record or an unknown kind.
+pub fn decode_event(d: &[u8]) -> Option<Event> {
+    if d.len() < EVENT_LEN {
+        return None;
     }
-    let qp = qp?;
-    let g = |k: &str| num.get(k).copied();
-    Some(match name {
-        "rate" => Event::Rate {
-            t_ns: g("ns")?,
+    let u32_at = |o: usize| Some(u32::from_ne_bytes(d.get(o..o + 4)?.try_into().ok()?));
+    let u64_at = |o: usize| Some(u64::from_ne_bytes(d.get(o..o + 8)?.try_into().ok()?));
+    let name = d.get(48..EVENT_LEN)?;
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    let qp = String::from_utf8_lossy(&name[..end]).into_owned();
+    let (t_ns, a, b, c) = (u64_at(16)?, u64_at(24)?, u64_at(32)?, u64_at(40)?);
+    Some(match u32_at(0)? {
+        KIND_RATE => Event::Rate {
+            t_ns,
             qp,
-            alg: g("alg")?,
-            state: g("state")?,
-            rate_bps: g("rate_bps")?,
-            tx_bytes: g("tx_bytes")?,
-            acked_bytes: g("acked_bytes")?,
+            alg: u64::from(u32_at(4)?),
+            state: u64::from(u32_at(8)?),
+            rate_bps: a,
+            tx_bytes: b,
+            acked_bytes: c,
         },
-        "halt_start" => Event::HaltStart {
-            t_ns: g("ns")?,
+        KIND_HALT_START => Event::HaltStart {
+            t_ns,
             qp,
-            planned_ns: g("planned_ns")?,
+            planned_ns: a,
         },
-        "halt_end" => Event::HaltEnd {
-            t_ns: g("ns")?,
+        KIND_HALT_END => Event::HaltEnd {
+            t_ns,
             qp,
-            halted_ns: g("halted_ns")?,
-            planned_ns: g("planned_ns")?,
+            halted_ns: a,
+            planned_ns: b,
         },
         _ => return None,
     })
@@ -199,108 +203,6 @@ fn csv(dir: &Path, name: &str, header: &str) -> Result<CsvOut> {
         .with_context(|| format!("creating {}", p.display()))?;
     w.write_record(header.split(','))?;
     Ok(w)
-}
-
-/// A private tracefs instance with rxe_cc's events enabled; removed on drop.
-struct TraceInstance {
-    dir: PathBuf,
-    pipe: File,
-}
-
-impl TraceInstance {
-    fn open() -> Result<Option<Self>> {
-        let root = Path::new(TRACEFS);
-        if !root.join("instances").is_dir() {
-            let src = c"tracefs";
-            let target = c"/sys/kernel/tracing";
-            // SAFETY: NUL-terminated strings; a null data pointer is allowed.
-            let rc = unsafe {
-                libc::mount(
-                    src.as_ptr(),
-                    target.as_ptr(),
-                    src.as_ptr(),
-                    0,
-                    std::ptr::null(),
-                )
-            };
-            if rc != 0 {
-                bail!(
-                    "cannot mount tracefs on {TRACEFS}: {}",
-                    std::io::Error::last_os_error()
-                );
-            }
-        }
-        if !root.join("events/rxe_cc").is_dir() {
-            eprintln!(
-                "rxecc record: no rxe_cc tracepoints (is rxe_cc loaded?); recording samples only"
-            );
-            return Ok(None);
-        }
-        let dir = root.join("instances").join(INSTANCE);
-        if dir.exists() {
-            // A recorder that was killed left it behind.
-            std::fs::remove_dir(&dir)
-                .with_context(|| format!("removing stale {}", dir.display()))?;
-        }
-        // An instance inherits the top level's record-cmd, and with it set,
-        // enabling an event hooks sched_switch to save task names: that
-        // live-patches __schedule's tracepoint key under running CPUs, and
-        // again when the events are turned off. We never read task names,
-        // and under QEMU's TCG that patching can race a running vCPU into
-        // "Oops: int3" in __schedule (seen in CI). So the instance is created
-        // with record-cmd clear, and the top level's setting is put back.
-        let record_cmd = root.join("options/record-cmd");
-        let restore = std::fs::read_to_string(&record_cmd).is_ok_and(|v| v.trim() == "1")
-            && std::fs::write(&record_cmd, "0").is_ok();
-        let made = std::fs::create_dir(&dir);
-        if restore {
-            if let Err(e) = std::fs::write(&record_cmd, "1") {
-                eprintln!(
-                    "rxecc record: warning: could not set {} back to 1: {e}",
-                    record_cmd.display()
-                );
-            }
-        }
-        made.with_context(|| format!("creating {}", dir.display()))?;
-        let w = |f: &str, v: &str| {
-            std::fs::write(dir.join(f), v)
-                .with_context(|| format!("writing {v} to {}/{f}", dir.display()))
-        };
-        w("buffer_size_kb", "16384")?;
-        w("events/rxe_cc/enable", "1")?;
-        w("tracing_on", "1")?;
-        let pipe = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(dir.join("trace_pipe"))
-            .context("opening trace_pipe")?;
-        Ok(Some(Self { dir, pipe }))
-    }
-
-    /// Events the ring buffer had to drop (it was full).
-    fn overruns(&self) -> u64 {
-        let Ok(rd) = std::fs::read_dir(self.dir.join("per_cpu")) else {
-            return 0;
-        };
-        rd.filter_map(|e| e.ok())
-            .filter_map(|e| std::fs::read_to_string(e.path().join("stats")).ok())
-            .flat_map(|s| {
-                s.lines()
-                    .filter_map(|l| {
-                        l.strip_prefix("overrun: ")
-                            .and_then(|v| v.trim().parse::<u64>().ok())
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .sum()
-    }
-}
-
-impl Drop for TraceInstance {
-    fn drop(&mut self) {
-        let _ = std::fs::write(self.dir.join("events/rxe_cc/enable"), "0");
-        let _ = std::fs::remove_dir(&self.dir);
-    }
 }
 
 struct Writers {
@@ -358,26 +260,13 @@ impl Writers {
     }
 }
 
-/// Reads what the pipe has now; keeps an incomplete last line in `pending`.
-fn drain(trace: &mut Option<TraceInstance>, pending: &mut String, w: &mut Writers) -> Result<()> {
-    let Some(t) = trace.as_mut() else {
-        return Ok(());
-    };
-    let mut buf = [0u8; 65536];
-    loop {
-        match t.pipe.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => pending.push_str(&String::from_utf8_lossy(&buf[..n])),
-            Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e).context("reading trace_pipe"),
-        }
+/// Writes out what the ring buffer's callback has queued.
+fn drain(rb: Option<&libbpf_rs::RingBuffer<'_>>, got: &RefCell<Vec<Event>>, w: &mut Writers) -> Result<()> {
+    if let Some(rb) = rb {
+        rb.consume().context("reading the trace ring buffer")?;
     }
-    while let Some(i) = pending.find('\n') {
-        if let Some(e) = parse_event(&pending[..i]) {
-            w.event(e)?;
-        }
-        pending.drain(..=i);
+    for e in got.borrow_mut().drain(..) {
+        w.event(e)?;
     }
     Ok(())
 }
@@ -397,10 +286,38 @@ pub fn record(opts: &Options) -> Result<()> {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
-    let mut trace = TraceInstance::open()?;
+    // rxe_cc's tracepoints: record.bpf.c on each, into its ring buffer.
+    let mut storage = MaybeUninit::uninit();
+    let mut skel = record_skel::RecordSkelBuilder::default()
+        .open(&mut storage)
+        .context("opening record.bpf.o")?
+        .load()
+        .context("loading record.bpf.o")?;
+    let got = RefCell::new(Vec::new());
+    let attached = if Path::new("/sys/module/rxe_cc").exists() {
+        skel.attach()
+            .context("attaching to rxe_cc's tracepoints")?;
+        true
+    } else {
+        eprintln!("rxecc record: rxe_cc is not loaded; recording samples only");
+        false
+    };
+    let rb = if attached {
+        let mut b = libbpf_rs::RingBufferBuilder::new();
+        b.add(&skel.maps.events, |d: &[u8]| {
+            if let Some(e) = decode_event(d) {
+                got.borrow_mut().push(e);
+            }
+            0
+        })
+        .context("reading the trace ring buffer")?;
+        Some(b.build().context("reading the trace ring buffer")?)
+    } else {
+        None
+    };
     let start = Instant::now();
     let start_ns = monotonic_ns();
-    let (mut samples, mut pending, mut last_progress) = (0u64, String::new(), Instant::now());
+    let (mut samples, mut last_progress) = (0u64, Instant::now());
     eprintln!(
         "rxecc record: into {} every {} ms{}; stop with SIGINT/SIGTERM",
         opts.out.display(),
@@ -410,7 +327,7 @@ pub fn record(opts: &Options) -> Result<()> {
     );
     while !STOP.load(Ordering::Relaxed) && opts.duration.is_none_or(|d| start.elapsed() < d) {
         let tick = Instant::now();
-        drain(&mut trace, &mut pending, &mut w)?;
+        drain(rb.as_ref(), &got, &mut w)?;
         let t = monotonic_ns();
         for dev in switch::ports() {
             // A port detached under us is simply gone.
@@ -463,9 +380,10 @@ pub fn record(opts: &Options) -> Result<()> {
     }
     // Events fired up to now are in the buffer: read them all.
     std::thread::sleep(Duration::from_millis(50));
-    drain(&mut trace, &mut pending, &mut w)?;
-    let lost = trace.as_ref().map_or(0, TraceInstance::overruns);
-    drop(trace);
+    drain(rb.as_ref(), &got, &mut w)?;
+    drop(rb);
+    let lost = skel.maps.bss_data.as_deref().map_or(0, |b| b.lost);
+    drop(skel);
     for f in [&mut w.rates, &mut w.halts, &mut ports_csv, &mut qps_csv] {
         f.flush()?;
     }
@@ -482,7 +400,7 @@ pub fn record(opts: &Options) -> Result<()> {
         serde_json::to_string_pretty(&summary)?,
     )?;
     if lost > 0 {
-        eprintln!("rxecc record: warning: the trace buffer overran; {lost} events were lost");
+        eprintln!("rxecc record: warning: the trace ring buffer was full; {lost} events were lost");
     }
     eprintln!(
         "rxecc record: done: {samples} samples, {} trace events",
@@ -495,24 +413,37 @@ pub fn record(opts: &Options) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// A record laid out as bpf/record.h's `struct rxecc_trace_event`.
+    fn raw(kind: u32, alg: u32, state: u32, t: u64, abc: [u64; 3], qp: &str) -> Vec<u8> {
+        let mut v = Vec::new();
+        for x in [kind, alg, state, 0] {
+            v.extend_from_slice(&x.to_ne_bytes());
+        }
+        for x in [t, abc[0], abc[1], abc[2]] {
+            v.extend_from_slice(&x.to_ne_bytes());
+        }
+        let mut name = [0u8; 32];
+        name[..qp.len()].copy_from_slice(qp.as_bytes());
+        v.extend_from_slice(&name);
+        v
+    }
+
     #[test]
-    fn parses_trace_pipe_lines() {
-        let l = "     kworker/u8:2-51      [001] b..1.    12.345678: rxe_cc_rate: qp=rxe1-qp17 ns=12345678000 alg=2 state=2 rate_bps=25000000 tx_bytes=65536 acked_bytes=4096";
+    fn decodes_ring_buffer_records() {
         assert_eq!(
-            parse_event(l),
+            decode_event(&raw(1, 2, 3, 12345678000, [25_000_000, 65536, 4096], "rxe1-qp17")),
             Some(Event::Rate {
                 t_ns: 12345678000,
                 qp: "rxe1-qp17".into(),
                 alg: 2,
-                state: 2,
+                state: 3,
                 rate_bps: 25_000_000,
                 tx_bytes: 65536,
                 acked_bytes: 4096
             })
         );
-        let l = " x-1 [000] ..... 1.0: rxe_cc_halt_end: qp=rxe2-qp18 ns=5 halted_ns=3 planned_ns=2";
         assert_eq!(
-            parse_event(l),
+            decode_event(&raw(3, 0, 0, 5, [3, 2, 0], "rxe2-qp18")),
             Some(Event::HaltEnd {
                 t_ns: 5,
                 qp: "rxe2-qp18".into(),
@@ -520,27 +451,19 @@ mod tests {
                 planned_ns: 2
             })
         );
-        let l = " x-1 [000] ..... 1.0: rxe_cc_halt_start: qp=rxe2-qp18 ns=5 planned_ns=2";
         assert_eq!(
-            parse_event(l),
+            decode_event(&raw(2, 0, 0, 5, [2, 0, 0], "rxe2-qp18")),
             Some(Event::HaltStart {
                 t_ns: 5,
                 qp: "rxe2-qp18".into(),
                 planned_ns: 2
             })
         );
-        assert_eq!(
-            parse_event(" x-1 [000] ..... 1.0: sched_switch: prev=a"),
-            None
-        );
-        assert_eq!(
-            parse_event(" x-1 [000] ..... 1.0: rxe_cc_rate: qp=a ns=zz"),
-            None
-        );
-        assert_eq!(parse_event("CPU:1 [LOST 12 EVENTS]"), None);
-        assert_eq!(
-            parse_event(" x-1 [000] ..... 1.0: rxe_cc_other: qp=a ns=1"),
-            None
-        );
+        // A name that fills its 32 bytes, with no NUL, is taken whole.
+        let long = "q".repeat(32);
+        assert!(matches!(decode_event(&raw(2, 0, 0, 1, [0; 3], &long)),
+            Some(Event::HaltStart { qp, .. }) if qp == long));
+        assert_eq!(decode_event(&raw(9, 0, 0, 1, [0; 3], "x")), None);
+        assert_eq!(decode_event(&raw(1, 0, 0, 1, [0; 3], "x")[..70]), None);
     }
 }

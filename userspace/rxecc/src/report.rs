@@ -404,6 +404,32 @@ fn opt(v: Option<f64>, prec: usize) -> String {
     v.map_or("-".to_string(), |x| format!("{x:.prec$}"))
 }
 
+/// `rxecc report`: the metrics of each recorded run (LABEL, directory
+/// written by `rxecc record`), a plot per run into `plots`, all metrics as
+/// JSON into `json`; returns the side-by-side table.
+pub fn compare(
+    runs: &[(String, std::path::PathBuf)],
+    setup: &Setup,
+    plots: Option<&Path>,
+    json: Option<&Path>,
+) -> Result<String> {
+    let mut all = Vec::new();
+    for (label, dir) in runs {
+        let run = load(label, dir).with_context(|| format!("loading run {label}"))?;
+        all.push(metrics(&run, setup)?);
+        if let Some(d) = plots {
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+            crate::plot::plot_run(&run, setup, d)
+                .with_context(|| format!("plotting run {label}"))?;
+        }
+    }
+    if let Some(p) = json {
+        std::fs::write(p, serde_json::to_string_pretty(&all)?)
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(table(&all, setup))
+}
+
 /// The side-by-side table.
 pub fn table(ms: &[Metrics], setup: &Setup) -> String {
     let mut s = format!(
