@@ -3,6 +3,7 @@
 
 pub mod experiment;
 pub mod fct;
+pub mod netlink;
 pub mod perftest;
 pub mod plot;
 pub mod record;

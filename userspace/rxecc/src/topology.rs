@@ -14,6 +14,7 @@
 //! So a topology with a loop (`triangle`) has no broadcast storm, and its
 //! routes can form a cyclic buffer dependency on purpose.
 
+use crate::netlink::{self, Net};
 use crate::switch::{self, IccParams, IngressConfig, IntMode, MarkMode, PortConfig};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -651,30 +652,141 @@ fn mac(h: usize) -> String {
     format!("02:77:00:00:{:02x}:{:02x}", (h + 1) >> 8, (h + 1) & 0xff)
 }
 
-/// Runs a command, or prints it on a dry run.
+/// Does each step of a bring-up, or on a dry run prints what it would do
+/// (as the `ip`/`bridge`/`sysctl` command that does the same).
 struct Runner {
     dry: bool,
+    /// rtnetlink in the root namespace (none on a dry run).
+    net: Option<Net>,
 }
 
 impl Runner {
-    fn run(&self, argv: &[&str]) -> Result<()> {
+    fn new(dry: bool) -> Result<Self> {
+        Ok(Runner {
+            dry,
+            net: if dry { None } else { Some(Net::open()?) },
+        })
+    }
+
+    /// `f` on the root namespace's connection.
+    fn op(&self, what: &str, f: impl FnOnce(&Net) -> Result<()>) -> Result<()> {
+        match &self.net {
+            Some(n) => f(n),
+            None => {
+                println!("{what}");
+                Ok(())
+            }
+        }
+    }
+
+    /// `f` on a connection opened in namespace `ns`.
+    fn op_in(&self, ns: &str, what: &str, f: impl FnOnce(&Net) -> Result<()>) -> Result<()> {
         if self.dry {
-            println!("{}", argv.join(" "));
+            println!("{what}");
             return Ok(());
         }
-        let out = std::process::Command::new(argv[0])
-            .args(&argv[1..])
-            .output()
-            .with_context(|| format!("running {}", argv[0]))?;
-        if !out.status.success() {
-            bail!(
-                "`{}` failed: {}",
-                argv.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-        }
-        Ok(())
+        in_netns(ns, || f(&Net::open()?))
     }
+
+    /// Writes `value` to a sysctl or sysfs file of namespace `ns` (None:
+    /// the root's).
+    fn write(&self, ns: Option<&str>, path: &str, value: &str) -> Result<()> {
+        if self.dry {
+            match ns {
+                Some(ns) => println!("ip netns exec {ns} sh -c 'echo {value} > {path}'"),
+                None => println!("echo {value} > {path}"),
+            }
+            return Ok(());
+        }
+        let write = || {
+            std::fs::write(path, value)
+                .with_context(|| format!("writing {value} to {path}"))
+        };
+        match ns {
+            None => write(),
+            Some(ns) if path.starts_with("/sys/") => in_netns_sysfs(ns, write),
+            Some(ns) => in_netns(ns, write),
+        }
+    }
+
+    /// Runs a program (in namespace `ns`, if given): rdma, for what
+    /// rtnetlink does not do.
+    fn run(&self, ns: Option<&str>, argv: &[&str]) -> Result<()> {
+        if self.dry {
+            match ns {
+                Some(ns) => println!("ip netns exec {ns} {}", argv.join(" ")),
+                None => println!("{}", argv.join(" ")),
+            }
+            return Ok(());
+        }
+        let go = || -> Result<()> {
+            // A child inherits the forking thread's network namespace.
+            let out = std::process::Command::new(argv[0])
+                .args(&argv[1..])
+                .output()
+                .with_context(|| format!("running {}", argv[0]))?;
+            if !out.status.success() {
+                bail!(
+                    "`{}` failed: {}",
+                    argv.join(" "),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+            }
+            Ok(())
+        };
+        match ns {
+            Some(ns) => in_netns(ns, go),
+            None => go(),
+        }
+    }
+}
+
+/// Runs `f` on a thread of its own inside network namespace `ns`, with a
+/// sysfs mounted for that namespace in a private mount namespace (as `ip
+/// netns exec` does): /sys/class/net shows the devices of the namespace
+/// that mounted it.
+fn in_netns_sysfs<T: Send>(ns: &str, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    std::thread::scope(|sc| {
+        sc.spawn(|| -> Result<T> {
+            switch::enter_netns(ns)?;
+            let sysfs = c"sysfs";
+            let (root, sys) = (c"/", c"/sys");
+            // SAFETY: unshare(2) on this thread only (it ends with the scope);
+            // the strings are NUL-terminated literals and null data is allowed.
+            unsafe {
+                if libc::unshare(libc::CLONE_NEWNS) != 0 {
+                    return Err(std::io::Error::last_os_error())
+                        .context("unsharing the mount namespace");
+                }
+                // Our mounts must not reach the rest of the system.
+                if libc::mount(
+                    std::ptr::null(),
+                    root.as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_SLAVE | libc::MS_REC,
+                    std::ptr::null(),
+                ) != 0
+                {
+                    return Err(std::io::Error::last_os_error()).context("making / a slave mount");
+                }
+                libc::umount2(sys.as_ptr(), libc::MNT_DETACH);
+                if libc::mount(
+                    sysfs.as_ptr(),
+                    sys.as_ptr(),
+                    sysfs.as_ptr(),
+                    0,
+                    std::ptr::null(),
+                ) != 0
+                {
+                    return Err(std::io::Error::last_os_error())
+                        .with_context(|| format!("mounting sysfs for namespace {ns}"));
+                }
+            }
+            f()
+        })
+        .join()
+        .map_err(|_| anyhow::anyhow!("the thread in namespace {ns} panicked"))?
+    })
 }
 
 /// Runs `f` inside network namespace `ns`, then comes back.
@@ -711,7 +823,7 @@ pub fn up(name: &str, dry_run: bool) -> Result<()> {
     if !dry_run && !Path::new("/sys/module/rdma_rxe").exists() {
         bail!("rdma_rxe is not loaded (load the patched one: tb_load_rxe patched, or modprobe rdma_rxe)");
     }
-    let r = Runner { dry: dry_run };
+    let r = Runner::new(dry_run)?;
     let t = &b.topo;
     eprintln!(
         "rxecc: {}: {} hosts, {} switches, {} ports{}",
@@ -741,28 +853,16 @@ pub fn up(name: &str, dry_run: bool) -> Result<()> {
 
 fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
     let t = &b.topo;
+    let mtu: u32 = MTU.parse().context("MTU")?;
     for s in &t.switches {
         let n = s.name.get_ref();
-        r.run(&[
-            "ip",
-            "link",
-            "add",
-            n,
-            "type",
-            "bridge",
-            "stp_state",
-            "0",
-            "mcast_snooping",
-            "0",
-        ])?;
-        r.run(&["ip", "link", "set", n, "mtu", MTU, "up"])?;
+        r.op(
+            &format!("ip link add {n} mtu {MTU} up type bridge stp_state 0 mcast_snooping 0"),
+            |net| net.add_bridge(n, mtu),
+        )?;
     }
-    let sysctl_v6 = |ns: Option<&str>, dev: &str| -> Result<()> {
-        let key = format!("net.ipv6.conf.{dev}.disable_ipv6=1");
-        match ns {
-            Some(ns) => r.run(&["ip", "netns", "exec", ns, "sysctl", "-qw", &key]),
-            None => r.run(&["sysctl", "-qw", &key]),
-        }
+    let no_v6 = |ns: Option<&str>, dev: &str| {
+        r.write(ns, &format!("/proc/sys/net/ipv6/conf/{dev}/disable_ipv6"), "1")
     };
     // Receive steering (RPS) on every veth, by flow hash. A veth hands
     // what it sends to the receiving CPU's backlog: a port's qdisc runs on
@@ -771,107 +871,92 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
     // answers each such gap with a NAK and the sender goes back N: 5 to 11
     // out-of-sequence requests per 9,600 packets without it, 0 with it.
     let mask = rps_mask();
-    let steer = |ns: Option<&str>, dev: &str| -> Result<()> {
-        let cmd = format!("echo {mask} > /sys/class/net/{dev}/queues/rx-0/rps_cpus");
-        match ns {
-            // `ip netns exec` mounts the namespace's own /sys.
-            Some(ns) => r.run(&["ip", "netns", "exec", ns, "sh", "-c", &cmd]),
-            None => r.run(&["sh", "-c", &cmd]),
-        }
+    let steer = |ns: Option<&str>, dev: &str| {
+        r.write(ns, &format!("/sys/class/net/{dev}/queues/rx-0/rps_cpus"), &mask)
     };
     let enslave = |dev: &str, sw: usize| -> Result<()> {
         let br = t.switches[sw].name.get_ref();
-        r.run(&["ip", "link", "set", dev, "mtu", MTU, "master", br, "up"])?;
-        r.run(&[
-            "bridge",
-            "link",
-            "set",
-            "dev",
-            dev,
-            "learning",
-            "off",
-            "flood",
-            "off",
-            "mcast_flood",
-            "off",
-        ])?;
+        r.op(
+            &format!(
+                "ip link set {dev} mtu {MTU} master {br} up\n\
+                 bridge link set dev {dev} learning off flood off mcast_flood off"
+            ),
+            |net| net.enslave(dev, br, mtu),
+        )?;
         steer(None, dev)?;
-        sysctl_v6(None, dev)
+        no_v6(None, dev)
     };
     for (h, (sw, port)) in b.host_port.iter().enumerate() {
         let ns = t.hosts[h].name.get_ref();
         let v = format!("v{h}");
-        let (m, ip) = (mac(h), format!("{NET}.{}/24", h + 1));
+        let (m, ip) = (mac(h), format!("{NET}.{}", h + 1));
         eprintln!(
-            "rxecc: host {ns}: {v} {ip} <-> {port} on {}",
+            "rxecc: host {ns}: {v} {ip}/24 <-> {port} on {}",
             t.switches[*sw].name.get_ref()
         );
-        r.run(&["ip", "netns", "add", ns])?;
-        r.run(&[
-            "ip", "link", "add", &v, "mtu", MTU, "address", &m, "type", "veth", "peer", "name",
-            port, "mtu", MTU,
-        ])?;
-        r.run(&["ip", "link", "set", &v, "netns", ns])?;
-        sysctl_v6(Some(ns), &v)?;
-        r.run(&["ip", "-n", ns, "addr", "add", &ip, "dev", &v])?;
-        r.run(&["ip", "-n", ns, "link", "set", "lo", "up"])?;
-        r.run(&["ip", "-n", ns, "link", "set", &v, "up"])?;
+        if dry_run {
+            println!("ip netns add {ns}");
+        } else {
+            netlink::add_netns(ns)?;
+        }
+        r.op(
+            &format!("ip link add {v} mtu {MTU} address {m} type veth peer name {port} mtu {MTU}\nip link set {v} netns {ns}"),
+            |net| {
+                net.add_veth(&v, port, mtu, Some(&m))?;
+                net.move_to_netns(&v, ns)
+            },
+        )?;
+        no_v6(Some(ns), &v)?;
+        let addr: std::net::Ipv4Addr = ip.parse().with_context(|| format!("host address {ip}"))?;
+        r.op_in(
+            ns,
+            &format!("ip -n {ns} addr add {ip}/24 dev {v}\nip -n {ns} link set lo up\nip -n {ns} link set {v} up"),
+            |net| {
+                net.add_addr(&v, addr, 24)?;
+                net.up("lo", None)?;
+                net.up(&v, None)
+            },
+        )?;
         steer(Some(ns), &v)?;
         enslave(port, *sw)?;
     }
     for (a, bb, da, db) in &b.trunks {
-        r.run(&[
-            "ip", "link", "add", da, "mtu", MTU, "type", "veth", "peer", "name", db, "mtu", MTU,
-        ])?;
+        r.op(
+            &format!("ip link add {da} mtu {MTU} type veth peer name {db} mtu {MTU}"),
+            |net| net.add_veth(da, db, mtu, None),
+        )?;
         enslave(da, *a)?;
         enslave(db, *bb)?;
     }
-    for (sw, h, dev) in &b.fdb {
-        let _ = sw;
-        r.run(&[
-            "bridge",
-            "fdb",
-            "replace",
-            &mac(*h),
-            "dev",
-            dev,
-            "master",
-            "static",
-        ])?;
+    for (_, h, dev) in &b.fdb {
+        let m = mac(*h);
+        r.op(
+            &format!("bridge fdb replace {m} dev {dev} master static"),
+            |net| net.fdb_static(dev, &m),
+        )?;
     }
     for (h, host) in t.hosts.iter().enumerate() {
         let ns = host.name.get_ref();
-        for o in (0..t.hosts.len()).filter(|o| *o != h) {
-            let ip = host_ip(o);
-            r.run(&[
-                "ip",
-                "-n",
-                ns,
-                "neigh",
-                "replace",
-                &ip,
-                "lladdr",
-                &mac(o),
-                "dev",
-                &format!("v{h}"),
-                "nud",
-                "permanent",
-            ])?;
-        }
-        r.run(&[
-            "ip",
-            "netns",
-            "exec",
-            ns,
-            "rdma",
-            "link",
-            "add",
-            &format!("rxe{h}"),
-            "type",
-            "rxe",
-            "netdev",
-            &format!("v{h}"),
-        ])?;
+        let v = format!("v{h}");
+        let others: Vec<(String, String)> = (0..t.hosts.len())
+            .filter(|o| *o != h)
+            .map(|o| (host_ip(o), mac(o)))
+            .collect();
+        let what: Vec<String> = others
+            .iter()
+            .map(|(ip, m)| format!("ip -n {ns} neigh replace {ip} lladdr {m} dev {v} nud permanent"))
+            .collect();
+        r.op_in(ns, &what.join("\n"), |net| {
+            for (ip, m) in &others {
+                let a: std::net::Ipv4Addr = ip.parse().with_context(|| format!("host address {ip}"))?;
+                net.neigh_permanent(&v, a, m)?;
+            }
+            Ok(())
+        })?;
+        r.run(
+            Some(ns),
+            &["rdma", "link", "add", &format!("rxe{h}"), "type", "rxe", "netdev", &v],
+        )?;
     }
     // The ports: host NICs (in their namespaces), then switch ports.
     for p in &b.ports {
@@ -974,22 +1059,28 @@ pub fn current() -> Result<Plan> {
 /// Tears down what `up` built; tolerates a half-built testbed.
 pub fn down() -> Result<()> {
     let plan = current()?;
-    let quiet = |argv: &[&str]| {
-        let _ = std::process::Command::new(argv[0])
-            .args(&argv[1..])
-            .output();
-    };
+    // Best effort: whatever a failed bring-up left is removed, and what is
+    // gone already is skipped.
     for (i, _) in plan.hosts.iter().enumerate() {
-        quiet(&["rdma", "link", "delete", &format!("rxe{i}")]);
+        let _ = std::process::Command::new("rdma")
+            .args(["link", "delete", &format!("rxe{i}")])
+            .output();
     }
+    let net = Net::open()?;
     for v in &plan.veths {
-        quiet(&["ip", "link", "del", v]);
+        if let Err(e) = net.del_link(v) {
+            eprintln!("rxecc: down: {e:#}");
+        }
     }
     for s in &plan.switches {
-        quiet(&["ip", "link", "del", s]);
+        if let Err(e) = net.del_link(s) {
+            eprintln!("rxecc: down: {e:#}");
+        }
     }
     for h in &plan.hosts {
-        quiet(&["ip", "netns", "del", h]);
+        if let Err(e) = netlink::del_netns(h) {
+            eprintln!("rxecc: down: {e:#}");
+        }
     }
     let mut errs = Vec::new();
     for (dev, _) in &plan.ports {
