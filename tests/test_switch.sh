@@ -279,3 +279,60 @@ test_switch_tcd_chain() {
 	assert_eq "drops" 0 "$(psum "$s" drops)"
 	rxecc testbed down
 }
+
+# topo_state <file>: what a bring-up built, with what changes from one
+# build to the next (ifindexes, random MACs of switch ports and bridges,
+# timers, qdiscs) taken out.
+topo_state() {
+	local ns
+	{
+		ip -d -o link show | grep -E '^[0-9]+: (s[0-9]|sw[0-9]|p[0-9]|x[0-9])' |
+			sed -E 's/^[0-9]+: //; s/@if[0-9]+/@if/; s/ qdisc [^ ]+//; s/link\/ether [^ ]+ brd [^ ]+//; s/(designated_bridge|designated_root|bridge_id) [^ ]+//g; s/(forward_delay_timer|gc_timer|hello_timer|tcn_timer|topology_change_timer|hold_timer|message_age_timer) +[0-9.]+//g; s/ (numtxqueues|numrxqueues|gso_max_size|gso_max_segs|gro_max_size|gso_ipv4_max_size|gro_ipv4_max_size|tso_max_size|tso_max_segs|port_id|port_no|designated_port) [^ ]+//g' | sort
+		bridge fdb show | grep -v ' permanent' | sort
+		for ns in $(ip netns list | awk '{print $1}' | sort); do
+			echo "== $ns"
+			ip -n "$ns" -d -o link show | sed -E 's/^[0-9]+: //; s/@if[0-9]+/@if/; s/ qdisc [^ ]+//; s/link-netnsid [0-9]+//; s/ (numtxqueues|numrxqueues|gso_max_size|gso_max_segs|gro_max_size|gso_ipv4_max_size|gro_ipv4_max_size|tso_max_size|tso_max_segs) [^ ]+//g' | sort
+			ip -n "$ns" -o addr show | sed -E 's/^[0-9]+: //; s/valid_lft.*//' | sort
+			ip -n "$ns" neigh show | sort
+			ip netns exec "$ns" sh -c 'for d in /sys/class/net/v*; do echo "$(basename $d) rps $(cat $d/queues/rx-0/rps_cpus) no_ipv6 $(cat /proc/sys/net/ipv6/conf/$(basename $d)/disable_ipv6)"; done'
+		done
+		for d in /sys/class/net/p[0-9]* /sys/class/net/x[0-9]*; do
+			[ -e "$d" ] && echo "$(basename "$d") rps $(cat "$d/queues/rx-0/rps_cpus") no_ipv6 $(cat "/proc/sys/net/ipv6/conf/$(basename "$d")/disable_ipv6")"
+		done
+		rdma link show | sort
+	} >"$1" 2>&1
+}
+
+# The testbed's plumbing through rtnetlink (userspace/rxecc/src/netlink.rs)
+# against iproute2: `rxecc testbed up --dry-run` prints each step as the
+# ip/bridge/echo/rdma command that does the same. For chain (three
+# switches, trunks, static routes) those commands, run by the shell, and
+# `rxecc testbed up` must build the same: links, bridge and bridge-port
+# settings (no STP, snooping, learning or flooding), FDB, addresses,
+# neighbours, RPS and IPv6 off, rxe devices. Then `down` leaves nothing.
+test_topology_netlink() {
+	local t=chain ns d
+	tb_load_rxe patched
+	rxecc testbed up $t --dry-run 2>/dev/null | grep -v '^#' >"$TEST_OUT/by-hand.sh"
+	assert_gt "dry-run steps" "$(wc -l <"$TEST_OUT/by-hand.sh")" 10
+	bash -e "$TEST_OUT/by-hand.sh" 2>"$TEST_OUT/by-hand.log" || fail "the dry-run's commands failed: $(tail -2 "$TEST_OUT/by-hand.log")"
+	topo_state "$TEST_OUT/by-hand.txt"
+	# Undo it by hand: no state file was written.
+	for d in $(rdma -j link show | python3 -c 'import json, sys; print(" ".join(l["ifname"] for l in json.load(sys.stdin)))'); do
+		rdma link delete "$d"
+	done
+	for ns in $(ip netns list | awk '{print $1}'); do ip netns del "$ns"; done
+	for d in $(ip -o link show | awk -F': ' '$2 ~ /^(s[0-9]|x[0-9])/ {sub(/@.*/, "", $2); print $2}'); do
+		ip link del "$d" 2>/dev/null || true
+	done
+	assert_eq "links left by the hand-made chain" 0 "$(ip -o link show | grep -cE ': (s[0-9]|p[0-9]|x[0-9])')"
+	rxecc testbed up $t 2>"$TEST_OUT/up.txt" || fail "testbed up: $(tail -2 "$TEST_OUT/up.txt")"
+	topo_state "$TEST_OUT/netlink.txt"
+	ip netns exec h0 ping -c 2 -W 2 "$(tb_ip 3)" >"$TEST_OUT/ping.txt" 2>&1 || fail "no ping from h0 to h3 across chain"
+	rxecc testbed down 2>"$TEST_OUT/down.txt" || fail "testbed down: $(cat "$TEST_OUT/down.txt")"
+	diff "$TEST_OUT/by-hand.txt" "$TEST_OUT/netlink.txt" >"$TEST_OUT/state.diff"
+	assert_eq "lines that differ between the iproute2 and the rtnetlink bring-up (state.diff)" 0 "$(grep -c '^[<>]' "$TEST_OUT/state.diff")"
+	assert_gt "state lines compared" "$(wc -l <"$TEST_OUT/netlink.txt")" 40
+	assert_eq "namespaces left after down" 0 "$(ip netns list | wc -l)"
+	assert_eq "links left after down" 0 "$(ip -o link show | grep -cE ': (s[0-9]|p[0-9]|x[0-9])')"
+}
