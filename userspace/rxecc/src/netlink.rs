@@ -219,14 +219,23 @@ impl Net {
     }
 }
 
-/// `ip netns add NAME`.
-pub fn add_netns(name: &str) -> Result<()> {
+/// Runs a namespace operation (no netlink socket: these mount and unlink
+/// under /run/netns) to completion.
+fn netns_op(
+    what: String,
+    op: impl std::future::Future<Output = std::result::Result<(), rtnetlink::Error>>,
+) -> Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .context("starting the netlink runtime")?;
-    nl(
-        rt.block_on(NetworkNamespace::add(name.to_string())),
-        &format!("adding network namespace {name}"),
+    nl(rt.block_on(op), &what)
+}
+
+/// `ip netns add NAME`.
+pub fn add_netns(name: &str) -> Result<()> {
+    netns_op(
+        format!("adding network namespace {name}"),
+        NetworkNamespace::add(name.to_string()),
     )
 }
 
@@ -235,12 +244,9 @@ pub fn del_netns(name: &str) -> Result<()> {
     if !std::path::Path::new(&format!("/run/netns/{name}")).exists() {
         return Ok(());
     }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .context("starting the netlink runtime")?;
-    nl(
-        rt.block_on(NetworkNamespace::del(name.to_string())),
-        &format!("deleting network namespace {name}"),
+    netns_op(
+        format!("deleting network namespace {name}"),
+        NetworkNamespace::del(name.to_string()),
     )
 }
 
