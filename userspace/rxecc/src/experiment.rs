@@ -380,7 +380,6 @@ fn flowgen() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("flowgen"))
 }
 
-
 /// One run: returns how many flows completed.
 fn run_one(
     e: &Experiment,
@@ -411,7 +410,7 @@ fn run_one(
         flows.iter().all(|f| f.src < n && f.dst < n),
         "the workload uses a host beyond the experiment's {n}"
     );
-    topology::up(&topo_file.display().to_string(), false)?;
+    topology::up_logged(&topo_file.display().to_string(), false, false)?;
     let result = (|| -> Result<usize> {
         let ips: Vec<String> = (0..n as usize).map(topology::host_ip).collect();
         let epoch = monotonic_ns() + e.setup_s * 1_000_000_000;
@@ -814,7 +813,10 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     let table = fct::summary_table(&sums);
     print!("{table}");
     std::fs::write(out.join("summary.txt"), &table)?;
-    std::fs::write(out.join("summary.json"), serde_json::to_string_pretty(&sums)?)?;
+    std::fs::write(
+        out.join("summary.json"),
+        serde_json::to_string_pretty(&sums)?,
+    )?;
     if let Some(r) = &e.report {
         let setup = crate::report::Setup {
             capacity_bps: r.capacity_mbps.saturating_mul(1_000_000),

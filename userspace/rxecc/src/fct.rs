@@ -377,7 +377,14 @@ pub fn summary_table(runs: &[RunSummary]) -> String {
         let _ = writeln!(
             s,
             "{:<10} {:>6} {:>12.1} {:>12.1} {:>12.1} {:>12.1} {:>8} {:>6}",
-            r.label, r.flows, r.fct_p50_ms, r.fct_p99_ms, r.fct_max_ms, r.slowdown_p99, r.pauses, r.drops
+            r.label,
+            r.flows,
+            r.fct_p50_ms,
+            r.fct_p99_ms,
+            r.fct_max_ms,
+            r.slowdown_p99,
+            r.pauses,
+            r.drops
         );
     }
     s

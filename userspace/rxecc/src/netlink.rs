@@ -13,8 +13,7 @@ use rtnetlink::packet_route::address::AddressAttribute;
 use rtnetlink::packet_route::link::{BridgeStpState, InfoData, InfoVeth};
 use rtnetlink::packet_route::neighbour::{NeighbourFlags, NeighbourState};
 use rtnetlink::{
-    Handle, LinkBridge, LinkBridgePort, LinkMessageBuilder, LinkUnspec, LinkVeth,
-    NetworkNamespace,
+    Handle, LinkBridge, LinkBridgePort, LinkMessageBuilder, LinkUnspec, LinkVeth, NetworkNamespace,
 };
 use std::net::{IpAddr, Ipv4Addr};
 use std::os::fd::AsRawFd;
@@ -28,10 +27,7 @@ pub struct Net {
 /// An rtnetlink error with what was being done.
 fn nl<T>(r: std::result::Result<T, rtnetlink::Error>, what: &str) -> Result<T> {
     r.map_err(|e| match e {
-        rtnetlink::Error::NetlinkError(m) => anyhow::anyhow!(
-            "{what}: {}",
-            m.to_io()
-        ),
+        rtnetlink::Error::NetlinkError(m) => anyhow::anyhow!("{what}: {}", m.to_io()),
         e => anyhow::anyhow!("{what}: {e}"),
     })
 }
@@ -107,7 +103,8 @@ impl Net {
             b = b.address(mac_bytes(mac)?);
         }
         nl(
-            self.rt.block_on(self.handle.link().add(b.build()).execute()),
+            self.rt
+                .block_on(self.handle.link().add(b.build()).execute()),
             &format!("adding veth {name} <-> {peer}"),
         )
     }
@@ -133,7 +130,8 @@ impl Net {
             b = b.mtu(mtu);
         }
         nl(
-            self.rt.block_on(self.handle.link().set(b.build()).execute()),
+            self.rt
+                .block_on(self.handle.link().set(b.build()).execute()),
             &format!("setting {name} up"),
         )
     }
@@ -188,7 +186,10 @@ impl Net {
             .state(NeighbourState::Permanent)
             .replace()
             .execute();
-        nl(self.rt.block_on(r), &format!("adding neighbour {ip} on {name}"))
+        nl(
+            self.rt.block_on(r),
+            &format!("adding neighbour {ip} on {name}"),
+        )
     }
 
     /// `bridge fdb replace MAC dev NAME master static`: a static entry in
@@ -204,7 +205,10 @@ impl Net {
             .flags(NeighbourFlags::Controller)
             .replace()
             .execute();
-        nl(self.rt.block_on(r), &format!("adding {mac} to {name}'s FDB"))
+        nl(
+            self.rt.block_on(r),
+            &format!("adding {mac} to {name}'s FDB"),
+        )
     }
 
     /// `ip link del NAME`; a link that is gone already is fine.

@@ -261,7 +261,11 @@ impl Writers {
 }
 
 /// Writes out what the ring buffer's callback has queued.
-fn drain(rb: Option<&libbpf_rs::RingBuffer<'_>>, got: &RefCell<Vec<Event>>, w: &mut Writers) -> Result<()> {
+fn drain(
+    rb: Option<&libbpf_rs::RingBuffer<'_>>,
+    got: &RefCell<Vec<Event>>,
+    w: &mut Writers,
+) -> Result<()> {
     if let Some(rb) = rb {
         rb.consume().context("reading the trace ring buffer")?;
     }
@@ -295,8 +299,7 @@ pub fn record(opts: &Options) -> Result<()> {
         .context("loading record.bpf.o")?;
     let got = RefCell::new(Vec::new());
     let attached = if Path::new("/sys/module/rxe_cc").exists() {
-        skel.attach()
-            .context("attaching to rxe_cc's tracepoints")?;
+        skel.attach().context("attaching to rxe_cc's tracepoints")?;
         true
     } else {
         eprintln!("rxecc record: rxe_cc is not loaded; recording samples only");
@@ -431,7 +434,14 @@ mod tests {
     #[test]
     fn decodes_ring_buffer_records() {
         assert_eq!(
-            decode_event(&raw(1, 2, 3, 12345678000, [25_000_000, 65536, 4096], "rxe1-qp17")),
+            decode_event(&raw(
+                1,
+                2,
+                3,
+                12345678000,
+                [25_000_000, 65536, 4096],
+                "rxe1-qp17"
+            )),
             Some(Event::Rate {
                 t_ns: 12345678000,
                 qp: "rxe1-qp17".into(),

@@ -658,13 +658,16 @@ struct Runner {
     dry: bool,
     /// rtnetlink in the root namespace (none on a dry run).
     net: Option<Net>,
+    /// A line per host and a summary on stderr.
+    log: bool,
 }
 
 impl Runner {
-    fn new(dry: bool) -> Result<Self> {
+    fn new(dry: bool, log: bool) -> Result<Self> {
         Ok(Runner {
             dry,
             net: if dry { None } else { Some(Net::open()?) },
+            log,
         })
     }
 
@@ -698,10 +701,8 @@ impl Runner {
             }
             return Ok(());
         }
-        let write = || {
-            std::fs::write(path, value)
-                .with_context(|| format!("writing {value} to {path}"))
-        };
+        let write =
+            || std::fs::write(path, value).with_context(|| format!("writing {value} to {path}"));
         match ns {
             None => write(),
             Some(ns) if path.starts_with("/sys/") => in_netns_sysfs(ns, write),
@@ -815,6 +816,12 @@ fn rps_mask() -> String {
 
 /// Brings a topology up: namespaces, bridges, veths, rxe devices, ports.
 pub fn up(name: &str, dry_run: bool) -> Result<()> {
+    up_logged(name, dry_run, true)
+}
+
+/// [`up`], with its line per host on stderr or not (`rxecc run` prints a
+/// progress line per run instead).
+pub fn up_logged(name: &str, dry_run: bool, log: bool) -> Result<()> {
     let file = resolve(name)?;
     let b = load(&file)?;
     if !dry_run && Path::new(STATE_FILE).exists() {
@@ -823,20 +830,22 @@ pub fn up(name: &str, dry_run: bool) -> Result<()> {
     if !dry_run && !Path::new("/sys/module/rdma_rxe").exists() {
         bail!("rdma_rxe is not loaded (load the patched one: tb_load_rxe patched, or modprobe rdma_rxe)");
     }
-    let r = Runner::new(dry_run)?;
+    let r = Runner::new(dry_run, log)?;
     let t = &b.topo;
-    eprintln!(
-        "rxecc: {}: {} hosts, {} switches, {} ports{}",
-        file.display(),
-        t.hosts.len(),
-        t.switches.len(),
-        b.ports.len(),
-        if t.description.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", t.description.trim())
-        }
-    );
+    if log {
+        eprintln!(
+            "rxecc: {}: {} hosts, {} switches, {} ports{}",
+            file.display(),
+            t.hosts.len(),
+            t.switches.len(),
+            b.ports.len(),
+            if t.description.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", t.description.trim())
+            }
+        );
+    }
     if !dry_run {
         std::fs::create_dir_all("/run/rxecc").context("creating /run/rxecc")?;
         // Recorded first, so that `down` can clean up after a failed `up`.
@@ -862,7 +871,11 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
         )?;
     }
     let no_v6 = |ns: Option<&str>, dev: &str| {
-        r.write(ns, &format!("/proc/sys/net/ipv6/conf/{dev}/disable_ipv6"), "1")
+        r.write(
+            ns,
+            &format!("/proc/sys/net/ipv6/conf/{dev}/disable_ipv6"),
+            "1",
+        )
     };
     // Receive steering (RPS) on every veth, by flow hash. A veth hands
     // what it sends to the receiving CPU's backlog: a port's qdisc runs on
@@ -872,7 +885,11 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
     // out-of-sequence requests per 9,600 packets without it, 0 with it.
     let mask = rps_mask();
     let steer = |ns: Option<&str>, dev: &str| {
-        r.write(ns, &format!("/sys/class/net/{dev}/queues/rx-0/rps_cpus"), &mask)
+        r.write(
+            ns,
+            &format!("/sys/class/net/{dev}/queues/rx-0/rps_cpus"),
+            &mask,
+        )
     };
     let enslave = |dev: &str, sw: usize| -> Result<()> {
         let br = t.switches[sw].name.get_ref();
@@ -890,10 +907,12 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
         let ns = t.hosts[h].name.get_ref();
         let v = format!("v{h}");
         let (m, ip) = (mac(h), format!("{NET}.{}", h + 1));
-        eprintln!(
-            "rxecc: host {ns}: {v} {ip}/24 <-> {port} on {}",
-            t.switches[*sw].name.get_ref()
-        );
+        if r.log {
+            eprintln!(
+                "rxecc: host {ns}: {v} {ip}/24 <-> {port} on {}",
+                t.switches[*sw].name.get_ref()
+            );
+        }
         if dry_run {
             println!("ip netns add {ns}");
         } else {
@@ -944,18 +963,30 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             .collect();
         let what: Vec<String> = others
             .iter()
-            .map(|(ip, m)| format!("ip -n {ns} neigh replace {ip} lladdr {m} dev {v} nud permanent"))
+            .map(|(ip, m)| {
+                format!("ip -n {ns} neigh replace {ip} lladdr {m} dev {v} nud permanent")
+            })
             .collect();
         r.op_in(ns, &what.join("\n"), |net| {
             for (ip, m) in &others {
-                let a: std::net::Ipv4Addr = ip.parse().with_context(|| format!("host address {ip}"))?;
+                let a: std::net::Ipv4Addr =
+                    ip.parse().with_context(|| format!("host address {ip}"))?;
                 net.neigh_permanent(&v, a, m)?;
             }
             Ok(())
         })?;
         r.run(
             Some(ns),
-            &["rdma", "link", "add", &format!("rxe{h}"), "type", "rxe", "netdev", &v],
+            &[
+                "rdma",
+                "link",
+                "add",
+                &format!("rxe{h}"),
+                "type",
+                "rxe",
+                "netdev",
+                &v,
+            ],
         )?;
     }
     // The ports: host NICs (in their namespaces), then switch ports.
@@ -1043,7 +1074,7 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             switch::set_int(&dev, &from, s.int, &s.icc)?;
         }
     }
-    if !dry_run {
+    if !dry_run && r.log {
         eprintln!("rxecc: up: {} ports attached", b.ports.len());
     }
     Ok(())
