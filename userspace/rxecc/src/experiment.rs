@@ -795,11 +795,15 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
             tables.push((label, dir.join("fct.txt")));
         }
     }
-    // Every run at a glance: FCT tails, pauses and drops.
-    let mut sums = Vec::new();
+    // Every run's fct.txt, read once for both tables.
+    let mut raw = Vec::new();
     for (label, f) in &tables {
         let text = std::fs::read_to_string(f)?;
-        let lines = fct::parse(&f.display().to_string(), &text)?;
+        raw.push((label.clone(), fct::parse(&f.display().to_string(), &text)?));
+    }
+    // Every run at a glance: FCT tails, pauses and drops.
+    let mut sums = Vec::new();
+    for ((label, f), (_, lines)) in tables.iter().zip(&raw) {
         let pfc = std::fs::read_to_string(f.with_file_name("pfc.txt")).unwrap_or_default();
         let pauses = pfc.lines().filter(|l| l.ends_with(" 1")).count() as u64;
         let drops = std::fs::read_to_string(f.with_file_name("ports.jsonl"))
@@ -808,7 +812,7 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
             .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
             .filter_map(|v| v.get("drops").and_then(|d| d.as_u64()))
             .sum();
-        sums.push(fct::RunSummary::new(label, &lines, pauses, drops));
+        sums.push(fct::RunSummary::new(label, lines, pauses, drops));
     }
     let table = fct::summary_table(&sums);
     print!("{table}");
@@ -843,17 +847,15 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
         );
         return Ok(());
     }
-    let mut all = Vec::new();
-    let mut raw = Vec::new();
-    for (label, f) in &tables {
-        let text = std::fs::read_to_string(f)?;
-        let lines = fct::parse(&f.display().to_string(), &text)?;
-        all.push((
-            label.clone(),
-            fct::buckets(&lines, fct::Kind::All, e.step, None),
-        ));
-        raw.push((label.clone(), lines));
-    }
+    let all: Vec<_> = raw
+        .iter()
+        .map(|(label, lines)| {
+            (
+                label.clone(),
+                fct::buckets(lines, fct::Kind::All, e.step, None),
+            )
+        })
+        .collect();
     let table = fct::table(&all, e.step);
     print!("{table}");
     std::fs::write(out.join("slowdown.txt"), &table)?;

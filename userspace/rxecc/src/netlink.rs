@@ -60,6 +60,15 @@ impl Net {
         Ok(Net { rt, handle })
     }
 
+    /// Runs one request to completion; errors say what was being done.
+    fn exec<T>(
+        &self,
+        req: impl std::future::Future<Output = std::result::Result<T, rtnetlink::Error>>,
+        what: &str,
+    ) -> Result<T> {
+        nl(self.rt.block_on(req), what)
+    }
+
     /// The index of link `name` in this namespace.
     pub fn index(&self, name: &str) -> Result<u32> {
         let mut s = self
@@ -84,8 +93,8 @@ impl Net {
             .mtu(mtu)
             .up()
             .build();
-        nl(
-            self.rt.block_on(self.handle.link().add(m).execute()),
+        self.exec(
+            self.handle.link().add(m).execute(),
             &format!("adding bridge {name}"),
         )
     }
@@ -102,9 +111,8 @@ impl Net {
         if let Some(mac) = mac {
             b = b.address(mac_bytes(mac)?);
         }
-        nl(
-            self.rt
-                .block_on(self.handle.link().add(b.build()).execute()),
+        self.exec(
+            self.handle.link().add(b.build()).execute(),
             &format!("adding veth {name} <-> {peer}"),
         )
     }
@@ -117,8 +125,8 @@ impl Net {
         let m = LinkUnspec::new_with_index(self.index(name)?)
             .setns_by_fd(f.as_raw_fd())
             .build();
-        nl(
-            self.rt.block_on(self.handle.link().set(m).execute()),
+        self.exec(
+            self.handle.link().set(m).execute(),
             &format!("moving {name} into namespace {ns}"),
         )
     }
@@ -129,9 +137,8 @@ impl Net {
         if let Some(mtu) = mtu {
             b = b.mtu(mtu);
         }
-        nl(
-            self.rt
-                .block_on(self.handle.link().set(b.build()).execute()),
+        self.exec(
+            self.handle.link().set(b.build()).execute(),
             &format!("setting {name} up"),
         )
     }
@@ -146,8 +153,8 @@ impl Net {
             .mtu(mtu)
             .up()
             .build();
-        nl(
-            self.rt.block_on(self.handle.link().set(m).execute()),
+        self.exec(
+            self.handle.link().set(m).execute(),
             &format!("adding {name} to bridge {bridge}"),
         )?;
         let p = LinkBridgePort::new(idx)
@@ -155,8 +162,8 @@ impl Net {
             .flood(false)
             .mcast_flood(false)
             .build();
-        nl(
-            self.rt.block_on(self.handle.link().set_port(p).execute()),
+        self.exec(
+            self.handle.link().set_port(p).execute(),
             &format!("setting bridge port {name}'s learning and flooding off"),
         )
     }
@@ -169,10 +176,7 @@ impl Net {
         r.message_mut()
             .attributes
             .retain(|a| !matches!(a, AddressAttribute::Broadcast(_)));
-        nl(
-            self.rt.block_on(r.execute()),
-            &format!("adding {ip}/{prefix} to {name}"),
-        )
+        self.exec(r.execute(), &format!("adding {ip}/{prefix} to {name}"))
     }
 
     /// `ip neigh replace IP lladdr MAC dev NAME nud permanent`.
@@ -186,10 +190,7 @@ impl Net {
             .state(NeighbourState::Permanent)
             .replace()
             .execute();
-        nl(
-            self.rt.block_on(r),
-            &format!("adding neighbour {ip} on {name}"),
-        )
+        self.exec(r, &format!("adding neighbour {ip} on {name}"))
     }
 
     /// `bridge fdb replace MAC dev NAME master static`: a static entry in
@@ -205,10 +206,7 @@ impl Net {
             .flags(NeighbourFlags::Controller)
             .replace()
             .execute();
-        nl(
-            self.rt.block_on(r),
-            &format!("adding {mac} to {name}'s FDB"),
-        )
+        self.exec(r, &format!("adding {mac} to {name}'s FDB"))
     }
 
     /// `ip link del NAME`; a link that is gone already is fine.
@@ -216,8 +214,8 @@ impl Net {
         let Ok(idx) = self.index(name) else {
             return Ok(());
         };
-        nl(
-            self.rt.block_on(self.handle.link().del(idx).execute()),
+        self.exec(
+            self.handle.link().del(idx).execute(),
             &format!("deleting link {name}"),
         )
     }
