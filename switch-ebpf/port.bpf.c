@@ -68,6 +68,13 @@ struct {
 	__type(value, struct switch_buf);
 } switch_buf SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RXECC_MAX_SWITCHES);
+	__type(key, __u32);
+	__type(value, struct switch_ports);
+} switch_ports SEC(".maps");
+
 /* Each port's egress at its last dequeue, indexed by port_id. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -114,7 +121,11 @@ static __always_inline struct port_state *state(void)
 	return bpf_map_lookup_elem(&port_state, &zero);
 }
 
-__u64 next_tx_ns;
+/* The pacer: the last packet began its serialisation at tx_start_ns and
+ * was tx_len bytes long. The next may start once that is done at the
+ * rate in force now, so a GFC stage change applies at once. */
+__u64 tx_start_ns;
+__u32 tx_len;
 
 struct skb_node {
 	struct sk_buff __kptr *skb;
@@ -146,7 +157,6 @@ static __always_inline void count_drop(struct port_state *st)
 	}
 }
 
-enum pfc_action { PFC_NONE, PFC_XOFF, PFC_REFRESH, PFC_XON };
 
 /*
  * The stamp of a frame just decided, under ia->lock. Frames are decided in
@@ -166,11 +176,9 @@ static __always_inline __u64 pfc_stamp(struct ingress_acct *ia, __u64 now)
 
 static __always_inline void pfc_send(struct Qdisc *sch, __u32 iif,
 				     struct ingress_cfg *ic,
-				     struct ingress_acct *ia, int action,
+				     struct ingress_acct *ia, __u32 quanta,
 				     __u64 stamp)
 {
-	__u32 quanta = action == PFC_XON ? 0 : ic->pause_quanta;
-
 	if (rxecc_pfc_send(sch, iif, 1U << (ic->pfc_class & 7), quanta, stamp)) {
 		bpf_spin_lock(&ia->lock);
 		ia->pfc_tx_failed++;
@@ -191,6 +199,130 @@ static __always_inline void release_bytes(__u64 *bytes, __u64 len, __u64 *underf
 	}
 }
 
+/*
+ * Buffer-based GFC's stage for an ingress queue of q bytes: 0 below B_1,
+ * else the k in 1..N with B_k <= q, B_k = B_m - (B_m - B_1) / 2^(k-1).
+ * q >= B_k is B_m - q <= (B_m - B_1) >> (k - 1): no division.
+ */
+static __always_inline __u64 gfc_stage_of(const struct ingress_cfg *ic, __u64 q)
+{
+	__u64 d1, left, k = 1;
+	int i;
+
+	if (q < ic->gfc_b1_bytes || ic->gfc_bm_bytes <= ic->gfc_b1_bytes)
+		return 0;
+	d1 = ic->gfc_bm_bytes - ic->gfc_b1_bytes;
+	left = q < ic->gfc_bm_bytes ? ic->gfc_bm_bytes - q : 0;
+	for (i = 1; i < RXECC_GFC_MAX_STAGES; i++) {
+		if (i >= ic->gfc_stages || left > (d1 >> i))
+			break;
+		k = i + 1;
+	}
+	return k;
+}
+
+/*
+ * What ingress port `ia` tells its link peer after its queue changed, under
+ * ia->lock: true with *quanta (PFC: pause time, 0 resumes; GFC: the stage)
+ * and *stamp set if a frame is due. `arrival`: the queue grew (enqueue),
+ * else it shrank (dequeue). A mode changed at run time first releases
+ * what the old mode holds (a pause, a stage), so nothing stays throttled.
+ */
+static __always_inline bool fc_decide(const struct ingress_cfg *ic,
+				      struct ingress_acct *ia, __u64 now,
+				      bool arrival, __u32 *quanta, __u64 *stamp)
+{
+	bool send = false;
+	__u64 k;
+
+	if (ia->xoff_active && ic->fc_mode != FC_PFC) {
+		ia->xoff_active = 0;
+		ia->pfc_tx_xon++;
+		*quanta = 0;
+		send = true;
+	} else if (ia->gfc_stage && ic->fc_mode != FC_GFC_BUFFER) {
+		ia->gfc_stage = 0;
+		ia->gfc_tx++;
+		*quanta = 0;
+		send = true;
+	} else if (ic->fc_mode == FC_PFC) {
+		if (arrival && !ia->xoff_active && ia->bytes >= ic->xoff_bytes) {
+			ia->xoff_active = 1;
+			ia->last_xoff_ns = now;
+			ia->pfc_tx_xoff++;
+			*quanta = ic->pause_quanta;
+			send = true;
+		} else if (arrival && ia->xoff_active &&
+			   now - ia->last_xoff_ns >= ic->refresh_ns) {
+			ia->last_xoff_ns = now;
+			ia->pfc_tx_refresh++;
+			*quanta = ic->pause_quanta;
+			send = true;
+		} else if (!arrival && ia->xoff_active && ia->bytes <= ic->xon_bytes) {
+			ia->xoff_active = 0;
+			ia->pfc_tx_xon++;
+			*quanta = 0;
+			send = true;
+		}
+	} else if (ic->fc_mode == FC_GFC_BUFFER) {
+		/* Feedback only when the stage changes (GFC §5.2). */
+		k = gfc_stage_of(ic, ia->bytes);
+		if (k != ia->gfc_stage) {
+			ia->gfc_stage = k;
+			ia->gfc_tx++;
+			if (k > ia->gfc_max_stage)
+				ia->gfc_max_stage = k;
+			*quanta = k;
+			send = true;
+		}
+	}
+	if (send)
+		*stamp = pfc_stamp(ia, now);
+	return send;
+}
+
+/*
+ * Re-sends, on time, every XOFF of switch `sw` that is due (refresh_ns
+ * since the last), arrivals or not. Called by a paused egress queue of
+ * that switch while it waits: its bytes hold its switch's ingress
+ * counters up, and only time can renew their pauses then.
+ */
+static __always_inline void pfc_refresh_switch(struct Qdisc *sch, __u32 sw,
+					       __u64 now)
+{
+	struct switch_ports *sp = bpf_map_lookup_elem(&switch_ports, &sw);
+	struct ingress_acct *ia;
+	struct ingress_cfg *ic;
+	__u64 stamp;
+	bool send;
+	__u32 iif;
+	int i;
+
+	if (!sp)
+		return;
+	for (i = 0; i < RXECC_SWITCH_PORTS; i++) {
+		if (i >= sp->n)
+			break;
+		iif = sp->iif[i];
+		ic = bpf_map_lookup_elem(&ingress_cfg, &iif);
+		ia = bpf_map_lookup_elem(&ingress_acct, &iif);
+		if (!ic || !ia || ic->fc_mode != FC_PFC)
+			continue;
+		send = false;
+		stamp = 0;
+		bpf_spin_lock(&ia->lock);
+		if (ia->xoff_active && now - ia->last_xoff_ns >= ic->refresh_ns) {
+			ia->last_xoff_ns = now;
+			ia->pfc_tx_refresh++;
+			stamp = pfc_stamp(ia, now);
+			send = true;
+		}
+		bpf_spin_unlock(&ia->lock);
+		if (send)
+			pfc_send(sch, iif, ic, ia, ic->pause_quanta, stamp);
+	}
+}
+
 enum charge { CHARGE_DROP = -1, CHARGE_NONE = 0, CHARGE_DONE = 1 };
 
 /*
@@ -206,10 +338,9 @@ static __always_inline int charge_ingress(struct Qdisc *sch, __u32 iif,
 	struct ingress_cfg *ic = bpf_map_lookup_elem(&ingress_cfg, &iif);
 	struct ingress_acct *ia;
 	struct switch_buf *sb;
-	int action = PFC_NONE;
 	__u64 stamp = 0;
-	__u32 sw;
-	bool ok = true;
+	__u32 sw, quanta = 0;
+	bool ok = true, send;
 
 	if (!ic)
 		return CHARGE_NONE;
@@ -236,22 +367,11 @@ static __always_inline int charge_ingress(struct Qdisc *sch, __u32 iif,
 	ia->pkts++;
 	if (ia->bytes > ia->max_bytes)
 		ia->max_bytes = ia->bytes;
-	if (ic->pfc_on && !ia->xoff_active && ia->bytes >= ic->xoff_bytes) {
-		ia->xoff_active = 1;
-		ia->last_xoff_ns = now;
-		ia->pfc_tx_xoff++;
-		action = PFC_XOFF;
-	} else if (ia->xoff_active && now - ia->last_xoff_ns >= ic->refresh_ns) {
-		ia->last_xoff_ns = now;
-		ia->pfc_tx_refresh++;
-		action = PFC_REFRESH;
-	}
-	if (action != PFC_NONE)
-		stamp = pfc_stamp(ia, now);
+	send = fc_decide(ic, ia, now, true, &quanta, &stamp);
 	bpf_spin_unlock(&ia->lock);
 	*switch_id = sw;
-	if (action != PFC_NONE)
-		pfc_send(sch, iif, ic, ia, action, stamp);
+	if (send)
+		pfc_send(sch, iif, ic, ia, quanta, stamp);
 	return CHARGE_DONE;
 }
 
@@ -262,8 +382,9 @@ static __always_inline void release_ingress(struct Qdisc *sch, __u32 iif,
 	struct ingress_cfg *ic = bpf_map_lookup_elem(&ingress_cfg, &iif);
 	struct ingress_acct *ia = bpf_map_lookup_elem(&ingress_acct, &iif);
 	struct switch_buf *sb = bpf_map_lookup_elem(&switch_buf, &sw);
-	int action = PFC_NONE;
+	__u32 quanta = 0;
 	__u64 stamp = 0;
+	bool send = false;
 
 	if (sb) {
 		bpf_spin_lock(&sb->lock);
@@ -274,15 +395,11 @@ static __always_inline void release_ingress(struct Qdisc *sch, __u32 iif,
 		return;
 	bpf_spin_lock(&ia->lock);
 	release_bytes(&ia->bytes, len, &ia->underflows);
-	if (ia->xoff_active && ic && ia->bytes <= ic->xon_bytes) {
-		ia->xoff_active = 0;
-		ia->pfc_tx_xon++;
-		action = PFC_XON;
-		stamp = pfc_stamp(ia, now);
-	}
+	if (ic)
+		send = fc_decide(ic, ia, now, false, &quanta, &stamp);
 	bpf_spin_unlock(&ia->lock);
-	if (action != PFC_NONE && ic)
-		pfc_send(sch, iif, ic, ia, action, stamp);
+	if (send && ic)
+		pfc_send(sch, iif, ic, ia, quanta, stamp);
 }
 
 SEC("struct_ops")
@@ -446,10 +563,12 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	struct rxecc_port_params cfg;
 	__u64 now = bpf_ktime_get_ns(), start, floor, until = 0, ready = 0;
 	__u64 rate, resumed_at = 0, stall, deq_bytes, qlen_bytes, old_qlen, since;
+	__u64 next_tx_ns = 0, stage = 0, wake;
 	struct bpf_list_node *node;
+	struct switch_ports *sp;
 	struct sk_buff *skb;
 	struct skb_node *n = NULL;
-	__u32 len, iif, sw;
+	__u32 len, iif, sw = 0, head_iif = 0;
 	bool paused = false;
 
 	/* Control frames first: not paused, not paced, not counted. */
@@ -485,12 +604,35 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 		}
 	}
 	resumed_at = st->stats.last_resume_ns;
+	if (cfg.fc_mode == FC_GFC_BUFFER)
+		stage = st->stats.gfc_stage;
 	bpf_spin_unlock(&st->lock);
 	if (paused) {
-		bpf_qdisc_watchdog_schedule(sch, until, 0);
+		/* While it waits, its switch's XOFFs are renewed on time. */
+		bpf_spin_lock(&q_lock);
+		node = bpf_list_front(&q_head);
+		if (node) {
+			head_iif = container_of(node, struct skb_node, node)->acct_iif;
+			sw = container_of(node, struct skb_node, node)->switch_id;
+		}
+		bpf_spin_unlock(&q_lock);
+		wake = until;
+		if (head_iif) {
+			pfc_refresh_switch(sch, sw, now);
+			sp = bpf_map_lookup_elem(&switch_ports, &sw);
+			if (sp && sp->refresh_ns && now + sp->refresh_ns < wake)
+				wake = now + sp->refresh_ns;
+		}
+		bpf_qdisc_watchdog_schedule(sch, wake, 0);
 		return NULL;
 	}
 
+	/* GFC: the link peer's stage k leaves this port rate >> k. */
+	rate = (cfg.rate_bps ?: 1) >> (stage < RXECC_GFC_MAX_STAGES ? stage : RXECC_GFC_MAX_STAGES);
+	if (!rate)
+		rate = 1;
+	if (tx_len)
+		next_tx_ns = tx_start_ns + (__u64)tx_len * 8 * NSEC_PER_SEC / rate;
 	if (now < next_tx_ns) {
 		bpf_qdisc_watchdog_schedule(sch, next_tx_ns, 0);
 		return NULL;
@@ -550,7 +692,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 		release_ingress(sch, iif, sw, len, now);
 	publish_deq(&cfg, now, deq_bytes, qlen_bytes);
 
-	/* Next departure: this packet's serialisation after the last one,
+	/* This packet's serialisation starts when the last one's ended,
 	 * keeping at most burst_ns of credit, and none from before a pause
 	 * ended (a paused link does not bank time). */
 	start = next_tx_ns;
@@ -559,8 +701,8 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 		floor = resumed_at;
 	if (start < floor)
 		start = floor;
-	rate = cfg.rate_bps ?: 1;
-	next_tx_ns = start + (__u64)len * 8 * NSEC_PER_SEC / rate;
+	tx_start_ns = start;
+	tx_len = len;
 
 	bpf_qdisc_bstats_update(sch, skb);
 	return skb;
@@ -969,6 +1111,50 @@ static __always_inline void int_ingress(struct __sk_buff *skb, struct port_state
 		int_hop_stamp(skb, st, cfg, &sh);
 }
 
+/*
+ * Buffer-based GFC at the upstream end, under st->lock: the peer's stage
+ * sets this port's egress rate (port_dequeue). A pause left over from PFC
+ * (the mode changed at run time) ends here. True if the port must be
+ * kicked: it may now send sooner than its watchdog was set for.
+ */
+static __always_inline bool gfc_obey(struct port_state *st, __u32 stage,
+				     __u64 stamp, __u64 now)
+{
+	__u64 old = st->stats.gfc_stage;
+	bool kick = false;
+
+	st->stats.gfc_rx++;
+	if (st->stats.paused) {
+		st->stats.paused = 0;
+		st->stats.paused_ns += now - st->stats.pause_start_ns;
+		st->stats.last_resume_ns = now;
+		st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
+		kick = true;
+	}
+	if (!old && stage) {
+		st->stats.gfc_since_ns = now;
+		/* Feedback latency: the stage's decision to its effect here. */
+		if (stamp && stamp <= now) {
+			st->stats.tau_n++;
+			st->stats.tau_sum_ns += now - stamp;
+			if (now - stamp > st->stats.tau_max_ns)
+				st->stats.tau_max_ns = now - stamp;
+		}
+	} else if (old && !stage) {
+		st->stats.gfc_limited_ns += now - st->stats.gfc_since_ns;
+	}
+	/* A faster rate starts now, as after a pause: the pacer banks no
+	 * credit from the slower period, and that wait was no stall. */
+	if (stage < old) {
+		st->stats.last_resume_ns = now;
+		st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
+	}
+	if (stage > st->stats.gfc_max_stage)
+		st->stats.gfc_max_stage = stage;
+	st->stats.gfc_stage = stage;
+	return kick || stage < old;
+}
+
 SEC("tc")
 int port_ingress(struct __sk_buff *skb)
 {
@@ -1010,6 +1196,16 @@ int port_ingress(struct __sk_buff *skb)
 	}
 	if (stamp)
 		st->stats.pfc_last_stamp = stamp;
+	/* A time past the deepest stage is no GFC stage: it is a PFC pause
+	 * from a peer still in PFC mode (the two ends change mode one after
+	 * the other), obeyed as one. */
+	if (cfg.fc_mode == FC_GFC_BUFFER && quanta <= RXECC_GFC_MAX_STAGES) {
+		kick = gfc_obey(st, quanta, stamp, now);
+		bpf_spin_unlock(&st->lock);
+		if (kick)
+			rxecc_port_kick(skb);
+		return TC_ACT_SHOT;
+	}
 	if (quanta == 0) {
 		st->stats.pfc_rx_xon++;
 		if (st->stats.paused) {

@@ -73,6 +73,12 @@ struct rxecc_port_stats {
 	/* Changes of qlen_bytes (each owes its interval to qlen_hist), so
 	 * that a reader can tell when qlen_hist holds every one of them. */
 	__u64 qlen_changes;
+	/* GFC received (port_params.fc_mode FC_GFC_BUFFER): this port's
+	 * egress runs at rate >> gfc_stage. Frames obeyed, the highest stage
+	 * seen, and the time spent below the full rate (finished intervals;
+	 * the current one began at gfc_since_ns). */
+	__u64 gfc_stage, gfc_rx, gfc_max_stage;
+	__u64 gfc_limited_ns, gfc_since_ns;
 };
 
 /*
@@ -142,7 +148,26 @@ struct rxecc_port_params {
 	__u32 icc_lu_permille;		/* ICC: utilisation that counts as busy */
 	__u64 icc_sample_ns;		/* ICC: queue-growth samples this far apart */
 	__u64 icc_period_ns;		/* ICC: feedback at least this often */
+	__u32 fc_mode;			/* enum fc_mode: how this port's egress
+					 * reads its link peer's frames */
+	__u32 pad2;
 };
+
+/*
+ * Link-level flow control (docs/switch.md). Both ends of a link use the
+ * same mode: the downstream ingress port decides the frames (ingress_cfg),
+ * the upstream egress port obeys them (rxecc_port_params). PFC pauses;
+ * buffer-based GFC sends its stage k in the PFC frame's time field (0:
+ * full rate) and the upstream port sends at rate >> k.
+ */
+enum fc_mode {
+	FC_NONE = 0,
+	FC_PFC = 1,
+	FC_GFC_BUFFER = 2,
+};
+
+/* GFC stages go at most this deep: C >> 24 is 3 b/s at 50 Mb/s. */
+#define RXECC_GFC_MAX_STAGES	24
 
 /* Values equal the shim kinds each mode writes. */
 enum int_mode {
@@ -225,12 +250,16 @@ struct port_cfg {
  */
 struct ingress_cfg {
 	__u32 switch_id;		/* index into switch_buf */
-	__u32 pfc_on;
+	__u32 fc_mode;			/* enum fc_mode: frames this port sends */
 	__u64 xoff_bytes, xon_bytes;
 	__u64 buffer_bytes;		/* the switch's shared buffer; 0: unlimited */
 	__u32 pfc_class;
 	__u32 pause_quanta;		/* pause time sent with XOFF */
 	__u64 refresh_ns;		/* re-send XOFF this often while it holds */
+	/* Buffer-based GFC: B_1, B_m and the number of stages N. */
+	__u64 gfc_b1_bytes, gfc_bm_bytes;
+	__u32 gfc_stages;
+	__u32 pad;
 };
 
 struct ingress_acct {
@@ -242,6 +271,8 @@ struct ingress_acct {
 	__u64 pfc_tx_failed;		/* frames the kfunc could not send */
 	__u64 last_stamp;		/* of the last frame decided (port_ingress) */
 	__u64 underflows;		/* releases of more than was charged */
+	/* GFC: the stage last sent, frames sent, the highest stage sent. */
+	__u64 gfc_stage, gfc_tx, gfc_max_stage;
 };
 
 struct switch_buf {
@@ -253,6 +284,20 @@ struct switch_buf {
 
 #define RXECC_MAX_SWITCHES	16
 #define RXECC_MAX_PORTS		256
+#define RXECC_SWITCH_PORTS	32
+
+/*
+ * The ingress ports of each switch (ifindexes, written by rxecc), so that
+ * a paused egress queue can refresh every XOFF of its switch on time: a
+ * real switch re-sends XOFF while an ingress counter stays above XON,
+ * whether or not anything arrives (which is what lets a deadlock hold).
+ */
+struct switch_ports {
+	__u32 n;
+	__u32 pad;
+	__u64 refresh_ns;		/* the shortest refresh of its ports */
+	__u32 iif[RXECC_SWITCH_PORTS];
+};
 
 
 /* The port's own maps: each program object declares them; rxecc pins the

@@ -3,7 +3,8 @@
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use rxecc::{
-    experiment, fct, perftest, plot, record, report, selftest, stats, switch, topology, workload,
+    deadlock, experiment, fct, perftest, plot, record, report, selftest, stats, switch, topology,
+    workload,
 };
 use std::path::PathBuf;
 
@@ -119,6 +120,17 @@ enum Cmd {
     Fct {
         #[command(subcommand)]
         cmd: FctCmd,
+    },
+    /// Look for a deadlock: a cycle of switch-to-switch ports, each with
+    /// bytes queued and nothing dequeued for `--hold-ms`, each waiting on
+    /// the next one's switch. Exit status 0 either way; the first line
+    /// says which (`deadlock: ...` or `no deadlock`).
+    Deadlock {
+        /// How long a port must have sent nothing with bytes queued.
+        #[arg(long, default_value_t = 1000)]
+        hold_ms: u64,
+        #[arg(long)]
+        json: bool,
     },
     /// Summarise perftest bandwidth reports as a per-flow table.
     Flows {
@@ -253,6 +265,14 @@ enum TestbedCmd {
     Down,
     /// Print the topology that is up (JSON).
     Show,
+    /// Change every switch's flow control while the testbed runs: each
+    /// port's egress first learns the new mode, then each ingress port
+    /// sends by it; thresholds come from the topology file (GFC needs
+    /// `gfc_bm_bytes` there). Nothing is dropped for the change.
+    FlowControl {
+        #[arg(long, value_enum)]
+        mode: switch::FlowControl,
+    },
 }
 
 #[derive(Subcommand)]
@@ -304,9 +324,25 @@ enum PortCmd {
         dev: String,
         #[arg(long, default_value_t = 0)]
         switch_id: u32,
-        /// Send PFC frames.
+        /// Send PFC frames (the same as `--mode pfc`).
         #[arg(long)]
         pfc: bool,
+        /// Flow control towards the link peer (which must obey the same
+        /// mode: `rxecc port flow-control`).
+        #[arg(long, value_enum, conflicts_with = "pfc")]
+        mode: Option<switch::FlowControl>,
+        /// Buffer-based GFC: B_m, the bytes this ingress port may hold.
+        #[arg(long, default_value_t = 0)]
+        gfc_bm_bytes: u64,
+        /// Buffer-based GFC: B_1; default B_m - 2 C tau.
+        #[arg(long)]
+        gfc_b1_bytes: Option<u64>,
+        /// The feedback latency GFC's thresholds are checked against.
+        #[arg(long, default_value_t = 2000)]
+        tau_us: u64,
+        /// GFC: stages stop this close together (the largest frame).
+        #[arg(long, default_value_t = 4170)]
+        gfc_step_bytes: u64,
         #[arg(long, default_value_t = 0)]
         xoff_bytes: u64,
         #[arg(long, default_value_t = 0)]
@@ -322,6 +358,15 @@ enum PortCmd {
         pause_quanta: Option<u32>,
         #[arg(long, default_value_t = 10_000)]
         refresh_us: u64,
+    },
+    /// How a port's egress reads its link peer's flow-control frames:
+    /// pauses (pfc), rate stages (gfc-buffer), or neither (none). Both
+    /// ends of a link use one mode; change the obeying end first.
+    FlowControl {
+        #[arg(long)]
+        dev: String,
+        #[arg(long, value_enum)]
+        mode: switch::FlowControl,
     },
     /// Print a port's counters (a consistent snapshot).
     Stats {
@@ -516,11 +561,23 @@ fn main() -> Result<()> {
         Cmd::Testbed { cmd } => match cmd {
             TestbedCmd::Up { topology, dry_run } => topology::up(&topology, dry_run)?,
             TestbedCmd::Down => topology::down()?,
+            TestbedCmd::FlowControl { mode } => topology::set_flow_control(mode)?,
             TestbedCmd::Show => {
                 println!("{}", serde_json::to_string_pretty(&topology::current()?)?)
             }
         },
         Cmd::Selftest => selftest::run()?,
+        Cmd::Deadlock { hold_ms, json } => {
+            let r = deadlock::detect(std::time::Duration::from_millis(hold_ms))?;
+            // A reader that stops early (`| head -1`) is not an error.
+            use std::io::Write;
+            let text = if json {
+                format!("{}\n", serde_json::to_string(&r)?)
+            } else {
+                r.to_string()
+            };
+            let _ = std::io::stdout().write_all(text.as_bytes());
+        }
         Cmd::Record {
             out,
             interval_ms,
@@ -640,25 +697,52 @@ fn main() -> Result<()> {
                 dev,
                 switch_id,
                 pfc,
+                mode,
+                gfc_bm_bytes,
+                gfc_b1_bytes,
+                tau_us,
+                gfc_step_bytes,
                 xoff_bytes,
                 xon_bytes,
                 buffer_bytes,
                 pfc_class,
                 pause_quanta,
                 refresh_us,
-            } => switch::set_ingress(
-                &dev,
-                &switch::IngressConfig {
-                    switch_id,
-                    pfc,
-                    xoff_bytes,
-                    xon_bytes,
-                    buffer_bytes,
-                    pfc_class,
-                    pause_quanta,
-                    refresh_us,
-                },
-            )?,
+            } => {
+                let mode = match (mode, pfc) {
+                    (Some(m), _) => m,
+                    (None, true) => switch::FlowControl::Pfc,
+                    (None, false) => switch::FlowControl::None,
+                };
+                let gfc = if mode == switch::FlowControl::GfcBuffer {
+                    let rate = switch::port_rate_bps(&dev)?;
+                    switch::GfcThresholds::new(
+                        gfc_bm_bytes,
+                        gfc_b1_bytes,
+                        rate,
+                        tau_us,
+                        gfc_step_bytes,
+                    )
+                    .with_context(|| format!("{dev}: GFC thresholds"))?
+                } else {
+                    Default::default()
+                };
+                switch::set_ingress(
+                    &dev,
+                    &switch::IngressConfig {
+                        switch_id,
+                        mode,
+                        xoff_bytes,
+                        xon_bytes,
+                        buffer_bytes,
+                        pfc_class,
+                        pause_quanta,
+                        refresh_us,
+                        gfc,
+                    },
+                )?
+            }
+            PortCmd::FlowControl { dev, mode } => switch::set_fc_mode(&dev, mode)?,
             PortCmd::Stats { dev, json } => {
                 let devs = match dev {
                     Some(d) => vec![d],
@@ -759,11 +843,26 @@ fn print_port(s: &switch::PortStats) {
             s.int_stamped, s.int_overflow, s.int_bad, s.int_quiet
         );
     }
+    if s.gfc_rx > 0 {
+        println!(
+            "         GFC rx: {} frames; stage {} now (max {}); below full rate {:.3} ms",
+            s.gfc_rx,
+            s.gfc_stage,
+            s.gfc_max_stage,
+            s.gfc_limited_ns as f64 / 1e6
+        );
+    }
     if let Some(i) = &s.ingress {
         println!(
             "         ingress (switch {}): {} B held (max {} B); PFC tx: {} pause, {} resume, {} refresh; {} underflows",
             i.switch_id, i.bytes, i.max_bytes, i.pfc_tx_xoff, i.pfc_tx_xon, i.pfc_tx_refresh, i.underflows
         );
+        if i.gfc_tx > 0 {
+            println!(
+                "         GFC tx: {} frames; stage {} now (max {})",
+                i.gfc_tx, i.gfc_stage, i.gfc_max_stage
+            );
+        }
     }
     if s.tcd_ce + s.tcd_ue > 0 || s.red_above + s.red_between > 0 {
         println!(

@@ -327,6 +327,71 @@ fn pfc_tests(t: &mut Tally) -> Result<()> {
         format!("rv {rv}, paused {}", s.paused),
     );
 
+    // Buffer-based GFC: the same frame carries a stage in its time field.
+    // The port slows (rate >> stage at dequeue) but never pauses, and a
+    // PFC pause left from before the mode changed ends.
+    run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 100, 0))?;
+    cfg.p.fc_mode = 2;
+    write(&skel.maps.port_cfg, &cfg)?;
+    let before = st(&skel)?;
+    let (rv, _) = run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 3, 0))?;
+    let s = st(&skel)?;
+    t.check(
+        "gfc: a stage is obeyed as a rate, not a pause, and ends a PFC pause",
+        rv == TC_ACT_SHOT
+            && before.paused == 1
+            && s.paused == 0
+            && s.gfc_stage == 3
+            && s.gfc_rx == before.gfc_rx + 1
+            && s.pfc_rx_xoff == before.pfc_rx_xoff,
+        format!(
+            "rv {rv}, paused {} -> {}, stage {}, gfc_rx {}, xoff {}",
+            before.paused, s.paused, s.gfc_stage, s.gfc_rx, s.pfc_rx_xoff
+        ),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let (rv, _) = run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 0, 0))?;
+    let s = st(&skel)?;
+    t.check(
+        "gfc: stage 0 restores the full rate and counts the time below it",
+        rv == TC_ACT_SHOT
+            && s.gfc_stage == 0
+            && s.gfc_limited_ns >= 2_000_000
+            && s.gfc_max_stage == 3,
+        format!(
+            "rv {rv}, stage {}, limited {} ns, max {}",
+            s.gfc_stage, s.gfc_limited_ns, s.gfc_max_stage
+        ),
+    );
+    let (rv, _) = run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 24, 0))?;
+    let s = st(&skel)?;
+    t.check(
+        "gfc: the deepest stage (24) is obeyed as a stage",
+        rv == TC_ACT_SHOT && s.gfc_stage == 24 && s.paused == 0,
+        format!("rv {rv}, stage {}, paused {}", s.gfc_stage, s.paused),
+    );
+    let before = st(&skel)?;
+    let (rv, _) = run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 1000, 0))?;
+    let s = st(&skel)?;
+    t.check(
+        "gfc: a time past the deepest stage is a PFC pause (a peer still in PFC mode)",
+        rv == TC_ACT_SHOT
+            && s.paused == 1
+            && s.gfc_stage == 24
+            && s.gfc_rx == before.gfc_rx
+            && s.pfc_rx_xoff == before.pfc_rx_xoff + 1,
+        format!(
+            "rv {rv}, paused {}, stage {}, gfc_rx +{}, xoff +{}",
+            s.paused,
+            s.gfc_stage,
+            s.gfc_rx - before.gfc_rx,
+            s.pfc_rx_xoff - before.pfc_rx_xoff
+        ),
+    );
+    run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 0, 0))?;
+    cfg.p.fc_mode = 0;
+    write(&skel.maps.port_cfg, &cfg)?;
+
     // The arrival clock: at 10 Mb/s a 106-byte frame takes 84.8 us on the
     // link; with 500 us of tolerance, one after a pause is on time, and 20
     // back to back (1.7 ms of link time, delivered in far less) are not.

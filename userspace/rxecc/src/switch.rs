@@ -22,17 +22,18 @@ pub(crate) mod port_skel {
 }
 use mark_skel::MarkSkelBuilder;
 use port_skel::types::{
-    ingress_acct, ingress_cfg, port_cfg, port_state, rxecc_port_params, switch_buf,
+    ingress_acct, ingress_cfg, port_cfg, port_state, rxecc_port_params, switch_buf, switch_ports,
 };
 use port_skel::PortSkelBuilder;
 
 /// Root of everything rxecc pins.
 pub const PIN_ROOT: &str = "/sys/fs/bpf/rxecc";
 /// Maps shared by all ports, pinned under [`PIN_ROOT`].
-const SHARED_MAPS: [&str; 5] = [
+const SHARED_MAPS: [&str; 6] = [
     "ingress_cfg",
     "ingress_acct",
     "switch_buf",
+    "switch_ports",
     "int_deq",
     "events",
 ];
@@ -375,6 +376,7 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
             "ingress_acct" => &mut open.maps.ingress_acct,
             "int_deq" => &mut open.maps.int_deq,
             "events" => &mut open.maps.events,
+            "switch_ports" => &mut open.maps.switch_ports,
             _ => &mut open.maps.switch_buf,
         };
         if Path::new(&path).exists() {
@@ -396,6 +398,7 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
             "ingress_acct" => &mut skel.maps.ingress_acct,
             "int_deq" => &mut skel.maps.int_deq,
             "events" => &mut skel.maps.events,
+            "switch_ports" => &mut skel.maps.switch_ports,
             _ => &mut skel.maps.switch_buf,
         };
         map.pin(&path).with_context(|| format!("pinning {path}"))?;
@@ -671,12 +674,145 @@ pub fn remove_shared_maps() -> Result<()> {
     Ok(())
 }
 
+/// Link-level flow control between a port and its link peer (port.h's
+/// `enum fc_mode`). Both ends of a link must use the same one.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Deserialize,
+    serde::Serialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlowControl {
+    /// Nothing: a full buffer drops.
+    #[default]
+    None,
+    /// 802.1Qbb PFC: pause above XOFF, resume at XON.
+    Pfc,
+    /// Buffer-based GFC: the ingress queue's stage k, sent in the PFC
+    /// frame's time field, holds the upstream port at C / 2^k.
+    GfcBuffer,
+}
+
+impl FlowControl {
+    fn code(self) -> u32 {
+        match self {
+            FlowControl::None => 0,
+            FlowControl::Pfc => 1,
+            FlowControl::GfcBuffer => 2,
+        }
+    }
+}
+
+/// GFC's deepest stage (port.h's `RXECC_GFC_MAX_STAGES`).
+pub const GFC_MAX_STAGES: u32 = 24;
+
+/// Buffer-based GFC's thresholds for an ingress port: B_1, B_m, and the
+/// number of stages N (GFC §5.2: B_k = B_m - (B_m - B_1) / 2^(k-1), rate
+/// C / 2^k). The paper adds stages until two are at most a byte apart; a
+/// queue that moves a whole frame at a time cannot tell apart stages
+/// closer than a frame, and one frame would jump it to a last stage whose
+/// rate is next to zero (C / 2^16 for the paper's N): ON/OFF again, which
+/// is what GFC must avoid. So stages stop at `step_bytes` apart, the
+/// largest frame (1 reproduces the paper's rule).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct GfcThresholds {
+    pub b1_bytes: u64,
+    pub bm_bytes: u64,
+    pub stages: u32,
+}
+
+impl GfcThresholds {
+    /// Thresholds for a port of rate `rate_bps` with feedback latency
+    /// `tau_us`: B_1 as given, or the highest the paper's condition allows,
+    /// B_1 = B_m - 2 C tau. An error if the condition cannot hold.
+    pub fn new(
+        bm_bytes: u64,
+        b1_bytes: Option<u64>,
+        rate_bps: u64,
+        tau_us: u64,
+        step_bytes: u64,
+    ) -> Result<Self> {
+        // 2 C tau, in bytes: what arrives in the round trip of a feedback.
+        let headroom = rate_bps
+            .saturating_mul(tau_us)
+            .saturating_mul(2)
+            .div_ceil(8_000_000);
+        let Some(max_b1) = bm_bytes.checked_sub(headroom).filter(|b| *b > 0) else {
+            bail!(
+                "GFC needs B_1 <= B_m - 2*C*tau, and B_m = {bm_bytes} B leaves no room: \
+                 2*C*tau is {headroom} B at {} Mb/s and tau = {tau_us} us",
+                rate_bps / 1_000_000
+            );
+        };
+        let b1 = b1_bytes.unwrap_or(max_b1);
+        if b1 == 0 || b1 > max_b1 {
+            bail!(
+                "GFC needs 0 < B_1 <= B_m - 2*C*tau = {bm_bytes} - {headroom} = {max_b1} B \
+                 (tau = {tau_us} us at {} Mb/s), not {b1} B",
+                rate_bps / 1_000_000
+            );
+        }
+        let d1 = bm_bytes - b1;
+        // The smallest N with (B_m - B_1) / 2^(N-1) <= step.
+        let step = step_bytes.max(1);
+        let stages = (1..=GFC_MAX_STAGES)
+            .find(|n| d1 <= step.saturating_mul(1u64 << (n - 1)))
+            .unwrap_or(GFC_MAX_STAGES);
+        Ok(GfcThresholds {
+            b1_bytes: b1,
+            bm_bytes,
+            stages,
+        })
+    }
+
+    /// The stage of an ingress queue of `q` bytes (port.bpf.c's
+    /// gfc_stage_of(), for tests and docs).
+    pub fn stage_of(&self, q: u64) -> u32 {
+        if q < self.b1_bytes || self.bm_bytes <= self.b1_bytes {
+            return 0;
+        }
+        let (d1, left) = (
+            self.bm_bytes - self.b1_bytes,
+            self.bm_bytes.saturating_sub(q),
+        );
+        (1..self.stages.min(GFC_MAX_STAGES))
+            .take_while(|i| left <= d1 >> i)
+            .last()
+            .map_or(1, |i| i + 1)
+    }
+}
+
+/// `dev`'s link rate.
+pub fn port_rate_bps(dev: &str) -> Result<u64> {
+    let map = pinned(
+        &format!("{}/cfg", pin_dir(dev)),
+        &format!("{dev} is not a port"),
+    )?;
+    let c: port_cfg = from_bytes(
+        &map.lookup(&0u32.to_ne_bytes(), MapFlags::LOCK)?
+            .context("port_cfg has no entry 0")?,
+        "port_cfg",
+    )?;
+    Ok(c.p.rate_bps)
+}
+
+/// Sets how `dev`'s egress reads the flow-control frames of its link peer.
+pub fn set_fc_mode(dev: &str, mode: FlowControl) -> Result<()> {
+    update_port_cfg(dev, |c| c.fc_mode = mode.code())
+}
+
 /// A switch port's role as an ingress port: its share of the switch's
-/// buffer and its PFC thresholds.
+/// buffer and its flow control towards its link peer.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct IngressConfig {
     pub switch_id: u32,
-    pub pfc: bool,
+    pub mode: FlowControl,
     pub xoff_bytes: u64,
     pub xon_bytes: u64,
     /// The switch's shared buffer; 0 means unlimited.
@@ -686,6 +822,8 @@ pub struct IngressConfig {
     pub pause_quanta: Option<u32>,
     /// XOFF is sent again this often while it holds.
     pub refresh_us: u64,
+    /// For `FlowControl::GfcBuffer`.
+    pub gfc: GfcThresholds,
 }
 
 /// The default pause time: three refresh intervals at the link's rate. An
@@ -707,14 +845,33 @@ pub fn set_ingress(dev: &str, ic: &IngressConfig) -> Result<()> {
             ic.switch_id
         );
     }
-    if ic.pfc && ic.xon_bytes > ic.xoff_bytes {
+    let pfc = ic.mode == FlowControl::Pfc;
+    if pfc && ic.xon_bytes > ic.xoff_bytes {
         bail!(
             "{dev}: XON ({} B) must not exceed XOFF ({} B)",
             ic.xon_bytes,
             ic.xoff_bytes
         );
     }
-    if ic.pfc && ic.pause_quanta == Some(0) {
+    if ic.mode == FlowControl::GfcBuffer {
+        let g = &ic.gfc;
+        if g.b1_bytes == 0 || g.bm_bytes <= g.b1_bytes || g.stages == 0 {
+            bail!(
+                "{dev}: GFC needs 0 < B_1 < B_m and at least one stage (B_1 {} B, B_m {} B, {} stages)",
+                g.b1_bytes,
+                g.bm_bytes,
+                g.stages
+            );
+        }
+        if ic.buffer_bytes != 0 && g.bm_bytes > ic.buffer_bytes {
+            bail!(
+                "{dev}: GFC's B_m ({} B) is more than the switch's buffer ({} B)",
+                g.bm_bytes,
+                ic.buffer_bytes
+            );
+        }
+    }
+    if pfc && ic.pause_quanta == Some(0) {
         bail!("{dev}: a pause of 0 quanta would resume, not pause");
     }
     let pause_quanta = match ic.pause_quanta {
@@ -750,20 +907,71 @@ pub fn set_ingress(dev: &str, ic: &IngressConfig) -> Result<()> {
     )?;
     let v = ingress_cfg {
         switch_id: ic.switch_id,
-        pfc_on: ic.pfc as u32,
+        fc_mode: ic.mode.code(),
         xoff_bytes: ic.xoff_bytes,
         xon_bytes: ic.xon_bytes,
         buffer_bytes: ic.buffer_bytes,
         pfc_class: ic.pfc_class,
         pause_quanta,
         refresh_ns: ic.refresh_us.saturating_mul(1000),
+        gfc_b1_bytes: ic.gfc.b1_bytes,
+        gfc_bm_bytes: ic.gfc.bm_bytes,
+        gfc_stages: ic.gfc.stages,
+        ..Default::default()
     };
     cfg.update(&idx, pod_bytes(&v), MapFlags::ANY)
         .context("writing the ingress configuration")?;
+    add_switch_port(ic.switch_id, u32::from_ne_bytes(idx), v.refresh_ns)?;
     // Remembered so that stats and detach find the entry by name.
     std::fs::create_dir_all(IFINDEX_DIR).with_context(|| format!("creating {IFINDEX_DIR}"))?;
     let f = format!("{IFINDEX_DIR}/{dev}");
     std::fs::write(&f, u32::from_ne_bytes(idx).to_string()).with_context(|| format!("writing {f}"))
+}
+
+/// Adds ingress port `iif` to switch `sw`'s list (port.h's `switch_ports`),
+/// from which a paused queue renews its switch's XOFFs; ports whose
+/// ingress configuration is gone (detached) leave it.
+fn add_switch_port(sw: u32, iif: u32, refresh_ns: u64) -> Result<()> {
+    let map = pinned(
+        &format!("{PIN_ROOT}/switch_ports"),
+        "no switch port is attached yet",
+    )?;
+    let cfg = pinned(
+        &format!("{PIN_ROOT}/ingress_cfg"),
+        "no switch port is attached yet",
+    )?;
+    let key = sw.to_ne_bytes();
+    let mut sp: switch_ports = from_bytes(
+        &map.lookup(&key, MapFlags::ANY)?
+            .context("switch id out of range")?,
+        "switch_ports",
+    )?;
+    let n = (sp.n as usize).min(sp.iif.len());
+    let mut keep: Vec<u32> = sp.iif[..n]
+        .iter()
+        .copied()
+        .filter(|i| *i != iif)
+        .filter(|i| {
+            cfg.lookup(&i.to_ne_bytes(), MapFlags::ANY)
+                .ok()
+                .flatten()
+                .and_then(|b| from_bytes::<ingress_cfg>(&b, "ingress_cfg").ok())
+                .is_some_and(|c| c.switch_id == sw)
+        })
+        .collect();
+    keep.push(iif);
+    if keep.len() > sp.iif.len() {
+        bail!("switch {sw} has more than {} ingress ports", sp.iif.len());
+    }
+    sp.iif = [0; 32];
+    sp.iif[..keep.len()].copy_from_slice(&keep);
+    sp.n = keep.len() as u32;
+    sp.refresh_ns = match sp.refresh_ns {
+        0 => refresh_ns,
+        r => r.min(refresh_ns),
+    };
+    map.update(&key, pod_bytes(&sp), MapFlags::ANY)
+        .context("writing the switch's port list")
 }
 
 /// A consistent snapshot of a port's counters (each map read under its lock).
@@ -816,6 +1024,12 @@ pub struct PortStats {
     pub int_quiet: u64,
     /// PFC events (pfc.txt) the shared ring buffer had no room for.
     pub events_lost: u64,
+    /// GFC obeyed: the stage now (rate C >> stage), frames received, the
+    /// highest stage, and the time spent below the full rate.
+    pub gfc_stage: u64,
+    pub gfc_rx: u64,
+    pub gfc_max_stage: u64,
+    pub gfc_limited_ns: u64,
     /// As an ingress port of a switch (absent on host NICs).
     pub ingress: Option<IngressStats>,
 }
@@ -834,6 +1048,10 @@ pub struct IngressStats {
     pub pfc_tx_failed: u64,
     /// Releases of more bytes than the account held (clamped at 0).
     pub underflows: u64,
+    /// GFC sent: the stage last sent, frames, the highest stage sent.
+    pub gfc_stage: u64,
+    pub gfc_tx: u64,
+    pub gfc_max_stage: u64,
 }
 
 /// A switch's shared buffer.
@@ -901,6 +1119,10 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         int_bad: s.int_bad,
         int_quiet: s.int_quiet,
         events_lost: s.events_lost,
+        gfc_stage: s.gfc_stage,
+        gfc_rx: s.gfc_rx,
+        gfc_max_stage: s.gfc_max_stage,
+        gfc_limited_ns: s.gfc_limited_ns,
         ingress,
     })
 }
@@ -1083,6 +1305,9 @@ fn ingress_stats(idx: u32) -> Result<Option<IngressStats>> {
         pfc_tx_refresh: a.pfc_tx_refresh,
         pfc_tx_failed: a.pfc_tx_failed,
         underflows: a.underflows,
+        gfc_stage: a.gfc_stage,
+        gfc_tx: a.gfc_tx,
+        gfc_max_stage: a.gfc_max_stage,
     }))
 }
 
@@ -1127,5 +1352,34 @@ mod tests {
         assert_eq!(super::auto_quanta(100_000_000, 10_000), 5860);
         assert_eq!(super::auto_quanta(100_000_000_000, 10_000), 0xffff);
         assert_eq!(super::auto_quanta(0, 10_000), 1);
+    }
+
+    #[test]
+    fn gfc_stages_follow_the_paper() {
+        use super::GfcThresholds;
+        // The GFC testbed's numbers: B_m 1000 KB, B_1 750 KB (in KB units
+        // here): B_2 = 875, B_3 = 937.5, B_4 = 968.75.
+        let g = GfcThresholds::new(1_000_000, Some(750_000), 10_000_000_000, 10, 1).unwrap();
+        assert_eq!(g.stage_of(749_999), 0);
+        assert_eq!(g.stage_of(750_000), 1);
+        assert_eq!(g.stage_of(874_999), 1);
+        assert_eq!(g.stage_of(875_000), 2);
+        assert_eq!(g.stage_of(937_500), 3);
+        assert_eq!(g.stage_of(968_750), 4);
+        assert_eq!(g.stage_of(2_000_000), g.stages);
+        // 250000 B halves to 1 B in 18 steps: N = 19.
+        assert_eq!(g.stages, 19);
+        // B_1 defaults to B_m - 2 C tau: 10 Gb/s x 90 us x 2 = 225000 B.
+        let d = GfcThresholds::new(1_000_000, None, 10_000_000_000, 90, 1).unwrap();
+        assert_eq!(d.b1_bytes, 775_000);
+        // Theorem 4.1's condition, violated: a clear error.
+        let e = GfcThresholds::new(1_000_000, Some(800_000), 10_000_000_000, 90, 1).unwrap_err();
+        assert!(e.to_string().contains("B_1 <= B_m - 2*C*tau"), "{e}");
+        assert!(GfcThresholds::new(100_000, None, 10_000_000_000, 90, 1).is_err());
+        // Stages a frame apart: 28 KB over 4170-byte frames gives N = 4
+        // (28672 / 8 = 3584 <= 4170 < 7168).
+        let f = GfcThresholds::new(102_400, Some(73_728), 50_000_000, 2000, 4170).unwrap();
+        assert_eq!(f.stages, 4);
+        assert_eq!(f.stage_of(102_400 + 9000), 4);
     }
 }

@@ -15,7 +15,9 @@
 //! routes can form a cyclic buffer dependency on purpose.
 
 use crate::netlink::{self, Net};
-use crate::switch::{self, IccParams, IngressConfig, IntMode, MarkMode, PortConfig};
+use crate::switch::{
+    self, FlowControl, GfcThresholds, IccParams, IngressConfig, IntMode, MarkMode, PortConfig,
+};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
@@ -35,6 +37,18 @@ fn default_refresh() -> u64 {
 }
 fn default_class() -> u32 {
     3
+}
+/// GFC's stage step when a file gives none: the largest RoCE frame rxe
+/// sends here (a 4096-byte path MTU payload with Ethernet, IP, UDP, BTH,
+/// RETH and ICRC: 4170 bytes).
+fn default_gfc_step() -> u64 {
+    4170
+}
+/// GFC's feedback latency tau when a file gives none: the PFC round trip
+/// measured on this testbed under TCG (mean 1.4 to 2.5 ms per host NIC in
+/// test_switch_lossless_incast; docs/switch.md).
+fn default_tau() -> u64 {
+    2_000
 }
 fn default_limit() -> u32 {
     10_000
@@ -96,8 +110,26 @@ pub struct Switch {
     /// Shared buffer, bytes; 0 is unlimited.
     #[serde(default)]
     pub buffer_bytes: u64,
+    /// PFC on (the same as `flow_control = "pfc"`).
     #[serde(default)]
     pub pfc: bool,
+    /// Link-level flow control on this switch's ports and on the host NICs
+    /// linked to it: "none", "pfc" or "gfc-buffer". Absent: `pfc` decides.
+    #[serde(default)]
+    pub flow_control: Option<FlowControl>,
+    /// Buffer-based GFC: B_m per ingress port, bytes.
+    #[serde(default)]
+    pub gfc_bm_bytes: u64,
+    /// Buffer-based GFC: B_1; absent, the highest GFC allows:
+    /// B_m - 2 C tau.
+    #[serde(default)]
+    pub gfc_b1_bytes: Option<u64>,
+    /// The feedback latency GFC's thresholds are checked against, us.
+    #[serde(default = "default_tau")]
+    pub tau_us: u64,
+    /// GFC: stages are added until two are this close (the largest frame).
+    #[serde(default = "default_gfc_step")]
+    pub gfc_step_bytes: u64,
     /// Per ingress port, bytes (a link may override them).
     #[serde(default)]
     pub xoff_bytes: u64,
@@ -125,6 +157,17 @@ pub struct Switch {
     /// ICC's switch parameters, for `int = "icc"`.
     #[serde(default)]
     pub icc: IccParams,
+}
+
+impl Switch {
+    /// The switch's flow-control mode.
+    pub fn fc(&self) -> FlowControl {
+        match (self.flow_control, self.pfc) {
+            (Some(m), _) => m,
+            (None, true) => FlowControl::Pfc,
+            (None, false) => FlowControl::None,
+        }
+    }
 }
 
 fn int_off() -> IntMode {
@@ -212,6 +255,83 @@ pub struct PortPlan {
     pub limit_pkts: u32,
     pub xoff_bytes: u64,
     pub xon_bytes: u64,
+    /// The switch at the link's other end, whose frames this port obeys.
+    pub peer_switch: Option<usize>,
+    /// GFC's thresholds, for a switch port of a `gfc-buffer` switch.
+    pub gfc: Option<GfcThresholds>,
+}
+
+impl PortPlan {
+    /// The switch whose frames this port's egress obeys: the one at the
+    /// link's far end (a host sends none: a host port takes its own
+    /// switch's mode).
+    fn fc_peer(&self) -> Option<usize> {
+        self.peer_switch.or(self.switch)
+    }
+
+    /// This switch port's ingress accounting and flow control, on switch
+    /// `s` (index `si`).
+    fn ingress_config(&self, s: &Switch, si: usize) -> IngressConfig {
+        IngressConfig {
+            switch_id: si as u32,
+            mode: s.fc(),
+            xoff_bytes: self.xoff_bytes,
+            xon_bytes: self.xon_bytes,
+            buffer_bytes: s.buffer_bytes,
+            pfc_class: s.pfc_class,
+            pause_quanta: s.pause_quanta,
+            refresh_us: s.refresh_us,
+            gfc: self.gfc.unwrap_or_default(),
+        }
+    }
+}
+
+/// Switches every switch of the testbed that is up to flow control
+/// `mode`, under traffic. The file it was built from gives the thresholds
+/// (checked as at `up`). Every ingress port sends by the new mode before
+/// any egress reads it; an ingress port releases what its old mode held (a
+/// pause, a stage) at its next packet (port.bpf.c's fc_decide()), and a
+/// pause with no packet to end it runs out of quanta.
+pub fn set_flow_control(mode: FlowControl) -> Result<()> {
+    let plan = current()?;
+    let src = std::fs::read_to_string(&plan.file)
+        .with_context(|| format!("cannot read {}", plan.file.display()))?;
+    let mut t: toml::Table = toml::from_str(&src)
+        .with_context(|| format!("{} is not valid TOML", plan.file.display()))?;
+    let mode_str = match mode {
+        FlowControl::None => "none",
+        FlowControl::Pfc => "pfc",
+        FlowControl::GfcBuffer => "gfc-buffer",
+    };
+    if let Some(toml::Value::Array(sws)) = t.get_mut("switch") {
+        for sw in sws.iter_mut() {
+            if let toml::Value::Table(sw) = sw {
+                sw.insert("pfc".into(), toml::Value::Boolean(mode == FlowControl::Pfc));
+                sw.insert("flow_control".into(), toml::Value::String(mode_str.into()));
+            }
+        }
+    }
+    let b = parse(&plan.file, &toml::to_string(&t)?)
+        .with_context(|| format!("{} cannot run {mode_str}", plan.file.display()))?;
+    // Senders first: a port still reading PFC takes a stage k for a pause
+    // of k quanta (microseconds) and stage 0 for a resume, which is
+    // harmless; a port reading GFC would take a PFC pause's quanta for a
+    // stage (port.bpf.c treats a stage past the deepest as a pause).
+    for p in &b.ports {
+        if let Some(si) = p.switch {
+            switch::set_ingress(&p.dev, &p.ingress_config(&b.topo.switches[si], si))?;
+        }
+    }
+    for p in &b.ports {
+        if let Some(peer) = p.fc_peer() {
+            switch::set_fc_mode(&p.dev, b.topo.switches[peer].fc())?;
+        }
+    }
+    eprintln!(
+        "rxecc: flow control is now {mode_str} on {} switches",
+        b.topo.switches.len()
+    );
+    Ok(())
 }
 
 /// What `up` builds, derived from a validated file; `down` reads it back.
@@ -255,6 +375,15 @@ pub struct SimPort {
 }
 
 impl Built {
+    /// Every switch-to-switch port: (device, its switch, the switch it
+    /// sends to), both directions of each link.
+    pub fn trunk_ports(&self) -> Vec<(String, usize, usize)> {
+        self.trunks
+            .iter()
+            .flat_map(|(a, b, da, db)| [(da.clone(), *a, *b), (db.clone(), *b, *a)])
+            .collect()
+    }
+
     /// Every port's node and device index as the simulator numbers them:
     /// hosts are nodes 0..H-1 (type 0) and switches H.. (type 1), in the
     /// file's order; a node's devices count from 1 (ns-3's 0 is the
@@ -397,7 +526,25 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
                 format!("'{}' is declared twice", s.name.get_ref()),
             ));
         }
-        if s.pfc && (s.xon_bytes > s.xoff_bytes || s.xoff_bytes == 0) {
+        if s.pfc && s.flow_control.is_some_and(|m| m != FlowControl::Pfc) {
+            return Err(at(
+                file,
+                src,
+                s.name.span(),
+                "switch.flow_control",
+                "contradicts pfc = true (give one of them)",
+            ));
+        }
+        if s.fc() == FlowControl::GfcBuffer && s.gfc_bm_bytes == 0 {
+            return Err(at(
+                file,
+                src,
+                s.name.span(),
+                "switch.gfc_bm_bytes",
+                "flow_control = \"gfc-buffer\" needs B_m, the bytes per ingress port",
+            ));
+        }
+        if s.fc() == FlowControl::Pfc && (s.xon_bytes > s.xoff_bytes || s.xoff_bytes == 0) {
             return Err(at(
                 file,
                 src,
@@ -456,9 +603,27 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
                 "a link needs a rate above 0",
             ));
         }
-        let mk = |dev: String, netns: Option<String>, sw: Option<usize>| {
+        // GFC's thresholds depend on the link's rate: checked per port.
+        let gfc = |sw: Option<usize>| -> Result<Option<GfcThresholds>> {
+            let Some(s) = sw.map(|i| &topo.switches[i]) else {
+                return Ok(None);
+            };
+            if s.fc() != FlowControl::GfcBuffer {
+                return Ok(None);
+            }
+            GfcThresholds::new(
+                s.gfc_bm_bytes,
+                s.gfc_b1_bytes,
+                rate.saturating_mul(1_000_000),
+                s.tau_us,
+                s.gfc_step_bytes,
+            )
+            .map(Some)
+            .map_err(|e| at(file, src, s.name.span(), "switch.gfc_b1_bytes", e))
+        };
+        let mk = |dev: String, netns: Option<String>, sw: Option<usize>, peer: Option<usize>| {
             let s = sw.map(|i| &topo.switches[i]);
-            PortPlan {
+            Ok::<_, anyhow::Error>(PortPlan {
                 dev,
                 netns,
                 switch: sw,
@@ -467,7 +632,9 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
                 limit_pkts: l.limit_pkts.unwrap_or(d.limit_pkts),
                 xoff_bytes: l.xoff_bytes.or(s.map(|s| s.xoff_bytes)).unwrap_or(0),
                 xon_bytes: l.xon_bytes.or(s.map(|s| s.xon_bytes)).unwrap_or(0),
-            }
+                peer_switch: peer,
+                gfc: gfc(sw)?,
+            })
         };
         match (na, nb) {
             (Node::Host(h), Node::Switch(s)) | (Node::Switch(s), Node::Host(h)) => {
@@ -480,7 +647,7 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
                         format!("host '{}' has a second link", topo.hosts[h].name.get_ref()),
                     ));
                 }
-                let p = mk(format!("p{h}"), None, Some(s));
+                let p = mk(format!("p{h}"), None, Some(s), None)?;
                 if p.xon_bytes > p.xoff_bytes {
                     return Err(at(
                         file,
@@ -495,7 +662,8 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
                     format!("v{h}"),
                     Some(topo.hosts[h].name.get_ref().clone()),
                     None,
-                ));
+                    Some(s),
+                )?);
                 ports.push(p);
             }
             (Node::Switch(a), Node::Switch(b)) if a != b => {
@@ -511,8 +679,8 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
                 }
                 adj[a].push((b, da.clone()));
                 adj[b].push((a, db.clone()));
-                ports.push(mk(da.clone(), None, Some(a)));
-                ports.push(mk(db.clone(), None, Some(b)));
+                ports.push(mk(da.clone(), None, Some(a), Some(b))?);
+                ports.push(mk(db.clone(), None, Some(b), Some(a))?);
                 trunks.push((a, b, da, db));
             }
             _ => {
@@ -1012,21 +1180,12 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             Some(ns) => in_netns(ns, || switch::attach_port(&p.dev, &pc))?,
             None => switch::attach_port(&p.dev, &pc)?,
         }
+        if let Some(peer) = p.fc_peer() {
+            switch::set_fc_mode(&p.dev, t.switches[peer].fc())?;
+        }
         let Some(si) = p.switch else { continue };
         let s = &t.switches[si];
-        switch::set_ingress(
-            &p.dev,
-            &IngressConfig {
-                switch_id: si as u32,
-                pfc: s.pfc,
-                xoff_bytes: p.xoff_bytes,
-                xon_bytes: p.xon_bytes,
-                buffer_bytes: s.buffer_bytes,
-                pfc_class: s.pfc_class,
-                pause_quanta: s.pause_quanta,
-                refresh_us: s.refresh_us,
-            },
-        )?;
+        switch::set_ingress(&p.dev, &p.ingress_config(s, si))?;
         if let Some(red) = s.red {
             switch::set_red(
                 &p.dev,
