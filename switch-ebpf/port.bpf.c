@@ -232,20 +232,23 @@ static __always_inline bool fc_decide(const struct ingress_cfg *ic,
 				      struct ingress_acct *ia, __u64 now,
 				      bool arrival, __u32 *quanta, __u64 *stamp)
 {
-	bool send = false;
+	bool send = false, force = false;
 	__u64 k;
 
+	/* The mode changed at run time, and the old one holds the peer (a
+	 * pause, a stage): the new mode's own frame goes now and releases it
+	 * as it lands, with no moment at full rate in between (a stage or a
+	 * credit limit ends a pause at a GFC receiver; time 0 resumes any). */
 	if (ia->xoff_active && ic->fc_mode != FC_PFC) {
 		ia->xoff_active = 0;
 		ia->pfc_tx_xon++;
-		*quanta = 0;
-		send = true;
-	} else if (ia->gfc_stage && ic->fc_mode != FC_GFC_BUFFER) {
+		force = true;
+	}
+	if (ia->gfc_stage && ic->fc_mode != FC_GFC_BUFFER) {
 		ia->gfc_stage = 0;
-		ia->gfc_tx++;
-		*quanta = 0;
-		send = true;
-	} else if (ic->fc_mode == FC_PFC) {
+		force = true;
+	}
+	if (ic->fc_mode == FC_PFC) {
 		if (arrival && !ia->xoff_active && ia->bytes >= ic->xoff_bytes) {
 			ia->xoff_active = 1;
 			ia->last_xoff_ns = now;
@@ -264,10 +267,21 @@ static __always_inline bool fc_decide(const struct ingress_cfg *ic,
 			*quanta = 0;
 			send = true;
 		}
+	} else if (ic->fc_mode == FC_GFC_TIME) {
+		/* CBFC's advertisement every period: FCCL = ABR + the space
+		 * left of B_m, in blocks, modulo 2^16 (GFC §5.3). */
+		if (force || !ia->last_adv_ns ||
+		    now - ia->last_adv_ns >= ic->gfc_period_ns) {
+			k = ic->gfc_bm_bytes > ia->bytes ? ic->gfc_bm_bytes - ia->bytes : 0;
+			ia->last_adv_ns = now;
+			ia->gfc_tx++;
+			*quanta = ((ia->abr_bytes + k) / RXECC_GFC_BLOCK) & 0xffff;
+			send = true;
+		}
 	} else if (ic->fc_mode == FC_GFC_BUFFER) {
 		/* Feedback only when the stage changes (GFC §5.2). */
 		k = gfc_stage_of(ic, ia->bytes);
-		if (k != ia->gfc_stage) {
+		if (force || k != ia->gfc_stage) {
 			ia->gfc_stage = k;
 			ia->gfc_tx++;
 			if (k > ia->gfc_max_stage)
@@ -275,6 +289,10 @@ static __always_inline bool fc_decide(const struct ingress_cfg *ic,
 			*quanta = k;
 			send = true;
 		}
+	}
+	if (force && !send) {
+		*quanta = 0;
+		send = true;
 	}
 	if (send)
 		*stamp = pfc_stamp(ia, now);
@@ -364,6 +382,7 @@ static __always_inline int charge_ingress(struct Qdisc *sch, __u32 iif,
 
 	bpf_spin_lock(&ia->lock);
 	ia->bytes += len;
+	ia->abr_bytes += len;
 	ia->pkts++;
 	if (ia->bytes > ia->max_bytes)
 		ia->max_bytes = ia->bytes;
@@ -563,7 +582,8 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	struct rxecc_port_params cfg;
 	__u64 now = bpf_ktime_get_ns(), start, floor, until = 0, ready = 0;
 	__u64 rate, resumed_at = 0, stall, deq_bytes, qlen_bytes, old_qlen, since;
-	__u64 next_tx_ns = 0, stage = 0, wake;
+	__u64 next_tx_ns = 0, stage = 0, wake, credit = 0;
+	bool timed = false;
 	struct bpf_list_node *node;
 	struct switch_ports *sp;
 	struct sk_buff *skb;
@@ -606,6 +626,16 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	resumed_at = st->stats.last_resume_ns;
 	if (cfg.fc_mode == FC_GFC_BUFFER)
 		stage = st->stats.gfc_stage;
+	if (cfg.fc_mode == FC_GFC_TIME && st->stats.gfc_fccl_valid) {
+		/* Credit left: FCCL - FCTBS (bytes sent, in blocks), modulo
+		 * 2^16; "negative" (more sent than granted) is none. */
+		credit = (st->stats.gfc_fccl -
+			  st->stats.deq_bytes / RXECC_GFC_BLOCK) & 0xffff;
+		if (credit >= 0x8000)
+			credit = 0;
+		credit *= RXECC_GFC_BLOCK;
+		timed = true;
+	}
 	bpf_spin_unlock(&st->lock);
 	if (paused) {
 		/* While it waits, its switch's XOFFs are renewed on time. */
@@ -627,8 +657,20 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 		return NULL;
 	}
 
-	/* GFC: the link peer's stage k leaves this port rate >> k. */
+	/* GFC: the link peer's stage k leaves this port rate >> k; time-based,
+	 * the credit left maps linearly to the rate, C at B_m - B_0 or more
+	 * (GFC §5.3), and none waits for the next advertisement. */
 	rate = (cfg.rate_bps ?: 1) >> (stage < RXECC_GFC_MAX_STAGES ? stage : RXECC_GFC_MAX_STAGES);
+	if (timed && credit < cfg.gfc_span_bytes) {
+		if (!credit) {
+			bpf_spin_lock(&st->lock);
+			st->stats.gfc_credit_waits++;
+			bpf_spin_unlock(&st->lock);
+			bpf_qdisc_watchdog_schedule(sch, now + (cfg.gfc_period_ns ?: 1000000), 0);
+			return NULL;
+		}
+		rate = rate * credit / cfg.gfc_span_bytes;
+	}
 	if (!rate)
 		rate = 1;
 	if (tx_len)
@@ -1155,6 +1197,25 @@ static __always_inline bool gfc_obey(struct port_state *st, __u32 stage,
 	return kick || stage < old;
 }
 
+/*
+ * Time-based GFC at the upstream end, under st->lock: a new credit limit
+ * (port_dequeue turns what is left of it into a rate). A PFC pause left
+ * from before ends. Always kicks: the port may have been waiting for it.
+ */
+static __always_inline bool gfc_credit(struct port_state *st, __u32 fccl, __u64 now)
+{
+	st->stats.gfc_rx++;
+	st->stats.gfc_fccl = fccl;
+	st->stats.gfc_fccl_valid = 1;
+	if (st->stats.paused) {
+		st->stats.paused = 0;
+		st->stats.paused_ns += now - st->stats.pause_start_ns;
+		st->stats.last_resume_ns = now;
+		st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
+	}
+	return true;
+}
+
 SEC("tc")
 int port_ingress(struct __sk_buff *skb)
 {
@@ -1199,6 +1260,13 @@ int port_ingress(struct __sk_buff *skb)
 	/* A time past the deepest stage is no GFC stage: it is a PFC pause
 	 * from a peer still in PFC mode (the two ends change mode one after
 	 * the other), obeyed as one. */
+	if (cfg.fc_mode == FC_GFC_TIME) {
+		kick = gfc_credit(st, quanta, now);
+		bpf_spin_unlock(&st->lock);
+		if (kick)
+			rxecc_port_kick(skb);
+		return TC_ACT_SHOT;
+	}
 	if (cfg.fc_mode == FC_GFC_BUFFER && quanta <= RXECC_GFC_MAX_STAGES) {
 		kick = gfc_obey(st, quanta, stamp, now);
 		bpf_spin_unlock(&st->lock);

@@ -79,6 +79,10 @@ struct rxecc_port_stats {
 	 * the current one began at gfc_since_ns). */
 	__u64 gfc_stage, gfc_rx, gfc_max_stage;
 	__u64 gfc_limited_ns, gfc_since_ns;
+	/* Time-based GFC (FC_GFC_TIME): the peer's last credit limit (FCCL,
+	 * 64-byte blocks, modulo 2^16) and whether one came yet; dequeues
+	 * that found no credit left. */
+	__u64 gfc_fccl, gfc_fccl_valid, gfc_credit_waits;
 };
 
 /*
@@ -151,6 +155,9 @@ struct rxecc_port_params {
 	__u32 fc_mode;			/* enum fc_mode: how this port's egress
 					 * reads its link peer's frames */
 	__u32 pad2;
+	/* Time-based GFC: B_m - B_0 of the peer's ingress (the linear map's
+	 * span) and its advertisement period (wait this long for credit). */
+	__u64 gfc_span_bytes, gfc_period_ns;
 };
 
 /*
@@ -164,7 +171,12 @@ enum fc_mode {
 	FC_NONE = 0,
 	FC_PFC = 1,
 	FC_GFC_BUFFER = 2,
+	FC_GFC_TIME = 3,
 };
+
+/* Time-based GFC counts buffer in blocks of this many bytes, as
+ * InfiniBand's credit-based flow control does. */
+#define RXECC_GFC_BLOCK		64
 
 /* GFC stages go at most this deep: C >> 24 is 3 b/s at 50 Mb/s. */
 #define RXECC_GFC_MAX_STAGES	24
@@ -260,6 +272,8 @@ struct ingress_cfg {
 	__u64 gfc_b1_bytes, gfc_bm_bytes;
 	__u32 gfc_stages;
 	__u32 pad;
+	/* Time-based GFC: advertise FCCL this often (B_m is gfc_bm_bytes). */
+	__u64 gfc_period_ns;
 };
 
 struct ingress_acct {
@@ -273,6 +287,9 @@ struct ingress_acct {
 	__u64 underflows;		/* releases of more than was charged */
 	/* GFC: the stage last sent, frames sent, the highest stage sent. */
 	__u64 gfc_stage, gfc_tx, gfc_max_stage;
+	/* Time-based GFC: bytes ever received here (ABR) and the last
+	 * advertisement. */
+	__u64 abr_bytes, last_adv_ns;
 };
 
 struct switch_buf {

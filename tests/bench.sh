@@ -185,3 +185,19 @@ for t in test_gfc_ring_pfc_deadlock test_gfc_ring_buffer; do
 	rmmod rxe_cc 2>/dev/null || true
 	rmmod rdma_rxe 2>/dev/null || true
 done
+
+# GFC with an end-to-end CC (testbed/experiments/incast-gfc.toml): the
+# 4 -> 1 incast with buffer-based GFC in place of PFC. The paper: GFC caps
+# the senders at the onset, then the CC takes over and GFC goes idle.
+echo
+echo "incast 4 -> 1 with buffer-based GFC instead of PFC (testbed/experiments/incast-gfc.toml)" | tee -a "$out/summary.txt"
+tb_load_rxe patched
+tb_load_cc cc=none
+rxecc run "$RXECC_TOP/testbed/experiments/incast-gfc.toml" --out "$out/incast-gfc" | tee -a "$out/summary.txt"
+for r in none dcqcn acc; do
+	p=$out/incast-gfc/$r/ports.jsonl
+	[ -f "$p" ] || continue
+	echo "$r: GFC frames sent $(psum "$p" ingress.gfc_tx), highest stage $(psum "$p" max:ingress.gfc_max_stage), stage left at the end $(psum "$p" ingress.gfc_stage), drops $(psum "$p" drops)"
+done | tee -a "$out/summary.txt"
+rmmod rxe_cc
+rmmod rdma_rxe

@@ -138,21 +138,23 @@ sys.exit("not paused with bytes queued: %s" % bad if bad else 0)' "$d" || fail "
 	rxecc testbed down
 }
 
-# Under buffer-based GFC: no deadlock, every flow completes at a fair
-# share of the ring, the ingress queues stay below the shared buffer, GFC acts (stages sent and obeyed) and
-# PFC never pauses; nothing is dropped.
-test_gfc_ring_buffer() {
+# gfc_ring <run>: the ring under that run's GFC from the start: no
+# deadlock, every flow completes at a fair share of the ring, the ingress
+# queues stay below the shared buffer, GFC acts (frames sent and obeyed)
+# and PFC never pauses; nothing is dropped.
+gfc_ring() {
+	local run=$1
 	local s=$TEST_OUT/ports.jsonl d=$TEST_OUT/deadlock.json h bw rc=0 mid
 	local rate bm half limit t n=40 t0 t1
 	tb_load_rxe patched
 	tb_load_cc cc=none
-	gfc_ring_up gfc-buffer
-	rate=$(gfc_rate gfc-buffer)
+	gfc_ring_up "$run"
+	rate=$(gfc_rate "$run")
 	bm=$(gfc_get gfc_bm_bytes switch)
 	half=$((rate / 2))
 	# 4 QPs x 40 x 64 KB per flow: about 8 s at C/2 = 10 Mb/s.
 	t0=$(date +%s%N)
-	gfc_ring_start gfc $n || fail "perftest did not start"
+	gfc_ring_start "$run" $n || fail "perftest did not start"
 	gfc_wait_ring_busy || fail "the ring links never carried the flows"
 	rxecc port stats --json >"$TEST_OUT/mid.jsonl"
 	rxecc deadlock --hold-ms 1000 --json >"$d" || fail "rxecc deadlock"
@@ -170,10 +172,11 @@ test_gfc_ring_buffer() {
 	t1=$(date +%s%N)
 	ports_snap "$s"
 	mid=$(psum "$TEST_OUT/mid.jsonl" max:ingress.bytes 'x*')
-	info "rates (C = $rate Mb/s): $(for h in 0 1 2; do printf 'f%d %s  ' $h "$(tb_bw_mbit "$TEST_OUT/gfc-f$h.txt")"; done)"
+	info "rates (C = $rate Mb/s): $(for h in 0 1 2; do printf 'f%d %s  ' $h "$(tb_bw_mbit "$TEST_OUT/$run-f$h.txt")"; done)"
 	info "ring ingress peak $(psum "$s" max:ingress.max_bytes 'x*') B, mid-run $mid B (B_m $bm B);" \
 		"GFC frames sent $(psum "$s" ingress.gfc_tx) (highest stage $(psum "$s" max:ingress.gfc_max_stage)), obeyed $(psum "$s" gfc_rx);" \
-		"time below full rate, ring ports: $(psum "$s" list:gfc_limited_ns 'x*')"
+		"time below full rate, ring ports: $(psum "$s" list:gfc_limited_ns 'x*');" \
+		"dequeues that waited for credit (time-based): $(psum "$s" gfc_credit_waits)"
 	# GFC's feedback overhead: frames per second per switch ingress port,
 	# and their share of its link (64 B each on the wire); the paper
 	# measured 0.21% on average. And tau, from the frames' stamps.
@@ -189,7 +192,7 @@ test_gfc_ring_buffer() {
 	# the way under TCG).
 	local rates=()
 	for h in 0 1 2; do
-		bw=$(tb_bw_mbit "$TEST_OUT/gfc-f$h.txt")
+		bw=$(tb_bw_mbit "$TEST_OUT/$run-f$h.txt")
 		rates+=("${bw:-0}")
 		awk -v b="${bw:-0}" -v c="$rate" 'BEGIN {exit !(b > c / 20 && b <= c * 1.05)}' ||
 			fail "flow $h at ${bw:-?} Mb/s: not between C/20 and C (C = $rate Mb/s)"
@@ -212,3 +215,9 @@ test_gfc_ring_buffer() {
 	assert_eq "buffer held after the run" 0 "$(psum "$s" ingress.bytes)"
 	rxecc testbed down
 }
+
+test_gfc_ring_buffer() { gfc_ring gfc-buffer; }
+
+# Time-based GFC: credit advertisements every period, the credit left
+# mapped to a rate.
+test_gfc_ring_time() { gfc_ring gfc-time; }

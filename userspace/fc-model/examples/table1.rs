@@ -3,6 +3,8 @@
 //! networks does PFC deadlock, and GFC? (docs/switch.md)
 //!
 //! cargo run --release -p fc-model --example table1 -- [networks] [k...]
+//! (FC_MODEL_SLOTS sets the slots per run; FC_MODEL_SCHED=fifo or rr
+//! runs one discipline only.)
 
 use fc_model::{random_flows, run, Net, Params, Rng, Sched};
 
@@ -11,14 +13,25 @@ fn main() {
     let networks: u64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(1000);
     let ks: Vec<usize> = args.iter().skip(1).filter_map(|s| s.parse().ok()).collect();
     let ks = if ks.is_empty() { vec![4, 8] } else { ks };
-    let slots = 20_000;
-    println!("{networks} networks per row, 5% of switch links failed, {slots} slots each (16 ms at 10 Gb/s)");
+    let slots: usize = std::env::var("FC_MODEL_SLOTS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_000);
+    let scheds: Vec<Sched> = match std::env::var("FC_MODEL_SCHED").as_deref() {
+        Ok("fifo") => vec![Sched::Fifo],
+        Ok("rr") => vec![Sched::RoundRobin],
+        _ => vec![Sched::Fifo, Sched::RoundRobin],
+    };
+    println!(
+        "{networks} networks per row, 5% of switch links failed, {slots} slots each ({} ms at 10 Gb/s)",
+        slots * 8 / 10_000
+    );
     println!(
         "{:<4} {:<12} {:>10} {:>10} {:>12}",
         "k", "scheduler", "PFC", "GFC", "unroutable"
     );
     for &k in &ks {
-        for sched in [Sched::Fifo, Sched::RoundRobin] {
+        for &sched in &scheds {
             let (mut pfc, mut gfc, mut unroutable) = (0, 0, 0);
             for seed in 0..networks {
                 let mut rng = Rng::new(seed.wrapping_add(1_000_003 * k as u64));

@@ -343,6 +343,10 @@ enum PortCmd {
         /// GFC: stages stop this close together (the largest frame).
         #[arg(long, default_value_t = 4170)]
         gfc_step_bytes: u64,
+        /// Time-based GFC: the advertisement period; default the time to
+        /// send 65535 bytes at the port's rate.
+        #[arg(long)]
+        gfc_period_us: Option<u64>,
         #[arg(long, default_value_t = 0)]
         xoff_bytes: u64,
         #[arg(long, default_value_t = 0)]
@@ -367,6 +371,15 @@ enum PortCmd {
         dev: String,
         #[arg(long, value_enum)]
         mode: switch::FlowControl,
+        /// Time-based GFC: the peer ingress port's B_m.
+        #[arg(long, default_value_t = 0)]
+        gfc_bm_bytes: u64,
+        /// Time-based GFC: the peer's B_0 (C is sent at B_m - B_0 of credit).
+        #[arg(long, default_value_t = 0)]
+        gfc_b0_bytes: u64,
+        /// Time-based GFC: the peer's advertisement period.
+        #[arg(long, default_value_t = 0)]
+        gfc_period_us: u64,
     },
     /// Print a port's counters (a consistent snapshot).
     Stats {
@@ -702,6 +715,7 @@ fn main() -> Result<()> {
                 gfc_b1_bytes,
                 tau_us,
                 gfc_step_bytes,
+                gfc_period_us,
                 xoff_bytes,
                 xon_bytes,
                 buffer_bytes,
@@ -714,8 +728,14 @@ fn main() -> Result<()> {
                     (None, true) => switch::FlowControl::Pfc,
                     (None, false) => switch::FlowControl::None,
                 };
+                let rate = switch::port_rate_bps(&dev)?;
+                let gfc_time = if mode == switch::FlowControl::GfcTime {
+                    switch::GfcTime::new(gfc_bm_bytes, None, gfc_period_us, rate, tau_us)
+                        .with_context(|| format!("{dev}: time-based GFC"))?
+                } else {
+                    Default::default()
+                };
                 let gfc = if mode == switch::FlowControl::GfcBuffer {
-                    let rate = switch::port_rate_bps(&dev)?;
                     switch::GfcThresholds::new(
                         gfc_bm_bytes,
                         gfc_b1_bytes,
@@ -739,10 +759,25 @@ fn main() -> Result<()> {
                         pause_quanta,
                         refresh_us,
                         gfc,
+                        gfc_time,
                     },
                 )?
             }
-            PortCmd::FlowControl { dev, mode } => switch::set_fc_mode(&dev, mode)?,
+            PortCmd::FlowControl {
+                dev,
+                mode,
+                gfc_bm_bytes,
+                gfc_b0_bytes,
+                gfc_period_us,
+            } => switch::set_fc_mode(
+                &dev,
+                mode,
+                &switch::GfcTime {
+                    bm_bytes: gfc_bm_bytes,
+                    b0_bytes: gfc_b0_bytes,
+                    period_ns: gfc_period_us.saturating_mul(1000),
+                },
+            )?,
             PortCmd::Stats { dev, json } => {
                 let devs = match dev {
                     Some(d) => vec![d],
@@ -845,11 +880,12 @@ fn print_port(s: &switch::PortStats) {
     }
     if s.gfc_rx > 0 {
         println!(
-            "         GFC rx: {} frames; stage {} now (max {}); below full rate {:.3} ms",
+            "         GFC rx: {} frames; stage {} now (max {}); below full rate {:.3} ms; {} waits for credit",
             s.gfc_rx,
             s.gfc_stage,
             s.gfc_max_stage,
-            s.gfc_limited_ns as f64 / 1e6
+            s.gfc_limited_ns as f64 / 1e6,
+            s.gfc_credit_waits
         );
     }
     if let Some(i) = &s.ingress {

@@ -389,6 +389,32 @@ fn pfc_tests(t: &mut Tally) -> Result<()> {
         ),
     );
     run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 0, 0))?;
+    // Time-based GFC: the time field is the peer's credit limit (FCCL, in
+    // 64-byte blocks); it is stored, never a pause, and ends one.
+    run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 100, 0))?;
+    cfg.p.fc_mode = 3;
+    write(&skel.maps.port_cfg, &cfg)?;
+    let before = st(&skel)?;
+    let (rv, _) = run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 1234, 0))?;
+    let s = st(&skel)?;
+    t.check(
+        "gfc-time: a credit limit is stored, not obeyed as a pause, and ends one",
+        rv == TC_ACT_SHOT
+            && before.paused == 1
+            && s.paused == 0
+            && s.gfc_fccl == 1234
+            && s.gfc_fccl_valid == 1
+            && s.gfc_rx == before.gfc_rx + 1
+            && s.pfc_rx_xoff == before.pfc_rx_xoff,
+        format!(
+            "rv {rv}, paused {} -> {}, fccl {}, valid {}, xoff +{}",
+            before.paused,
+            s.paused,
+            s.gfc_fccl,
+            s.gfc_fccl_valid,
+            s.pfc_rx_xoff - before.pfc_rx_xoff
+        ),
+    );
     cfg.p.fc_mode = 0;
     write(&skel.maps.port_cfg, &cfg)?;
 

@@ -697,6 +697,10 @@ pub enum FlowControl {
     /// Buffer-based GFC: the ingress queue's stage k, sent in the PFC
     /// frame's time field, holds the upstream port at C / 2^k.
     GfcBuffer,
+    /// Time-based GFC (the CBFC variant): the ingress port advertises its
+    /// credit limit every period; the upstream port maps the credit left
+    /// to a rate.
+    GfcTime,
 }
 
 impl FlowControl {
@@ -705,7 +709,78 @@ impl FlowControl {
             FlowControl::None => 0,
             FlowControl::Pfc => 1,
             FlowControl::GfcBuffer => 2,
+            FlowControl::GfcTime => 3,
         }
+    }
+
+    /// As written in topology files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowControl::None => "none",
+            FlowControl::Pfc => "pfc",
+            FlowControl::GfcBuffer => "gfc-buffer",
+            FlowControl::GfcTime => "gfc-time",
+        }
+    }
+}
+
+/// Time-based GFC's settings for a link (GFC §5.3): the receiver's B_m, the
+/// B_0 below which the sender runs at C, and the advertisement period T.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct GfcTime {
+    pub bm_bytes: u64,
+    pub b0_bytes: u64,
+    pub period_ns: u64,
+}
+
+impl GfcTime {
+    /// Settings for a link of `rate_bps` with feedback latency `tau_us`:
+    /// T as given, or InfiniBand's default, the time to send 65535 bytes;
+    /// B_0 as given, or the highest Theorem 5.1 allows,
+    /// B_0 = B_m - (sqrt(tau / T) + 1)^2 C T. An error if it cannot hold.
+    pub fn new(
+        bm_bytes: u64,
+        b0_bytes: Option<u64>,
+        period_us: Option<u64>,
+        rate_bps: u64,
+        tau_us: u64,
+    ) -> Result<Self> {
+        if rate_bps == 0 {
+            bail!("GFC needs a link rate above 0");
+        }
+        let period_ns = match period_us {
+            Some(us) => us.saturating_mul(1000),
+            None => 65_535u64.saturating_mul(8_000_000_000) / rate_bps,
+        };
+        if period_ns == 0 {
+            bail!("time-based GFC needs an advertisement period above 0");
+        }
+        // Userspace arithmetic, once per link: floating point is fine here.
+        let t = period_ns as f64 / 1e9;
+        let ct = rate_bps as f64 / 8.0 * t;
+        let need = ((tau_us as f64 / 1e6 / t).sqrt() + 1.0).powi(2) * ct;
+        let max_b0 = bm_bytes as f64 - need;
+        if max_b0 < 1.0 {
+            bail!(
+                "time-based GFC needs B_0 <= B_m - (sqrt(tau/T) + 1)^2 * C * T, and B_m = {bm_bytes} B \
+                 leaves no room: that term is {need:.0} B (tau = {tau_us} us, T = {} us, {} Mb/s)",
+                period_ns / 1000,
+                rate_bps / 1_000_000
+            );
+        }
+        let b0 = b0_bytes.unwrap_or(max_b0 as u64);
+        if b0 == 0 || b0 as f64 > max_b0 {
+            bail!(
+                "time-based GFC needs 0 < B_0 <= B_m - (sqrt(tau/T) + 1)^2 * C * T = {max_b0:.0} B \
+                 (tau = {tau_us} us, T = {} us), not {b0} B",
+                period_ns / 1000
+            );
+        }
+        Ok(GfcTime {
+            bm_bytes,
+            b0_bytes: b0,
+            period_ns,
+        })
     }
 }
 
@@ -802,9 +877,17 @@ pub fn port_rate_bps(dev: &str) -> Result<u64> {
     Ok(c.p.rate_bps)
 }
 
-/// Sets how `dev`'s egress reads the flow-control frames of its link peer.
-pub fn set_fc_mode(dev: &str, mode: FlowControl) -> Result<()> {
-    update_port_cfg(dev, |c| c.fc_mode = mode.code())
+/// Sets how `dev`'s egress reads the flow-control frames of its link peer
+/// (`time`: the peer's time-based GFC settings, for `GfcTime`).
+pub fn set_fc_mode(dev: &str, mode: FlowControl, time: &GfcTime) -> Result<()> {
+    if mode == FlowControl::GfcTime && time.bm_bytes <= time.b0_bytes {
+        bail!("{dev}: time-based GFC needs B_0 < B_m");
+    }
+    update_port_cfg(dev, |c| {
+        c.fc_mode = mode.code();
+        c.gfc_span_bytes = time.bm_bytes.saturating_sub(time.b0_bytes);
+        c.gfc_period_ns = time.period_ns;
+    })
 }
 
 /// A switch port's role as an ingress port: its share of the switch's
@@ -824,6 +907,8 @@ pub struct IngressConfig {
     pub refresh_us: u64,
     /// For `FlowControl::GfcBuffer`.
     pub gfc: GfcThresholds,
+    /// For `FlowControl::GfcTime`.
+    pub gfc_time: GfcTime,
 }
 
 /// The default pause time: three refresh intervals at the link's rate. An
@@ -871,6 +956,10 @@ pub fn set_ingress(dev: &str, ic: &IngressConfig) -> Result<()> {
             );
         }
     }
+    if ic.mode == FlowControl::GfcTime && (ic.gfc_time.bm_bytes == 0 || ic.gfc_time.period_ns == 0)
+    {
+        bail!("{dev}: time-based GFC needs B_m and a period");
+    }
     if pfc && ic.pause_quanta == Some(0) {
         bail!("{dev}: a pause of 0 quanta would resume, not pause");
     }
@@ -915,8 +1004,13 @@ pub fn set_ingress(dev: &str, ic: &IngressConfig) -> Result<()> {
         pause_quanta,
         refresh_ns: ic.refresh_us.saturating_mul(1000),
         gfc_b1_bytes: ic.gfc.b1_bytes,
-        gfc_bm_bytes: ic.gfc.bm_bytes,
+        gfc_bm_bytes: if ic.mode == FlowControl::GfcTime {
+            ic.gfc_time.bm_bytes
+        } else {
+            ic.gfc.bm_bytes
+        },
         gfc_stages: ic.gfc.stages,
+        gfc_period_ns: ic.gfc_time.period_ns,
         ..Default::default()
     };
     cfg.update(&idx, pod_bytes(&v), MapFlags::ANY)
@@ -1030,6 +1124,8 @@ pub struct PortStats {
     pub gfc_rx: u64,
     pub gfc_max_stage: u64,
     pub gfc_limited_ns: u64,
+    /// Time-based GFC: dequeues that found no credit left.
+    pub gfc_credit_waits: u64,
     /// As an ingress port of a switch (absent on host NICs).
     pub ingress: Option<IngressStats>,
 }
@@ -1123,6 +1219,7 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         gfc_rx: s.gfc_rx,
         gfc_max_stage: s.gfc_max_stage,
         gfc_limited_ns: s.gfc_limited_ns,
+        gfc_credit_waits: s.gfc_credit_waits,
         ingress,
     })
 }
@@ -1372,6 +1469,15 @@ mod tests {
         // B_1 defaults to B_m - 2 C tau: 10 Gb/s x 90 us x 2 = 225000 B.
         let d = GfcThresholds::new(1_000_000, None, 10_000_000_000, 90, 1).unwrap();
         assert_eq!(d.b1_bytes, 775_000);
+        // Time-based, the paper's testbed: tau 90 us, T 52 us, B_m 1000 KB:
+        // B_0 <= 1e6 - (sqrt(90/52) + 1)^2 * 65000 = 651.5 KB (its 492 KB
+        // is below that bound).
+        let t = super::GfcTime::new(1_000_000, None, Some(52), 10_000_000_000, 90).unwrap();
+        assert!((651_000..652_000).contains(&t.b0_bytes), "{t:?}");
+        assert!(super::GfcTime::new(100_000, None, Some(52), 10_000_000_000, 90).is_err());
+        // Default T: 65535 B at C.
+        let d = super::GfcTime::new(1_000_000, None, None, 10_000_000_000, 90).unwrap();
+        assert_eq!(d.period_ns, 52_428);
         // Theorem 4.1's condition, violated: a clear error.
         let e = GfcThresholds::new(1_000_000, Some(800_000), 10_000_000_000, 90, 1).unwrap_err();
         assert!(e.to_string().contains("B_1 <= B_m - 2*C*tau"), "{e}");

@@ -16,7 +16,8 @@
 
 use crate::netlink::{self, Net};
 use crate::switch::{
-    self, FlowControl, GfcThresholds, IccParams, IngressConfig, IntMode, MarkMode, PortConfig,
+    self, FlowControl, GfcThresholds, GfcTime, IccParams, IngressConfig, IntMode, MarkMode,
+    PortConfig,
 };
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -130,6 +131,14 @@ pub struct Switch {
     /// GFC: stages are added until two are this close (the largest frame).
     #[serde(default = "default_gfc_step")]
     pub gfc_step_bytes: u64,
+    /// Time-based GFC: B_0, below which the sender runs at C; absent, the
+    /// highest Theorem 5.1 allows.
+    #[serde(default)]
+    pub gfc_b0_bytes: Option<u64>,
+    /// Time-based GFC: the advertisement period; absent, the time to send
+    /// 65535 bytes at the link's rate (InfiniBand's default).
+    #[serde(default)]
+    pub gfc_period_us: Option<u64>,
     /// Per ingress port, bytes (a link may override them).
     #[serde(default)]
     pub xoff_bytes: u64,
@@ -259,6 +268,10 @@ pub struct PortPlan {
     pub peer_switch: Option<usize>,
     /// GFC's thresholds, for a switch port of a `gfc-buffer` switch.
     pub gfc: Option<GfcThresholds>,
+    /// Time-based GFC at this port's ingress (a port of a `gfc-time`
+    /// switch), and at the switch whose frames this port obeys.
+    pub gfc_time: Option<GfcTime>,
+    pub peer_gfc_time: Option<GfcTime>,
 }
 
 impl PortPlan {
@@ -282,27 +295,24 @@ impl PortPlan {
             pause_quanta: s.pause_quanta,
             refresh_us: s.refresh_us,
             gfc: self.gfc.unwrap_or_default(),
+            gfc_time: self.gfc_time.unwrap_or_default(),
         }
     }
 }
 
 /// Switches every switch of the testbed that is up to flow control
 /// `mode`, under traffic. The file it was built from gives the thresholds
-/// (checked as at `up`). Every ingress port sends by the new mode before
-/// any egress reads it; an ingress port releases what its old mode held (a
-/// pause, a stage) at its next packet (port.bpf.c's fc_decide()), and a
-/// pause with no packet to end it runs out of quanta.
+/// (checked as at `up`). Every egress reads the new mode before any
+/// ingress port sends by it; an ingress port's first frame in the new mode
+/// releases what the old one held (port.bpf.c's fc_decide()), and a pause
+/// with no packet to prompt that frame runs out of quanta first.
 pub fn set_flow_control(mode: FlowControl) -> Result<()> {
     let plan = current()?;
     let src = std::fs::read_to_string(&plan.file)
         .with_context(|| format!("cannot read {}", plan.file.display()))?;
     let mut t: toml::Table = toml::from_str(&src)
         .with_context(|| format!("{} is not valid TOML", plan.file.display()))?;
-    let mode_str = match mode {
-        FlowControl::None => "none",
-        FlowControl::Pfc => "pfc",
-        FlowControl::GfcBuffer => "gfc-buffer",
-    };
+    let mode_str = mode.name();
     if let Some(toml::Value::Array(sws)) = t.get_mut("switch") {
         for sw in sws.iter_mut() {
             if let toml::Value::Table(sw) = sw {
@@ -313,18 +323,24 @@ pub fn set_flow_control(mode: FlowControl) -> Result<()> {
     }
     let b = parse(&plan.file, &toml::to_string(&t)?)
         .with_context(|| format!("{} cannot run {mode_str}", plan.file.display()))?;
-    // Senders first: a port still reading PFC takes a stage k for a pause
-    // of k quanta (microseconds) and stage 0 for a resume, which is
-    // harmless; a port reading GFC would take a PFC pause's quanta for a
-    // stage (port.bpf.c treats a stage past the deepest as a pause).
+    // The obeying ends first. Meanwhile a GFC receiver still takes the old
+    // PFC pauses as pauses (a time past the deepest stage is one); then
+    // each ingress port's first frame in the new mode releases the pause
+    // it held (port.bpf.c's fc_decide()). Senders first would let a PFC
+    // receiver run at full rate between the resume and the first stage
+    // (in a test that overflowed a switch's buffer).
     for p in &b.ports {
-        if let Some(si) = p.switch {
-            switch::set_ingress(&p.dev, &p.ingress_config(&b.topo.switches[si], si))?;
+        if let Some(peer) = p.fc_peer() {
+            switch::set_fc_mode(
+                &p.dev,
+                b.topo.switches[peer].fc(),
+                &p.peer_gfc_time.unwrap_or_default(),
+            )?;
         }
     }
     for p in &b.ports {
-        if let Some(peer) = p.fc_peer() {
-            switch::set_fc_mode(&p.dev, b.topo.switches[peer].fc())?;
+        if let Some(si) = p.switch {
+            switch::set_ingress(&p.dev, &p.ingress_config(&b.topo.switches[si], si))?;
         }
     }
     eprintln!(
@@ -535,13 +551,13 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
                 "contradicts pfc = true (give one of them)",
             ));
         }
-        if s.fc() == FlowControl::GfcBuffer && s.gfc_bm_bytes == 0 {
+        if matches!(s.fc(), FlowControl::GfcBuffer | FlowControl::GfcTime) && s.gfc_bm_bytes == 0 {
             return Err(at(
                 file,
                 src,
                 s.name.span(),
                 "switch.gfc_bm_bytes",
-                "flow_control = \"gfc-buffer\" needs B_m, the bytes per ingress port",
+                "GFC needs B_m, the bytes per ingress port",
             ));
         }
         if s.fc() == FlowControl::Pfc && (s.xon_bytes > s.xoff_bytes || s.xoff_bytes == 0) {
@@ -621,6 +637,23 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
             .map(Some)
             .map_err(|e| at(file, src, s.name.span(), "switch.gfc_b1_bytes", e))
         };
+        let gfc_time = |sw: Option<usize>| -> Result<Option<GfcTime>> {
+            let Some(s) = sw.map(|i| &topo.switches[i]) else {
+                return Ok(None);
+            };
+            if s.fc() != FlowControl::GfcTime {
+                return Ok(None);
+            }
+            GfcTime::new(
+                s.gfc_bm_bytes,
+                s.gfc_b0_bytes,
+                s.gfc_period_us,
+                rate.saturating_mul(1_000_000),
+                s.tau_us,
+            )
+            .map(Some)
+            .map_err(|e| at(file, src, s.name.span(), "switch.gfc_b0_bytes", e))
+        };
         let mk = |dev: String, netns: Option<String>, sw: Option<usize>, peer: Option<usize>| {
             let s = sw.map(|i| &topo.switches[i]);
             Ok::<_, anyhow::Error>(PortPlan {
@@ -634,6 +667,8 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
                 xon_bytes: l.xon_bytes.or(s.map(|s| s.xon_bytes)).unwrap_or(0),
                 peer_switch: peer,
                 gfc: gfc(sw)?,
+                gfc_time: gfc_time(sw)?,
+                peer_gfc_time: gfc_time(peer.or(sw))?,
             })
         };
         match (na, nb) {
@@ -1181,7 +1216,11 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             None => switch::attach_port(&p.dev, &pc)?,
         }
         if let Some(peer) = p.fc_peer() {
-            switch::set_fc_mode(&p.dev, t.switches[peer].fc())?;
+            switch::set_fc_mode(
+                &p.dev,
+                t.switches[peer].fc(),
+                &p.peer_gfc_time.unwrap_or_default(),
+            )?;
         }
         let Some(si) = p.switch else { continue };
         let s = &t.switches[si];
