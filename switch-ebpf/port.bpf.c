@@ -121,6 +121,16 @@ static __always_inline struct port_state *state(void)
 	return bpf_map_lookup_elem(&port_state, &zero);
 }
 
+/* Ends a pause, under st->lock: its time is accounted, and TCD sees the
+ * end of an OFF period. */
+static __always_inline void pause_end(struct port_state *st, __u64 now)
+{
+	st->stats.paused = 0;
+	st->stats.paused_ns += now - st->stats.pause_start_ns;
+	st->stats.last_resume_ns = now;
+	st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
+}
+
 /* The pacer: the last packet began its serialisation at tx_start_ns and
  * was tx_len bytes long. The next may start once that is done at the
  * rate in force now, so a GFC stage change applies at once. */
@@ -613,11 +623,8 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	bpf_spin_lock(&st->lock);
 	if (st->stats.paused) {
 		if (now >= st->stats.pause_until_ns) {
-			st->stats.paused = 0;
+			pause_end(st, now);
 			st->stats.pause_expired++;
-			st->stats.paused_ns += now - st->stats.pause_start_ns;
-			st->stats.last_resume_ns = now;
-			st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
 		} else {
 			paused = true;
 			until = st->stats.pause_until_ns;
@@ -1167,10 +1174,7 @@ static __always_inline bool gfc_obey(struct port_state *st, __u32 stage,
 
 	st->stats.gfc_rx++;
 	if (st->stats.paused) {
-		st->stats.paused = 0;
-		st->stats.paused_ns += now - st->stats.pause_start_ns;
-		st->stats.last_resume_ns = now;
-		st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
+		pause_end(st, now);
 		kick = true;
 	}
 	if (!old && stage) {
@@ -1208,10 +1212,7 @@ static __always_inline bool gfc_credit(struct port_state *st, __u32 fccl, __u64 
 	st->stats.gfc_fccl = fccl;
 	st->stats.gfc_fccl_valid = 1;
 	if (st->stats.paused) {
-		st->stats.paused = 0;
-		st->stats.paused_ns += now - st->stats.pause_start_ns;
-		st->stats.last_resume_ns = now;
-		st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
+		pause_end(st, now);
 	}
 	return true;
 }
@@ -1277,10 +1278,7 @@ int port_ingress(struct __sk_buff *skb)
 	if (quanta == 0) {
 		st->stats.pfc_rx_xon++;
 		if (st->stats.paused) {
-			st->stats.paused = 0;
-			st->stats.paused_ns += now - st->stats.pause_start_ns;
-			st->stats.last_resume_ns = now;
-			st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
+			pause_end(st, now);
 			kick = true;
 		}
 	} else {

@@ -965,18 +965,7 @@ pub fn set_ingress(dev: &str, ic: &IngressConfig) -> Result<()> {
     }
     let pause_quanta = match ic.pause_quanta {
         Some(q) => q,
-        None => {
-            let map = pinned(
-                &format!("{}/cfg", pin_dir(dev)),
-                &format!("{dev} is not a port"),
-            )?;
-            let c: port_cfg = from_bytes(
-                &map.lookup(&0u32.to_ne_bytes(), MapFlags::LOCK)?
-                    .context("port_cfg has no entry 0")?,
-                "port_cfg",
-            )?;
-            auto_quanta(c.p.rate_bps, ic.refresh_us)
-        }
+        None => auto_quanta(port_rate_bps(dev)?, ic.refresh_us),
     };
     let idx = ifindex(dev)?.to_ne_bytes();
     let acct = pinned(
