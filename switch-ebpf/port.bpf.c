@@ -131,6 +131,18 @@ static __always_inline void pause_end(struct port_state *st, __u64 now)
 	st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
 }
 
+/* One sample of the feedback latency tau, under st->lock: from the stamp
+ * the link peer took when it decided a frame to its effect here, now. */
+static __always_inline void tau_sample(struct port_state *st, __u64 stamp, __u64 now)
+{
+	if (!stamp || stamp > now)
+		return;
+	st->stats.tau_n++;
+	st->stats.tau_sum_ns += now - stamp;
+	if (now - stamp > st->stats.tau_max_ns)
+		st->stats.tau_max_ns = now - stamp;
+}
+
 /* The pacer: the last packet began its serialisation at tx_start_ns and
  * was tx_len bytes long. The next may start once that is done at the
  * rate in force now, so a GFC stage change applies at once. */
@@ -1180,12 +1192,7 @@ static __always_inline bool gfc_obey(struct port_state *st, __u32 stage,
 	if (!old && stage) {
 		st->stats.gfc_since_ns = now;
 		/* Feedback latency: the stage's decision to its effect here. */
-		if (stamp && stamp <= now) {
-			st->stats.tau_n++;
-			st->stats.tau_sum_ns += now - stamp;
-			if (now - stamp > st->stats.tau_max_ns)
-				st->stats.tau_max_ns = now - stamp;
-		}
+		tau_sample(st, stamp, now);
 	} else if (old && !stage) {
 		st->stats.gfc_limited_ns += now - st->stats.gfc_since_ns;
 	}
@@ -1286,12 +1293,7 @@ int port_ingress(struct __sk_buff *skb)
 		if (!st->stats.paused) {
 			st->stats.paused = 1;
 			st->stats.pause_start_ns = now;
-			if (stamp && stamp <= now) {
-				st->stats.tau_n++;
-				st->stats.tau_sum_ns += now - stamp;
-				if (now - stamp > st->stats.tau_max_ns)
-					st->stats.tau_max_ns = now - stamp;
-			}
+			tau_sample(st, stamp, now);
 		}
 		st->stats.pause_until_ns = now + pause_ns;
 	}

@@ -37,19 +37,30 @@ gfc_ring_up() {
 	rxecc testbed up "$TEST_OUT/ring-$1.toml" 2>"$TEST_OUT/up-$1.txt" || fail "testbed up ($1): $(tail -3 "$TEST_OUT/up-$1.txt")"
 }
 
-# gfc_ring_start <run> <iters>: the three clockwise flows, h0 -> h2,
-# h1 -> h0, h2 -> h1, in the background (pids in GFC_PIDS).
+# gfc_ring_start <run> <iters> [perftest args]: the three clockwise
+# flows, h0 -> h2, h1 -> h0, h2 -> h1, in the background (pids in
+# GFC_PIDS).
 GFC_PIDS=()
 gfc_ring_start() {
 	local run=$1 n=$2 h
+	shift 2
 	GFC_PIDS=()
 	for h in 0 1 2; do
-		tb_write_bw_server $(((h + 2) % 3)) $((18700 + h)) "$TEST_OUT/$run-f$h-server.txt" "${GFC_PERF[@]}" -n "$n" || return 1
+		tb_write_bw_server $(((h + 2) % 3)) $((18700 + h)) "$TEST_OUT/$run-f$h-server.txt" "${GFC_PERF[@]}" "$@" -n "$n" || return 1
 	done
 	for h in 0 1 2; do
-		tb_write_bw_client "$h" $(((h + 2) % 3)) $((18700 + h)) "$TEST_OUT/$run-f$h.txt" "${GFC_PERF[@]}" -n "$n" &
+		tb_write_bw_client "$h" $(((h + 2) % 3)) $((18700 + h)) "$TEST_OUT/$run-f$h.txt" "${GFC_PERF[@]}" "$@" -n "$n" &
 		GFC_PIDS+=($!)
 	done
+}
+
+# gfc_delivered <tag>: bytes the switches delivered to the hosts in 2 s
+# (port snapshots before and after in $TEST_OUT/<tag>-{before,after}.jsonl).
+gfc_delivered() {
+	rxecc port stats --json >"$TEST_OUT/$1-before.jsonl"
+	sleep 2
+	ports_snap "$TEST_OUT/$1-after.jsonl"
+	echo $(($(psum "$TEST_OUT/$1-after.jsonl" deq_bytes 'p*') - $(psum "$TEST_OUT/$1-before.jsonl" deq_bytes 'p*')))
 }
 
 # gfc_wait_ring_busy: until every ring link has carried data (perftest
@@ -70,14 +81,12 @@ gfc_wait_ring_busy() {
 # holds; and nothing was dropped. Then GFC, switched on at run time,
 # frees it.
 test_gfc_ring_pfc_deadlock() {
-	local s=$TEST_OUT/ports.jsonl d=$TEST_OUT/deadlock.json before after i found=0 rate
+	local s=$TEST_OUT/locked-after.jsonl d=$TEST_OUT/deadlock.json delivered i found=0 rate
 	tb_load_rxe patched
 	tb_load_cc cc=none
 	gfc_ring_up pfc
 	# Enough bytes to fill the ring many times over; they never all arrive.
-	GFC_PERF+=("${GFC_PFC_QPS[@]}")
-	gfc_ring_start pfc 2000 || fail "perftest did not start"
-	GFC_PERF=("${GFC_PERF[@]:0:${#GFC_PERF[@]}-${#GFC_PFC_QPS[@]}}")
+	gfc_ring_start pfc 2000 "${GFC_PFC_QPS[@]}" || fail "perftest did not start"
 	gfc_wait_ring_busy || fail "the ring links never carried the flows"
 	# A deadlock forms within seconds; look for up to 45 s.
 	for ((i = 0; i < 15; i++)); do
@@ -100,17 +109,13 @@ sys.exit("not paused with bytes queued: %s" % bad if bad else 0)' "$d" || fail "
 	# Every flow at 0: once the bytes that had passed the ring before it
 	# locked have reached their hosts, no switch delivers anything for 2 s.
 	sleep 2
-	rxecc port stats --json >"$TEST_OUT/before.jsonl"
-	sleep 2
-	ports_snap "$s"
-	before=$(psum "$TEST_OUT/before.jsonl" deq_bytes 'p*')
-	after=$(psum "$s" deq_bytes 'p*')
-	info "delivered to the hosts in 2 s: $((after - before)) B; queued in the ring: $(psum "$s" qlen_bytes 'x*') B;" \
+	delivered=$(gfc_delivered locked)
+	info "delivered to the hosts in 2 s: $delivered B; queued in the ring: $(psum "$s" qlen_bytes 'x*') B;" \
 		"pauses received by ring ports: $(psum "$s" pfc_rx_xoff 'x*') (refreshes sent: $(psum "$s" ingress.pfc_tx_refresh 'x*'))"
 	# At 0: all three together got less than 1% of what one link carries
 	# in 2 s (a stray control packet is not a flow moving).
 	rate=$(gfc_rate pfc)
-	assert_gt "1% of C x 2 s, against the bytes delivered while deadlocked" $((rate * 1000000 * 2 / 8 / 100)) $((after - before))
+	assert_gt "1% of C x 2 s, against the bytes delivered while deadlocked" $((rate * 1000000 * 2 / 8 / 100)) "$delivered"
 	assert_eq "drops" 0 "$(psum "$s" drops)"
 
 	# GFC, switched on under the deadlock, ends it: a pause left without
@@ -119,18 +124,14 @@ sys.exit("not paused with bytes queued: %s" % bad if bad else 0)' "$d" || fail "
 	rxecc testbed flow-control --mode gfc-buffer 2>"$TEST_OUT/flow-control.txt" ||
 		fail "switching to GFC: $(cat "$TEST_OUT/flow-control.txt")"
 	sleep 3
-	rxecc port stats --json >"$TEST_OUT/gfc-before.jsonl"
-	sleep 2
-	ports_snap "$TEST_OUT/gfc-after.jsonl"
-	before=$(psum "$TEST_OUT/gfc-before.jsonl" deq_bytes 'p*')
-	after=$(psum "$TEST_OUT/gfc-after.jsonl" deq_bytes 'p*')
+	delivered=$(gfc_delivered gfc)
 	rxecc deadlock --hold-ms 1000 --json >"$TEST_OUT/deadlock-gfc.json" || fail "rxecc deadlock"
-	info "after the switch to GFC: $((after - before)) B delivered to the hosts in 2 s;" \
+	info "after the switch to GFC: $delivered B delivered to the hosts in 2 s;" \
 		"$(rxecc deadlock --hold-ms 200 | head -1)"
 	# Moving again: more than the 1% of C that counted as 0 above. (The ring
 	# drains slowly: its queues hold far more than B_m, so it starts at
 	# GFC's last stage.)
-	assert_gt "bytes delivered in 2 s once GFC is on, against 1% of C x 2 s" $((after - before)) $((rate * 1000000 * 2 / 8 / 100))
+	assert_gt "bytes delivered in 2 s once GFC is on, against 1% of C x 2 s" "$delivered" $((rate * 1000000 * 2 / 8 / 100))
 	assert_eq "deadlock cycle once GFC is on" "[]" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cycle"])' "$TEST_OUT/deadlock-gfc.json")"
 	assert_eq "drops across the switch" 0 "$(psum "$TEST_OUT/gfc-after.jsonl" drops)"
 	# The ring still holds far more than B_m, and drains at GFC's last
