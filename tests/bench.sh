@@ -201,3 +201,18 @@ for r in none dcqcn acc; do
 done | tee -a "$out/summary.txt"
 rmmod rxe_cc
 rmmod rdma_rxe
+
+# ACC's deadlock claim (testbed/experiments/ring-cc.toml): the PFC ring
+# under no CC, DCQCN and ACC, several rounds each; which runs deadlock
+# (seen by `rxecc record`), and the flows' rates when none does. The ACC
+# paper: 0 of 50 runs deadlock under ACC, 3 of 50 under DCQCN.
+echo
+echo "the PFC ring (testbed/experiments/ring-cc.toml) under none, DCQCN and ACC: deadlocks per round" | tee -a "$out/summary.txt"
+for ((r = 1; r <= ${RING_CC_ROUNDS:-3}; r++)); do
+	for cc in none dcqcn acc; do
+		ring_cc_run "$cc" "$out/ring-cc/round$r/$cc" || echo "$cc: round $r did not complete (rc $?)"
+	done
+done 2>&1 | tee -a "$out/summary.txt"
+for cc in none dcqcn acc; do
+	echo "$cc: $(grep -l ',start,' "$out"/ring-cc/round*/"$cc"/rec/deadlocks.csv 2>/dev/null | wc -l) of ${RING_CC_ROUNDS:-3} rounds deadlocked"
+done | tee -a "$out/summary.txt"

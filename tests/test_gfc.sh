@@ -85,6 +85,9 @@ test_gfc_ring_pfc_deadlock() {
 	tb_load_rxe patched
 	tb_load_cc cc=none
 	gfc_ring_up pfc
+	# rxecc record watches too: the deadlock must show in its recording.
+	rxecc record --out "$TEST_OUT/rec" --interval-ms 50 --deadlock-hold-ms 1000 2>"$TEST_OUT/record.log" &
+	local rec=$!
 	# Enough bytes to fill the ring many times over; they never all arrive.
 	gfc_ring_start pfc 2000 "${GFC_PFC_QPS[@]}" || fail "perftest did not start"
 	gfc_wait_ring_busy || fail "the ring links never carried the flows"
@@ -111,12 +114,15 @@ sys.exit("not paused with bytes queued: %s" % bad if bad else 0)' "$d" || fail "
 	sleep 2
 	delivered=$(gfc_delivered locked)
 	info "delivered to the hosts in 2 s: $delivered B; queued in the ring: $(psum "$s" qlen_bytes 'x*') B;" \
-		"pauses received by ring ports: $(psum "$s" pfc_rx_xoff 'x*') (refreshes sent: $(psum "$s" ingress.pfc_tx_refresh 'x*'))"
+		"pauses received by ring ports: $(psum "$s" pfc_rx_xoff 'x*') (refreshes sent: $(psum "$s" ingress.pfc_tx_refresh 'x*'); pauses that ran out before renewal: $(psum "$s" pause_expired 'x*'))"
 	# At 0: all three together got less than 1% of what one link carries
 	# in 2 s (a stray control packet is not a flow moving).
 	rate=$(gfc_rate pfc)
 	assert_gt "1% of C x 2 s, against the bytes delivered while deadlocked" $((rate * 1000000 * 2 / 8 / 100)) "$delivered"
 	assert_eq "drops" 0 "$(psum "$s" drops)"
+	# rxecc stats says so too, naming the cycle.
+	rxecc stats --deadlock-hold-ms 500 >"$TEST_OUT/stats.txt" || fail "rxecc stats"
+	assert_eq "rxecc stats: its deadlock line" 1 "$(grep -c '^deadlock: x' "$TEST_OUT/stats.txt")"
 
 	# GFC, switched on under the deadlock, ends it: a pause left without
 	# renewal runs out, and from then on no port's rate is 0. The ring
@@ -134,6 +140,14 @@ sys.exit("not paused with bytes queued: %s" % bad if bad else 0)' "$d" || fail "
 	assert_gt "bytes delivered in 2 s once GFC is on, against 1% of C x 2 s" "$delivered" $((rate * 1000000 * 2 / 8 / 100))
 	assert_eq "deadlock cycle once GFC is on" "[]" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cycle"])' "$TEST_OUT/deadlock-gfc.json")"
 	assert_eq "drops across the switch" 0 "$(psum "$TEST_OUT/gfc-after.jsonl" drops)"
+	# The recording: the deadlock's start with the ring's three ports, and
+	# its end once GFC was on.
+	kill -INT "$rec"
+	wait "$rec" || fail "rxecc record failed: $(tail -2 "$TEST_OUT/record.log")"
+	info "rxecc record: $(grep -c ',start,' "$TEST_OUT/rec/deadlocks.csv") deadlock(s): $(grep -v '^t_ns' "$TEST_OUT/rec/deadlocks.csv" | cut -d, -f2,3 | tr '\n' ';')"
+	assert_eq "deadlock cycles recorded" 1 "$(grep -c ',start,' "$TEST_OUT/rec/deadlocks.csv")"
+	assert_eq "ports of the recorded cycle" 3 "$(awk -F, '$2 == "start" {print split($3, a, " ")}' "$TEST_OUT/rec/deadlocks.csv")"
+	assert_eq "the recorded deadlock's end" 1 "$(grep -c ',end,' "$TEST_OUT/rec/deadlocks.csv")"
 	# The ring still holds far more than B_m, and drains at GFC's last
 	# stage. perftest's QPs must not be destroyed while their packets sit
 	# in a queue (rxe waits 50 s for them, then warns): flow control off,
@@ -228,3 +242,87 @@ test_gfc_ring_buffer() { gfc_ring gfc-buffer; }
 # Time-based GFC: credit advertisements every period, the credit left
 # mapped to a rate.
 test_gfc_ring_time() { gfc_ring gfc-time; }
+
+# ACC's deadlock claim on the ring (testbed/experiments/ring-cc.toml): the
+# same CBD and PFC settings, an end-to-end CC on the hosts.
+RING_CC_EXP=$RXECC_TOP/testbed/experiments/ring-cc.toml
+
+# ring_cc_run <label> <out> [iters per QP]: the ring's three flows (four
+# QPs each) under that run's CC with PFC, `rxecc record` watching for
+# deadlocks, until the flows end or a deadlock is recorded (then flow
+# control goes off, so that the flows' bytes drain before perftest is
+# stopped). Prints one line: the run, the deadlock if any, the flows'
+# rates, pauses and drops. Returns 1 if set-up failed, 2 if the flows
+# neither ended nor deadlocked in time.
+ring_cc_run() {
+	local label=$1 out=$2 n=${3:-60} t limit rc=0 rec s rate dl=none h t0
+	rm -rf "$out" && mkdir -p "$out"
+	tb_load_rxe patched || return 1
+	# shellcheck disable=SC2046 # the knobs are name=value words
+	tb_load_cc $(rxecc experiment knobs "$RING_CC_EXP" "$label") || return 1
+	rxecc experiment topology "$RING_CC_EXP" "$label" >"$out/topology.toml" || return 1
+	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }
+	rate=$(awk -F' = ' '/^rate_mbps/ {if ($2 > m) m = $2} END {print m}' "$out/topology.toml")
+	rxecc record --out "$out/rec" --interval-ms 50 --deadlock-hold-ms 1000 2>"$out/record.log" &
+	rec=$!
+	# On the recording's clock (CLOCK_MONOTONIC).
+	t0=$(python3 -c 'import time; print(time.monotonic_ns())')
+	TEST_OUT=$out gfc_ring_start "$label" "$n" "${GFC_PFC_QPS[@]}" || return 1
+	# Each flow's 4 x n x 64 KB at C/2, three times over, and perftest's
+	# set-up.
+	limit=$((4 * n * 65536 * 8 * 3 / (rate * 1000000 / 2) + 30))
+	for ((t = 0; t < limit * 10; t++)); do
+		kill -0 "${GFC_PIDS[@]}" 2>/dev/null || break
+		grep -q ',start,' "$out/rec/deadlocks.csv" 2>/dev/null && break
+		sleep 0.1
+	done
+	if grep -q ',start,' "$out/rec/deadlocks.csv" 2>/dev/null; then
+		dl=$(awk -F, -v t0="$t0" '$2 == "start" {printf "%.1f s in", ($1 - t0) / 1e9; exit}' "$out/rec/deadlocks.csv")
+		rxecc port stats --json >"$out/locked.jsonl"
+		rxecc testbed flow-control --mode none 2>/dev/null
+		sleep 2
+		pkill -x ib_write_bw
+	elif kill -0 "${GFC_PIDS[@]}" 2>/dev/null; then
+		echo "ring_cc_run: $label: the flows neither ended nor deadlocked in $limit s" >&2
+		rc=2
+		rxecc testbed flow-control --mode none 2>/dev/null
+		sleep 2
+		pkill -x ib_write_bw
+	fi
+	for h in "${GFC_PIDS[@]}"; do wait "$h" || true; done
+	tb_wait_servers 2>/dev/null || true
+	kill -INT "$rec"
+	wait "$rec" || echo "ring_cc_run: $label: rxecc record failed: $(tail -2 "$out/record.log")" >&2
+	s=$out/ports.jsonl
+	ports_snap "$s"
+	printf '%-6s deadlock: %-16s rates (Mb/s, C = %s): %s  ring pauses %s, peak ingress %s KB, marks CE %s UE %s, drops %s\n' \
+		"$label" "$dl" "$rate" \
+		"$(for h in 0 1 2; do printf '%s ' "$(tb_bw_mbit "$out/$label-f$h.txt")"; done)" \
+		"$(psum "$s" pfc_rx_xoff 'x*')" "$(($(psum "$s" max:ingress.max_bytes 'x*') / 1024))" \
+		"$(($(psum "$s" tcd_ce) + $(psum "$s" red_above_marked) + $(psum "$s" red_between_marked)))" "$(psum "$s" tcd_ue)" \
+		"$(psum "$s" drops)" | tee "$out/summary.txt"
+	rxecc testbed down
+	rmmod rxe_cc
+	rmmod rdma_rxe
+	return $rc
+}
+
+# ACC on the PFC ring: the flows converge before the pauses close the
+# cycle, so no deadlock; each flow completes, nothing is dropped. (Plain
+# PFC on the same ring deadlocks: test_gfc_ring_pfc_deadlock. DCQCN's
+# rate, and several rounds, are make bench's.)
+test_gfc_ring_acc() {
+	local out=$TEST_OUT/acc s rc=0
+	ring_cc_run acc "$out" || rc=$?
+	((rc != 1)) || fail "the ring did not come up under ACC"
+	s=$out/ports.jsonl
+	info "$(cat "$out/summary.txt")"
+	assert_eq "deadlocks recorded under ACC" 0 "$(grep -c ',start,' "$out/rec/deadlocks.csv")"
+	((rc == 0)) || fail "the flows did not end"
+	for h in 0 1 2; do
+		assert_gt "flow $h's rate, Mb/s x 1000" "$(awk -v b="$(tb_bw_mbit "$out/acc-f$h.txt")" 'BEGIN {printf "%d", b * 1000}')" 0
+	done
+	# ACC acted: the ring was congested enough to mark.
+	assert_gt "TCD marks on the ring" "$(($(psum "$s" tcd_ce 'x*') + $(psum "$s" tcd_ue 'x*')))" 0
+	assert_eq "drops" 0 "$(psum "$s" drops)"
+}

@@ -128,6 +128,24 @@ impl Net {
         }
     }
 
+    /// The same network without these links (either direction).
+    pub fn without(&self, gone: &[(usize, usize)]) -> Net {
+        Net {
+            links: self
+                .links
+                .iter()
+                .copied()
+                .filter(|&(a, b)| {
+                    !gone
+                        .iter()
+                        .any(|&(x, y)| (x, y) == (a, b) || (y, x) == (a, b))
+                })
+                .collect(),
+            routes: self.routes.clone(),
+            ..*self
+        }
+    }
+
     /// Three switches in a ring, a host on each, every flow routed the
     /// long way round (the GFC paper's testbed; rxe-cc's `triangle`).
     pub fn ring3() -> Net {
@@ -151,6 +169,24 @@ pub fn shift_flows(hosts: usize, shift: usize) -> Vec<(usize, usize)> {
 pub fn random_flows(hosts: usize, rng: &mut Rng) -> Vec<(usize, usize)> {
     (0..hosts)
         .map(|h| (h, (h + 1 + rng.below(hosts - 1)) % hosts))
+        .collect()
+}
+
+/// One flow per host, to a random host under another edge switch (the
+/// paper's "a destination in a different rack"; `rack` hosts per edge).
+pub fn random_flows_across(hosts: usize, rack: usize, rng: &mut Rng) -> Vec<(usize, usize)> {
+    let rack = rack.max(1);
+    (0..hosts)
+        .map(|h| {
+            let others = hosts - rack.min(hosts);
+            if others == 0 {
+                return (h, (h + 1) % hosts);
+            }
+            // The i-th host outside h's rack.
+            let i = rng.below(others);
+            let first = h / rack * rack;
+            (h, if i < first { i } else { i + rack })
+        })
         .collect()
 }
 
@@ -267,23 +303,114 @@ struct Pkt {
     from: Option<usize>,
 }
 
+/// A network's forwarding state.
+struct Routing {
+    /// Directed links: 2i is a -> b, 2i + 1 is b -> a.
+    dl: Vec<(usize, usize)>,
+    /// Each node's outgoing directed links.
+    out_links: Vec<Vec<usize>>,
+    /// next[d][u]: the directed link u forwards packets for host d on.
+    next: Vec<Vec<Option<usize>>>,
+}
+
+impl Routing {
+    fn new(net: &Net) -> Routing {
+        let dl: Vec<(usize, usize)> = net
+            .links
+            .iter()
+            .flat_map(|&(a, b)| [(a, b), (b, a)])
+            .collect();
+        let mut out_links: Vec<Vec<usize>> = vec![Vec::new(); net.nodes];
+        for (i, &(a, _)) in dl.iter().enumerate() {
+            out_links[a].push(i);
+        }
+        let next = (0..net.hosts)
+            .map(|d| routes_to(net, &dl, &out_links, d))
+            .collect();
+        Routing {
+            dl,
+            out_links,
+            next,
+        }
+    }
+
+    /// The directed links from host `s` to host `d`, if it is reachable.
+    fn path(&self, s: usize, d: usize) -> Option<Vec<usize>> {
+        let mut path = Vec::new();
+        let mut u = s;
+        while u != d {
+            let l = (*self.next.get(d)?.get(u)?)?;
+            path.push(l);
+            u = self.dl[l].1;
+            // Routes are loop-free by construction; a bad static route
+            // must not hang the model.
+            if path.len() > self.dl.len() {
+                return None;
+            }
+        }
+        Some(path)
+    }
+}
+
+/// A cyclic buffer dependency in `net`'s routes between every pair of
+/// hosts: a cycle of switch-to-switch links, each feeding the next at a
+/// switch for some pair's route (as (from, to) nodes); None if the routes
+/// have none, and then no traffic can deadlock it.
+pub fn cbd(net: &Net) -> Option<Vec<(usize, usize)>> {
+    let r = Routing::new(net);
+    let mut dep: Vec<Vec<usize>> = vec![Vec::new(); r.dl.len()];
+    // The routes to one host form a tree: walk it from every other host,
+    // each node once.
+    let mut seen = vec![usize::MAX; net.nodes];
+    for d in 0..net.hosts {
+        for s in (0..net.hosts).filter(|&s| s != d) {
+            let mut u = s;
+            while u != d && seen[u] != d {
+                seen[u] = d;
+                let Some(l) = r.next[d][u] else { break };
+                let v = r.dl[l].1;
+                if let Some(l2) = r.next[d].get(v).copied().flatten() {
+                    if !dep[l].contains(&l2) {
+                        dep[l].push(l2);
+                    }
+                }
+                u = v;
+            }
+        }
+    }
+    find_cycle(&dep).map(|c| c.into_iter().map(|l| r.dl[l]).collect())
+}
+
+/// The same for the routes of `flows` alone.
+pub fn cbd_of(net: &Net, flows: &[(usize, usize)]) -> Option<Vec<(usize, usize)>> {
+    let r = Routing::new(net);
+    let mut dep: Vec<Vec<usize>> = vec![Vec::new(); r.dl.len()];
+    for &(s, d) in flows {
+        let Some(path) = r.path(s, d) else { continue };
+        for w in path.windows(2) {
+            if !dep[w[0]].contains(&w[1]) {
+                dep[w[0]].push(w[1]);
+            }
+        }
+    }
+    find_cycle(&dep).map(|c| c.into_iter().map(|l| r.dl[l]).collect())
+}
+
+/// Every ordered pair of distinct hosts.
+pub fn all_pairs(hosts: usize) -> Vec<(usize, usize)> {
+    (0..hosts)
+        .flat_map(|s| (0..hosts).filter(move |&d| d != s).map(move |d| (s, d)))
+        .collect()
+}
+
 /// Runs `flows` (source host, destination host) over `net` for
 /// `p.slots` slots.
 pub fn run(net: &Net, flows: &[(usize, usize)], p: &Params) -> Outcome {
-    // Directed links: 2i is a -> b, 2i + 1 is b -> a.
-    let dl: Vec<(usize, usize)> = net
-        .links
-        .iter()
-        .flat_map(|&(a, b)| [(a, b), (b, a)])
-        .collect();
-    let mut out_links: Vec<Vec<usize>> = vec![Vec::new(); net.nodes];
-    for (i, &(a, _)) in dl.iter().enumerate() {
-        out_links[a].push(i);
-    }
-    // next[d][u]: the directed link u forwards packets for host d on.
-    let next: Vec<Vec<Option<usize>>> = (0..net.hosts)
-        .map(|d| routes_to(net, &dl, &out_links, d))
-        .collect();
+    let Routing {
+        dl,
+        out_links,
+        next,
+    } = Routing::new(net);
     // Each node's inputs: its incoming links, by position; a host's own
     // source is the input after them.
     let mut in_pos = vec![0usize; dl.len()];

@@ -31,6 +31,11 @@ enum Cmd {
         /// debugfs directory of rxe_cc.
         #[arg(long, default_value = stats::DEBUGFS_ROOT)]
         root: PathBuf,
+        /// With a topology of several switches up: how long a cycle of
+        /// switch-to-switch ports must send nothing, with bytes queued, to
+        /// be reported as a deadlock (`--watch`: its interval instead).
+        #[arg(long, value_name = "MS", default_value_t = 500)]
+        deadlock_hold_ms: u64,
     },
     /// Bring a topology up or down (namespaces, bridges, rxe, ports).
     Testbed {
@@ -67,6 +72,10 @@ enum Cmd {
         duration: Option<f64>,
         #[arg(long, default_value = stats::DEBUGFS_ROOT)]
         root: PathBuf,
+        /// A cycle of switch-to-switch ports that sends nothing, with bytes
+        /// queued, for this long is recorded as a deadlock.
+        #[arg(long, value_name = "MS", default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..=600000))]
+        deadlock_hold_ms: u64,
     },
     /// Compare recorded incast runs: convergence, fairness, queue, pauses,
     /// throughput, halts; optionally write plots and JSON.
@@ -564,13 +573,41 @@ fn main() -> Result<()> {
         switch::enter_netns(ns)?;
     }
     match cli.cmd {
-        Cmd::Stats { json, watch, root } => loop {
-            print_stats(json, &root)?;
-            match watch {
-                Some(ms) => std::thread::sleep(std::time::Duration::from_millis(ms.max(10))),
-                None => break,
+        Cmd::Stats {
+            json,
+            watch,
+            root,
+            deadlock_hold_ms,
+        } => {
+            // Deadlocks need two readings: the first is taken here, and
+            // each print judges the time since the last.
+            let watcher = deadlock::Watch::of_current();
+            let hold = std::time::Duration::from_millis(watch.unwrap_or(deadlock_hold_ms).max(10));
+            let mut prev = match &watcher {
+                Some(w) => {
+                    let r = w.read()?;
+                    std::thread::sleep(hold);
+                    Some(r)
+                }
+                None => None,
+            };
+            loop {
+                let look = match (&watcher, &prev) {
+                    (Some(w), Some(before)) => {
+                        let now = w.read()?;
+                        let rep = w.judge(before, &now, hold);
+                        prev = Some(now);
+                        Some(rep)
+                    }
+                    _ => None,
+                };
+                print_stats(json, &root, look.as_ref())?;
+                match watch {
+                    Some(_) => std::thread::sleep(hold),
+                    None => break,
+                }
             }
-        },
+        }
         Cmd::Testbed { cmd } => match cmd {
             TestbedCmd::Up { topology, dry_run } => topology::up(&topology, dry_run)?,
             TestbedCmd::Down => topology::down()?,
@@ -596,6 +633,7 @@ fn main() -> Result<()> {
             interval_ms,
             duration,
             root,
+            deadlock_hold_ms,
         } => {
             let duration = match duration {
                 Some(d) if !(d > 0.0 && d.is_finite()) => {
@@ -608,6 +646,7 @@ fn main() -> Result<()> {
                 interval: std::time::Duration::from_millis(interval_ms),
                 duration,
                 debugfs_root: root,
+                deadlock_hold: std::time::Duration::from_millis(deadlock_hold_ms),
             })?
         }
         Cmd::Report {
@@ -909,7 +948,13 @@ fn print_port(s: &switch::PortStats) {
 }
 
 /// Per-port and per-QP statistics; either part may be absent.
-fn print_stats(json: bool, root: &std::path::Path) -> Result<()> {
+/// `deadlock`: a look at the switch-to-switch ports, if a topology with
+/// some is up.
+fn print_stats(
+    json: bool,
+    root: &std::path::Path,
+    deadlock: Option<&deadlock::Report>,
+) -> Result<()> {
     let ports: Vec<switch::PortStats> = switch::ports()
         .iter()
         .map(|d| switch::port_stats(d))
@@ -922,12 +967,17 @@ fn print_stats(json: bool, root: &std::path::Path) -> Result<()> {
     if json {
         println!(
             "{}",
-            serde_json::to_string(&serde_json::json!({ "ports": ports, "rxe_cc": qps }))?
+            serde_json::to_string(
+                &serde_json::json!({ "ports": ports, "rxe_cc": qps, "deadlock": deadlock })
+            )?
         );
         return Ok(());
     }
     for p in &ports {
         print_port(p);
+    }
+    if let Some(d) = deadlock {
+        print!("{d}");
     }
     let Some(snap) = qps else {
         if ports.is_empty() {

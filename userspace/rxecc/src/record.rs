@@ -11,10 +11,15 @@
 //!   length, PFC) and each live QP's debugfs counters (bytes sent and
 //!   acked, which give throughput for every algorithm, `none` included).
 //!
+//! - with a topology of several switches up, deadlocks: the samples of
+//!   its switch-to-switch ports, `deadlock_hold` apart, judged as
+//!   `rxecc deadlock` judges them.
+//!
 //! Output, in the directory given: `rates.csv`, `halts.csv`, `ports.csv`,
-//! `qps.csv` and `record.json` (what was recorded, and what was lost).
+//! `qps.csv`, `deadlocks.csv` and `record.json` (what was recorded, and
+//! what was lost).
 
-use crate::{stats, switch};
+use crate::{deadlock, stats, switch};
 use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use serde::{Deserialize, Serialize};
@@ -35,6 +40,7 @@ pub const PORTS_HEADER: &str =
     "t_ns,dev,qlen_bytes,max_qlen_bytes,enq_bytes,deq_bytes,drops,pfc_rx_xoff,paused_ns,ingress_bytes,pfc_tx_xoff";
 pub const QPS_HEADER: &str =
     "t_ns,qp,cc,rate_bps,tx_bytes,acked_bytes,halts,halt_actual_ns,window_bytes";
+pub const DEADLOCKS_HEADER: &str = "t_ns,event,cycle,qlen_bytes";
 
 // The rows of the four CSV files, written and read (by `rxecc report`)
 // through the csv crate by column name; the field order is the header's.
@@ -94,6 +100,18 @@ pub struct QpRow {
     pub window_bytes: u64,
 }
 
+/// deadlocks.csv: a deadlock seen (event "start", at the end of the
+/// first look that found it) or gone ("end", at the first look that did
+/// not); `cycle` is its ports in wait order, space-separated, and
+/// `qlen_bytes` what they held.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DeadlockRow {
+    pub t_ns: u64,
+    pub event: String,
+    pub cycle: String,
+    pub qlen_bytes: u64,
+}
+
 type CsvOut = csv::Writer<File>;
 
 pub struct Options {
@@ -102,6 +120,8 @@ pub struct Options {
     /// Stop after this long; otherwise at SIGINT or SIGTERM.
     pub duration: Option<Duration>,
     pub debugfs_root: PathBuf,
+    /// How long a cycle of ports must send nothing to count as deadlocked.
+    pub deadlock_hold: Duration,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -260,6 +280,50 @@ impl Writers {
     }
 }
 
+/// The deadlocks.csv row a look adds, if it starts or ends one; `state`
+/// is the deadlock in force (its cycle), updated. A different cycle
+/// right after another is the old one's end; its start comes next look.
+fn deadlock_change(
+    state: &mut Option<Vec<String>>,
+    rep: &deadlock::Report,
+    t_ns: u64,
+) -> Option<DeadlockRow> {
+    let qlen = |cycle: &[String]| -> u64 {
+        rep.stuck
+            .iter()
+            .filter(|p| cycle.contains(&p.dev))
+            .map(|p| p.qlen_bytes)
+            .sum()
+    };
+    match state.take() {
+        None if !rep.cycle.is_empty() => {
+            *state = Some(rep.cycle.clone());
+            Some(DeadlockRow {
+                t_ns,
+                event: "start".into(),
+                cycle: rep.cycle.join(" "),
+                qlen_bytes: qlen(&rep.cycle),
+            })
+        }
+        None => None,
+        Some(c) if !rep.cycle.is_empty() && same_cycle(&c, &rep.cycle) => {
+            *state = Some(c);
+            None
+        }
+        Some(c) => Some(DeadlockRow {
+            t_ns,
+            event: "end".into(),
+            cycle: c.join(" "),
+            qlen_bytes: 0,
+        }),
+    }
+}
+
+/// The same ports in the same wait order, from any starting port.
+fn same_cycle(a: &[String], b: &[String]) -> bool {
+    a.len() == b.len() && (0..a.len()).any(|k| a.iter().cycle().skip(k).take(a.len()).eq(b.iter()))
+}
+
 /// Writes out what the ring buffer's callback has queued.
 fn drain(
     rb: Option<&libbpf_rs::RingBuffer<'_>>,
@@ -285,6 +349,15 @@ pub fn record(opts: &Options) -> Result<()> {
     };
     let mut ports_csv = csv(&opts.out, "ports.csv", PORTS_HEADER)?;
     let mut qps_csv = csv(&opts.out, "qps.csv", QPS_HEADER)?;
+    let mut deadlocks_csv = csv(&opts.out, "deadlocks.csv", DEADLOCKS_HEADER)?;
+    let watch = deadlock::Watch::of_current();
+    let trunk_devs: Vec<String> = watch
+        .as_ref()
+        .map_or(Vec::new(), |w| w.devs().map(str::to_string).collect());
+    // The last look's end (its readings), and the deadlock in force.
+    let mut look: Option<(Instant, Vec<deadlock::Reading>)> = None;
+    let mut in_deadlock: Option<Vec<String>> = None;
+    let mut deadlocks = 0u64;
     // SAFETY: the handler only stores to an atomic.
     unsafe {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
@@ -332,11 +405,15 @@ pub fn record(opts: &Options) -> Result<()> {
         let tick = Instant::now();
         drain(rb.as_ref(), &got, &mut w)?;
         let t = monotonic_ns();
+        let mut trunk_now = vec![deadlock::Reading::default(); trunk_devs.len()];
         for dev in switch::ports() {
             // A port detached under us is simply gone.
             let Ok(p) = switch::port_stats(&dev) else {
                 continue;
             };
+            if let Some(i) = trunk_devs.iter().position(|d| *d == p.dev) {
+                trunk_now[i] = deadlock::Reading::from(&p);
+            }
             let (ib, tx_xoff) = p.ingress.map_or((0, 0), |i| (i.bytes, i.pfc_tx_xoff));
             ports_csv.serialize(PortRow {
                 t_ns: t,
@@ -368,6 +445,35 @@ pub fn record(opts: &Options) -> Result<()> {
                 })?;
             }
         }
+        if let Some(w) = &watch {
+            match &look {
+                Some((at, before)) if at.elapsed() >= opts.deadlock_hold => {
+                    let rep = w.judge(before, &trunk_now, opts.deadlock_hold);
+                    if let Some(row) = deadlock_change(&mut in_deadlock, &rep, t) {
+                        if row.event == "start" {
+                            deadlocks += 1;
+                            eprintln!(
+                                "rxecc record: {:.1} s: {}",
+                                start.elapsed().as_secs_f64(),
+                                rep.to_string().lines().next().unwrap_or_default()
+                            );
+                        } else {
+                            eprintln!(
+                                "rxecc record: {:.1} s: the deadlock of {} is over",
+                                start.elapsed().as_secs_f64(),
+                                row.cycle
+                            );
+                        }
+                        deadlocks_csv.serialize(row)?;
+                        // Read while the run goes on (a test waits on it).
+                        deadlocks_csv.flush()?;
+                    }
+                    look = Some((tick, trunk_now));
+                }
+                Some(_) => {}
+                None => look = Some((tick, trunk_now)),
+            }
+        }
         samples += 1;
         if last_progress.elapsed() >= Duration::from_secs(5) {
             last_progress = Instant::now();
@@ -387,7 +493,13 @@ pub fn record(opts: &Options) -> Result<()> {
     drop(rb);
     let lost = skel.maps.bss_data.as_deref().map_or(0, |b| b.lost);
     drop(skel);
-    for f in [&mut w.rates, &mut w.halts, &mut ports_csv, &mut qps_csv] {
+    for f in [
+        &mut w.rates,
+        &mut w.halts,
+        &mut ports_csv,
+        &mut qps_csv,
+        &mut deadlocks_csv,
+    ] {
         f.flush()?;
     }
     let summary = serde_json::json!({
@@ -397,6 +509,9 @@ pub fn record(opts: &Options) -> Result<()> {
         "samples": samples,
         "trace_events": w.events,
         "trace_events_lost": lost,
+        "deadlock_hold_ns": watch.as_ref().map(|_| opts.deadlock_hold.as_nanos() as u64),
+        "deadlocks": deadlocks,
+        "deadlocked_at_end": in_deadlock.is_some(),
     });
     std::fs::write(
         opts.out.join("record.json"),
@@ -429,6 +544,47 @@ mod tests {
         name[..qp.len()].copy_from_slice(qp.as_bytes());
         v.extend_from_slice(&name);
         v
+    }
+
+    #[test]
+    fn deadlocks_start_and_end_once() {
+        let stuck = |d: &str| deadlock::StuckPort {
+            dev: d.into(),
+            from: String::new(),
+            to: String::new(),
+            qlen_bytes: 1000,
+            paused: true,
+            gfc_stage: 0,
+        };
+        let look = |cycle: &[&str]| deadlock::Report {
+            hold_ms: 500,
+            ports: 6,
+            stuck: cycle.iter().map(|d| stuck(d)).collect(),
+            cycle: cycle.iter().map(|d| d.to_string()).collect(),
+        };
+        let mut st = None;
+        assert!(deadlock_change(&mut st, &look(&[]), 1).is_none());
+        let row = deadlock_change(&mut st, &look(&["a", "b", "c"]), 2).unwrap();
+        assert_eq!(
+            (row.event.as_str(), row.cycle.as_str(), row.qlen_bytes),
+            ("start", "a b c", 3000)
+        );
+        // The same cycle, found from another port: still the one deadlock.
+        assert!(deadlock_change(&mut st, &look(&["b", "c", "a"]), 3).is_none());
+        let row = deadlock_change(&mut st, &look(&[]), 4).unwrap();
+        assert_eq!((row.event.as_str(), row.t_ns), ("end", 4));
+        assert!(st.is_none());
+        assert!(deadlock_change(&mut st, &look(&[]), 5).is_none());
+        // Another cycle in place of the first: the first ends.
+        deadlock_change(&mut st, &look(&["a", "b", "c"]), 6).unwrap();
+        let row = deadlock_change(&mut st, &look(&["a", "c", "b"]), 7).unwrap();
+        assert_eq!((row.event.as_str(), row.cycle.as_str()), ("end", "a b c"));
+        assert_eq!(
+            deadlock_change(&mut st, &look(&["a", "c", "b"]), 8)
+                .unwrap()
+                .event,
+            "start"
+        );
     }
 
     #[test]

@@ -21,9 +21,12 @@
 //! - the first halt round is the halts that start within one period T of
 //!   the first halt after `t0` (the flows' answer to the last join); its
 //!   ideal length is the largest total queue (all ports) sampled in the two
-//!   periods before it, over C (the ACC paper's Fig. 10b).
+//!   periods before it, over C (the ACC paper's Fig. 10b);
+//! - deadlocks are those `rxecc record` saw (deadlocks.csv), and the time
+//!   spent in them (one still in force at the end lasts to the last port
+//!   sample).
 
-use crate::record::{HaltRow, PortRow, QpRow, RateRow};
+use crate::record::{DeadlockRow, HaltRow, PortRow, QpRow, RateRow};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -76,6 +79,8 @@ pub struct Run {
     pub flows: Vec<Flow>,
     pub ports: BTreeMap<String, PortSeries>,
     pub halts: Vec<Halt>,
+    /// Deadlocks recorded (absent from recordings made before them).
+    pub deadlocks: Vec<DeadlockRow>,
 }
 
 #[derive(Debug, Serialize, Clone)]
@@ -115,6 +120,10 @@ pub struct Metrics {
     pub first_round_halts: usize,
     pub first_round_actual_ms: Option<f64>,
     pub first_round_ideal_ms: Option<f64>,
+    /// Deadlocks seen, their time in total, and the first one's cycle.
+    pub deadlocks: usize,
+    pub deadlocked_ms: f64,
+    pub first_deadlock: Option<String>,
 }
 
 /// The rows of one of `rxecc record`'s CSV files, by column name.
@@ -199,11 +208,17 @@ pub fn load(label: &str, dir: &Path) -> Result<Run> {
             planned_ns: r.planned_ns,
         })
         .collect();
+    let deadlocks = if dir.join("deadlocks.csv").exists() {
+        rows::<DeadlockRow>(dir, "deadlocks.csv")?
+    } else {
+        Vec::new()
+    };
     Ok(Run {
         label: label.to_string(),
         flows: out,
         ports,
         halts,
+        deadlocks,
     })
 }
 
@@ -388,7 +403,42 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
         first_round_halts: round.len(),
         first_round_actual_ms: median(round.iter().map(|h| h.halted_ns as f64 / 1e6).collect()),
         first_round_ideal_ms,
+        deadlocks: run.deadlocks.iter().filter(|d| d.event == "start").count(),
+        deadlocked_ms: deadlocked_ns(run) as f64 / 1e6,
+        first_deadlock: run.deadlocks.iter().find(|d| d.event == "start").map(|d| {
+            format!(
+                "{} at {:.1} s",
+                d.cycle.replace(' ', " -> "),
+                ms(d.t_ns) / 1e3
+            )
+        }),
     })
+}
+
+/// Time spent deadlocked: each start to its end, or to the last port
+/// sample if none came.
+pub fn deadlocked_ns(run: &Run) -> u64 {
+    let last = run
+        .ports
+        .values()
+        .filter_map(|p| p.samples.last().map(|s| s.0))
+        .max()
+        .unwrap_or(0);
+    let (mut total, mut since) = (0u64, None);
+    for d in &run.deadlocks {
+        match (d.event.as_str(), since) {
+            ("start", None) => since = Some(d.t_ns),
+            ("end", Some(t)) => {
+                total += d.t_ns.saturating_sub(t);
+                since = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(t) = since {
+        total += last.saturating_sub(t);
+    }
+    total
 }
 
 /// The `pct`-th percentile of sorted `v` by nearest rank (0 if empty).
@@ -475,6 +525,15 @@ pub fn table(ms: &[Metrics], setup: &Setup) -> String {
             format!("{}/{}", opt(m.first_round_actual_ms, 1), opt(m.first_round_ideal_ms, 1))
         );
     }
+    for m in ms.iter().filter(|m| m.deadlocks > 0) {
+        s += &format!(
+            "{}: {} deadlock(s), {:.1} s deadlocked; first: {}\n",
+            m.label,
+            m.deadlocks,
+            m.deadlocked_ms / 1e3,
+            m.first_deadlock.as_deref().unwrap_or("-")
+        );
+    }
     s
 }
 
@@ -549,6 +608,7 @@ mod tests {
             flows: vec![a, b],
             ports,
             halts,
+            deadlocks: vec![],
         };
         let setup = Setup {
             capacity_bps: c,
@@ -579,6 +639,35 @@ mod tests {
     }
 
     #[test]
+    fn time_deadlocked_counts_to_the_end_or_the_last_sample() {
+        let d = |t_ns: u64, event: &str| DeadlockRow {
+            t_ns,
+            event: event.into(),
+            cycle: "x0_1 x1_2 x2_0".into(),
+            qlen_bytes: 0,
+        };
+        let mut ports = BTreeMap::new();
+        ports.insert(
+            "x0_1".to_string(),
+            PortSeries {
+                samples: vec![(0, 0, 0, 0, 0, 0), (100 * MS, 0, 0, 0, 0, 0)],
+                deq: vec![],
+            },
+        );
+        let mut run = Run {
+            label: "pfc".into(),
+            ports,
+            deadlocks: vec![d(20 * MS, "start"), d(30 * MS, "end"), d(90 * MS, "start")],
+            ..Default::default()
+        };
+        assert_eq!(deadlocked_ns(&run), 20 * MS);
+        run.deadlocks.truncate(2);
+        assert_eq!(deadlocked_ns(&run), 10 * MS);
+        run.deadlocks.clear();
+        assert_eq!(deadlocked_ns(&run), 0);
+    }
+
+    #[test]
     fn percentile_by_nearest_rank() {
         let v: Vec<u64> = (1..=20).collect();
         assert_eq!(percentile(&v, 50), 10);
@@ -598,6 +687,7 @@ mod tests {
             flows: vec![a, b],
             ports: BTreeMap::new(),
             halts: vec![],
+            deadlocks: vec![],
         };
         let m = metrics(
             &run,
@@ -620,6 +710,7 @@ mod tests {
             flows: vec![a, b],
             ports: BTreeMap::new(),
             halts: vec![],
+            deadlocks: vec![],
         };
         let e = metrics(
             &run,
