@@ -136,9 +136,24 @@ def pfc(vec=0xFF, quanta=0xFFFF, opcode=0x0101, dst=PFC_DST, length=60):
 
 # --- counters -------------------------------------------------------------
 
+# One `rxecc port stats` per reading of a case's counters, not one per
+# counter: under TCG each run takes about a second, and six of them per
+# poll made the PFC cases take minutes.
+_ports = None
+
+
+def fresh():
+    """The next port_stats() reads the ports again."""
+    global _ports
+    _ports = None
+
+
 def port_stats():
-    out = subprocess.run(["rxecc", "port", "stats", "--json"], check=True, capture_output=True, text=True).stdout
-    return {p["dev"]: p for p in map(json.loads, out.splitlines())}
+    global _ports
+    if _ports is None:
+        out = subprocess.run(["rxecc", "port", "stats", "--json"], check=True, capture_output=True, text=True).stdout
+        _ports = {p["dev"]: p for p in map(json.loads, out.splitlines())}
+    return _ports
 
 
 def rxe_counter(h, name):
@@ -196,7 +211,12 @@ def case(name, dev, via, frames, watched, expect):
     counter (a name -> reader dict) against expect (name -> delta, or
     MOVED; a name not in it must not move)."""
     global failures, tried
-    before = {k: r() for k, r in watched.items()}
+
+    def read():
+        fresh()
+        return {k: r() for k, r in watched.items()}
+
+    before = read()
     if None in before.values():
         sys.exit(f"{name}: cannot read {[k for k, v in before.items() if v is None]} (is the flow's QP gone?)")
     send(*via, frames)
@@ -209,12 +229,12 @@ def case(name, dev, via, frames, watched, expect):
 
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        now = {k: r() for k, r in watched.items()}
+        now = read()
         if all(met(now, k) for k in expect):
             break
         time.sleep(0.1)
     time.sleep(0.3)  # for a counter that should not move, but might late
-    now = {k: r() for k, r in watched.items()}
+    now = read()
     bad = [k for k in watched if not met(now, k)]
     moved = ", ".join(f"{k} +{now[k] - before[k]}" if now[k] is not None else f"{k} gone"
                       for k in watched if now[k] != before[k]) or "nothing moved"
@@ -235,6 +255,7 @@ def run_pfc(targets):
                    for k in ("pfc_rx_bad", "pfc_rx_other", "pfc_rx_xoff", "pfc_rx_xon", "paused", "paused_ns")}
         bad = {"pfc_rx_bad": COUNT}
         mk = lambda **kw: [pfc(**kw)] * COUNT  # noqa: E731
+        fresh()
         if st("paused"):
             sys.exit(f"{dev} is paused before any frame was sent")
         case("pfc: truncated (30 B)", dev, via, mk(length=30), watched, bad)

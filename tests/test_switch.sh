@@ -154,6 +154,30 @@ qp_marks() {
 	awk -v re="$2" -v k="$3" '$1 ~ re && $2 == k {v[$1] = $3}
 		END {for (q in v) s += v[q]; print s + 0}' "$1"
 }
+# overlap <poll file> <qp>: "<first> <last>", the poll samples in which
+# some other QP of the same device first received data and in which <qp>
+# got its last byte (a sample ends where a QP's line repeats).
+overlap() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+dev = sys.argv[2].split("-")[0] + "-"
+samples, cur = [], {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) != 3 or f[1] != "rx_bytes" or not f[0].startswith(dev):
+        continue
+    if f[0] in cur:
+        samples.append(cur)
+        cur = {}
+    cur[f[0]] = int(f[2])
+samples.append(cur)
+me = sys.argv[2]
+first = next((i for i, s in enumerate(samples) if any(v > 0 for q, v in s.items() if q != me)), len(samples))
+last = max((s.get(me, 0), -i) for i, s in enumerate(samples))
+print(first, -last[1])
+PY
+}
+
 # first_qp <poll file> <dev>: the lowest-numbered QP seen on <dev>.
 first_qp() {
 	awk -v d="$2-qp" 'index($1, d) == 1 {n = substr($1, length(d) + 1) + 0
@@ -245,10 +269,12 @@ test_switch_tcd_chain() {
 
 	poll_qps "$poll" &
 	pid=$!
-	# F0 and F1 run long enough to outlast the bursts (alone, 800 x 64 KB
-	# take 8.4 s at 50 Mb/s), which start 1 s after they do plus the
-	# bursts' own set-up.
-	CHAIN_ITERS=800 chain_flows burst 1 || fail "flows with bursts did not complete"
+	# F0 and F1 run long enough to outlast the bursts (alone, 1600 x 64 KB
+	# take 16.8 s at 50 Mb/s), which start 1 s after they do plus the
+	# bursts' own set-up. With 800 (8.4 s), in one full suite the three
+	# burst clients' set-up took over 7 s: they began as F1 ended, and F1
+	# got no CE.
+	CHAIN_ITERS=1600 chain_flows burst 1 || fail "flows with bursts did not complete"
 	kill $pid 2>/dev/null || true
 	wait $pid 2>/dev/null || true
 	ports_snap "$s"
@@ -266,6 +292,11 @@ test_switch_tcd_chain() {
 		"emulation stalls (root, s0 -> s1): $(psum "$s" stalls p3), $(psum "$s" stalls x0_1);" \
 		"compressed arrivals by port: $(psum "$s" list:compressed_pkts); TCD re-based on them: $(psum "$s" list:tcd_compressed)"
 	info "F0 $(tb_bw_mbit "$TEST_OUT/burst-f0.txt") Mb/s with bursts, $(tb_bw_mbit "$TEST_OUT/quiet-f0.txt") Mb/s without"
+	# The bursts must meet F1 at the root, or nothing here is tested.
+	local ov
+	read -r -a ov <<<"$(overlap "$poll" "$(first_qp "$poll" rxe3)")"
+	info "the bursts' first byte in poll sample ${ov[0]}, F1's last in sample ${ov[1]}"
+	assert_gt "F1's last sample, against the bursts' first (they overlap)" "${ov[1]}" "${ov[0]}"
 	assert_gt "ECN-capable packets judged at the root" "$(psum "$s" tcd_none p3)" 0
 	assert_gt "CE at the root port" "$root_ce" 0
 	assert_gt "CE received by F1" "$f1_ce" 0
