@@ -101,7 +101,9 @@ test_cc_victim() {
 	assert_gt "F0's rate without bursts" "$quiet" 0
 	bar=$(awk -v q="$quiet" -v f="$fair" 'BEGIN {print (q < f ? q : f) / 2}')
 	info "without bursts: $(cat "$TEST_OUT/quiet.txt"); F0's fair share $fair Mb/s"
-	ccv_rounds "$TEST_OUT" "${CCV_ROUNDS:-3}" >"$TEST_OUT/summary.txt" 2>"$TEST_OUT/runs.txt" || rc=1
+	# Two rounds (make bench runs three): DCQCN's time paused was 9x
+	# ACC's over three, so two leave a wide margin and save 2.5 minutes.
+	ccv_rounds "$TEST_OUT" "${CCV_ROUNDS:-2}" >"$TEST_OUT/summary.txt" 2>"$TEST_OUT/runs.txt" || rc=1
 	while read -r lines; do info "$lines"; done <"$TEST_OUT/summary.txt"
 	[ "$rc" = 0 ] || fail "a run failed: $(grep -h "ccv_run\|testbed" "$TEST_OUT/runs.txt" | head -3)"
 	for r in "$TEST_OUT"/round*/*/; do
