@@ -267,14 +267,16 @@ test_switch_tcd_chain() {
 	rxecc testbed down
 	rxecc testbed up "${CHAIN_TOPO:-chain}" 2>"$TEST_OUT/up2.txt" || fail "testbed up (again)"
 
+	: >"$poll" # a fresh poll: QP names repeat from one run to the next
 	poll_qps "$poll" &
 	pid=$!
-	# F0 and F1 run long enough to outlast the bursts (alone, 1200 x 64 KB
-	# take 12.6 s at 50 Mb/s), which start 1 s after they do plus the
+	# F0 and F1 run long enough to outlast the bursts (alone, 1600 x 64 KB
+	# take 16.8 s at 50 Mb/s), which start 1 s after they do plus the
 	# bursts' own set-up. With 800 (8.4 s), in one full suite the three
 	# burst clients' set-up took over 7 s: they began as F1 ended, and F1
-	# got no CE.
-	CHAIN_ITERS=1200 chain_flows burst 1 || fail "flows with bursts did not complete"
+	# got no CE. With 1200 they began 8 poll samples (about 3 s) before
+	# F1 ended, once.
+	CHAIN_ITERS=1600 chain_flows burst 1 || fail "flows with bursts did not complete"
 	kill $pid 2>/dev/null || true
 	wait $pid 2>/dev/null || true
 	ports_snap "$s"
