@@ -370,15 +370,20 @@ pub fn cbd(net: &Net) -> Option<Vec<(usize, usize)>> {
                 let Some(l) = r.next[d][u] else { break };
                 let v = r.dl[l].1;
                 if let Some(l2) = r.next[d].get(v).copied().flatten() {
-                    if !dep[l].contains(&l2) {
-                        dep[l].push(l2);
-                    }
+                    depend(&mut dep, l, l2);
                 }
                 u = v;
             }
         }
     }
     find_cycle(&dep).map(|c| c.into_iter().map(|l| r.dl[l]).collect())
+}
+
+/// Link `a` feeds link `b` at a switch (once in the graph).
+fn depend(dep: &mut [Vec<usize>], a: usize, b: usize) {
+    if !dep[a].contains(&b) {
+        dep[a].push(b);
+    }
 }
 
 /// The same for the routes of `flows` alone.
@@ -388,19 +393,10 @@ pub fn cbd_of(net: &Net, flows: &[(usize, usize)]) -> Option<Vec<(usize, usize)>
     for &(s, d) in flows {
         let Some(path) = r.path(s, d) else { continue };
         for w in path.windows(2) {
-            if !dep[w[0]].contains(&w[1]) {
-                dep[w[0]].push(w[1]);
-            }
+            depend(&mut dep, w[0], w[1]);
         }
     }
     find_cycle(&dep).map(|c| c.into_iter().map(|l| r.dl[l]).collect())
-}
-
-/// Every ordered pair of distinct hosts.
-pub fn all_pairs(hosts: usize) -> Vec<(usize, usize)> {
-    (0..hosts)
-        .flat_map(|s| (0..hosts).filter(move |&d| d != s).map(move |d| (s, d)))
-        .collect()
 }
 
 /// Runs `flows` (source host, destination host) over `net` for
