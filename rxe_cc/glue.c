@@ -107,6 +107,8 @@ RXE_CC_KNOB(fixed_rate_mbps, 100, 1, 400000,
 	    "payload rate of cc=fixed QPs, Mb/s");
 RXE_CC_KNOB(pacing_burst_us, 0, 0, 100000,
 	    "pacing credit a late-woken sender may catch up on, us; 0 = the algorithm's own (one MTU at the line rate; cc=fixed 2000)");
+RXE_CC_KNOB(pacing_catchup_us, 10000, 0, 100000,
+	    "pacing time a sender held at the gate may catch up on when its timer or send task ran late, us; 0 = none beyond pacing_burst_us");
 RXE_CC_KNOB(data_ecn, 0, 0, 2,
 	    "IP ECN codepoint of new QPs' data: 0 not-ECT, 1 ECT(1), 2 ECT(0); cc=acc uses ECT(1) when 0");
 RXE_CC_KNOB(ack_every, 0, 0, 64,
@@ -204,6 +206,7 @@ static struct rxe_cc_knob *const rxe_cc_knobs[RXE_CC_NR_KNOBS] = {
 	[RXE_CC_KNOB_FNCC_BETA_PERMILLE] = &knob_fncc_beta_permille,
 	[RXE_CC_KNOB_ICC_T_US] = &knob_icc_t_us,
 	[RXE_CC_KNOB_ICC_QD_BYTES] = &knob_icc_qd_bytes,
+	[RXE_CC_KNOB_PACING_CATCHUP_US] = &knob_pacing_catchup_us,
 };
 
 u32 rxe_cc_param_alg(void)

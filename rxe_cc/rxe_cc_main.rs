@@ -119,6 +119,7 @@ enum Knob {
     FnccBetaPermille = 25,
     IccTUs = 26,
     IccQdBytes = 27,
+    PacingCatchupUs = 28,
 }
 
 impl Knob {
@@ -400,9 +401,10 @@ enum Counter {
     IntHops,
     IntOverflow,
     LhcsJumps,
+    PacerLostNs,
 }
 
-const NR_COUNTERS: usize = 28;
+const NR_COUNTERS: usize = 29;
 const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "tx_packets",
     "tx_bytes",
@@ -432,6 +434,7 @@ const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "int_hops",
     "int_overflow",
     "lhcs_jumps",
+    "pacer_lost_ns",
 ];
 
 struct Counters([Atomic<u64>; NR_COUNTERS]);
@@ -722,6 +725,14 @@ struct QpCtl {
     /// The gate stopped the QP on a full window; an ACK that opens it
     /// kicks the QP.
     window_blocked: bool,
+    /// The gate held the QP's next send for its pacing time, since the
+    /// last send (see `pacing_time`).
+    held: bool,
+    /// Catching up on pacing time lost while held: the sends since were
+    /// back to back and still behind their due times.
+    behind: bool,
+    /// The last send's time.
+    last_tx_ns: u64,
 }
 
 /// What `rxe_cc_rs_qp_create` hands to rdma_rxe as the QP's private pointer.
@@ -839,6 +850,32 @@ impl QpState {
 
     /// A send ends a pending halt: traces its actual length, from the end
     /// of the period that decided it to this send.
+    /// The time a send counts as sent at for pacing. A send the gate held
+    /// had its packet waiting: the time it lost past its due time, to a
+    /// late hrtimer or a late send task (0.1 to several ms under QEMU TCG,
+    /// more on a loaded host), is the emulation's, not the sender's. It and
+    /// the sends right behind it count from when they were due, so the QP
+    /// catches up back to back until its pacing time is ahead of the clock
+    /// again, on at most `pacing_catchup_us`; a held send later than that
+    /// loses the rest, and `pacer_lost_ns` counts it. A QP that sent nothing
+    /// for `pacing_catchup_us` is idle, not behind: it keeps only its
+    /// algorithm's burst credit.
+    fn pacing_time(&self, ctl: &mut QpCtl, now_ns: u64) -> u64 {
+        let catchup = Knob::PacingCatchupUs.us_ns();
+        let held = core::mem::replace(&mut ctl.held, false);
+        let last = core::mem::replace(&mut ctl.last_tx_ns, now_ns);
+        ctl.behind = held || (ctl.behind && now_ns.saturating_sub(last) <= catchup);
+        if !ctl.behind {
+            return now_ns;
+        }
+        let due = ctl.cc.get().pacing(now_ns).next_send_ns.min(now_ns);
+        let floor = now_ns.saturating_sub(catchup);
+        if held {
+            self.count(Counter::PacerLostNs, floor.saturating_sub(due));
+        }
+        due.max(floor)
+    }
+
     fn end_halt(&self, ctl: &mut QpCtl, now_ns: u64) {
         if ctl.halt_since_ns == 0 {
             return;
@@ -1081,6 +1118,9 @@ fn new_qp_state(
                 period_timer: None,
                 halt_since_ns: 0,
                 window_blocked: false,
+                held: false,
+                behind: false,
+                last_tx_ns: 0,
             }),
             pacer,
             period,
@@ -1194,9 +1234,13 @@ pub extern "C" fn rxe_cc_rs_tx_gate(
         // The ACK that opens the window kicks the QP; the timer is the
         // fallback should none come (a lost packet, until rxe retries).
         ctl.window_blocked = true;
+        // Sends that wait on ACKs have no pacing time to catch up on.
+        ctl.held = false;
+        ctl.behind = false;
         qp.count(Counter::TxWindowed, 1);
         next = now_ns.saturating_add(Knob::HpccTUs.us_ns().max(1));
     } else {
+        ctl.held = true;
         qp.count(Counter::TxGated, 1);
     }
     // A timer already set for `next` or earlier will do: when it fires,
@@ -1230,7 +1274,10 @@ pub extern "C" fn rxe_cc_rs_tx_done(
     qp.end_halt(&mut ctl, now_ns);
     let first = qp.stats.counters.get(Counter::TxPackets) == 0;
     qp.run_due_period(&mut ctl, now_ns);
-    ctl.cc.get().on_send(now_ns, psn, payload);
+    let pace_ns = qp.pacing_time(&mut ctl, now_ns);
+    ctl.cc.get().on_send(pace_ns, psn, payload);
+    // Caught up once the next send must wait for its time again.
+    ctl.behind = ctl.behind && ctl.cc.get().pacing(now_ns).next_send_ns <= now_ns;
     if first {
         // The flow's start, for a rate time series.
         qp.trace_rate(&mut ctl, now_ns);

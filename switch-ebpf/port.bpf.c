@@ -128,6 +128,7 @@ static __always_inline void pause_end(struct port_state *st, __u64 now)
 	st->stats.paused = 0;
 	st->stats.paused_ns += now - st->stats.pause_start_ns;
 	st->stats.last_resume_ns = now;
+	st->stats.pace_floor_ns = now;
 	st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
 }
 
@@ -604,7 +605,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	struct rxecc_port_params cfg;
 	__u64 now = bpf_ktime_get_ns(), start, floor, until = 0, ready = 0;
 	__u64 rate, resumed_at = 0, stall, deq_bytes, qlen_bytes, old_qlen, since;
-	__u64 next_tx_ns = 0, stage = 0, wake, credit = 0;
+	__u64 next_tx_ns = 0, stage = 0, wake, credit = 0, lost_from, pace_floor = 0;
 	bool timed = false;
 	struct bpf_list_node *node;
 	struct switch_ports *sp;
@@ -643,6 +644,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 		}
 	}
 	resumed_at = st->stats.last_resume_ns;
+	pace_floor = st->stats.pace_floor_ns;
 	if (cfg.fc_mode == FC_GFC_BUFFER)
 		stage = st->stats.gfc_stage;
 	if (cfg.fc_mode == FC_GFC_TIME && st->stats.gfc_fccl_valid) {
@@ -755,11 +757,23 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 
 	/* This packet's serialisation starts when the last one's ended,
 	 * keeping at most burst_ns of credit, and none from before a pause
-	 * ended (a paused link does not bank time). */
+	 * ended (a paused link does not bank time). A stall is no pause: its
+	 * lateness is caught up on, up to the same credit. */
 	start = next_tx_ns;
 	floor = now > burst_ns ? now - burst_ns : 0;
-	if (resumed_at > floor)
-		floor = resumed_at;
+	/* Time lost: the link was free (next_tx_ns), this packet there (ready)
+	 * and no pause or credit wait held it, yet the dequeue came later than
+	 * the credit covers. */
+	lost_from = next_tx_ns > ready ? next_tx_ns : ready;
+	if (pace_floor > lost_from)
+		lost_from = pace_floor;
+	if (tx_len && !timed && floor > lost_from) {
+		bpf_spin_lock(&st->lock);
+		st->stats.late_ns += floor - lost_from;
+		bpf_spin_unlock(&st->lock);
+	}
+	if (pace_floor > floor)
+		floor = pace_floor;
 	if (start < floor)
 		start = floor;
 	tx_start_ns = start;
@@ -1200,6 +1214,7 @@ static __always_inline bool gfc_obey(struct port_state *st, __u32 stage,
 	 * credit from the slower period, and that wait was no stall. */
 	if (stage < old) {
 		st->stats.last_resume_ns = now;
+		st->stats.pace_floor_ns = now;
 		st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
 	}
 	if (stage > st->stats.gfc_max_stage)

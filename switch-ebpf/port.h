@@ -83,6 +83,15 @@ struct rxecc_port_stats {
 	 * 64-byte blocks, modulo 2^16) and whether one came yet; dequeues
 	 * that found no credit left. */
 	__u64 gfc_fccl, gfc_fccl_valid, gfc_credit_waits;
+	/* Link time lost to late dequeues (late watchdogs under TCG): time a
+	 * packet was waiting and free to go, beyond the pacer's burst_ns of
+	 * catch-up credit. The link's rate over a run is its configured rate
+	 * less this share. */
+	__u64 late_ns;
+	/* The pacer banks no credit from before this: the end of the last
+	 * pause, or of a slower GFC stage. (A stall ends a TCD OFF period at
+	 * last_resume_ns, but its lost time is caught up on like any other.) */
+	__u64 pace_floor_ns;
 };
 
 /*

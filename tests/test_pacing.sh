@@ -3,11 +3,15 @@
 # pinned rate. The gate must really stop the requester (tx_gated > 0, timer
 # fires > 0), and the pacer must never run faster than the set rate.
 #
-# The pass band is wide on the low side (the guest shares a noisy host, and
-# TCG timers fire late); `make bench` reports the exact accuracy.
+# TCG timers fire late, by more on a loaded host: a held QP catches up on
+# that (pacing_catchup_us) and the pacer counts what it could not
+# (pacer_lost_ns). So the goodput must reach 90% of the rate less the share
+# of the run lost; `make bench` reports the exact accuracy.
 
 test_pacing() {
-	local size=65536 rate iters bw
+	local size=65536 rate iters bw lost lost0=0 share
+	# late_us: the pacer timers' mean lateness so far.
+	late_us() { echo $(($(tb_cc_total pacer_late_ns) / ($(tb_cc_total pacer_fires) + 1) / 1000)); }
 	tb_load_rxe patched
 	tb_load_cc cc=fixed
 	tb_up 2
@@ -23,12 +27,19 @@ test_pacing() {
 		tb_wait_servers || fail "server at $rate Mb/s failed"
 		bw=$(tb_bw_mbit "$TEST_OUT/client-$rate.txt")
 		[ -n "$bw" ] || fail "no bandwidth at $rate Mb/s"
-		info "fixed_rate_mbps=$rate: goodput $bw Mb/s ($(awk -v b="$bw" -v r="$rate" 'BEGIN {printf "%+.1f%%", (b - r) * 100 / r}'))"
+		# Time the pacer lost beyond its catch-up (pacing_catchup_us), as a
+		# share of the run: the rate falls short by that much, and no more.
+		lost=$(($(tb_cc_total pacer_lost_ns) - lost0))
+		lost0=$(tb_cc_total pacer_lost_ns)
+		share=$(awk -v l="$lost" -v b="$bw" -v n=$((size * iters)) 'BEGIN {printf "%.3f", l / 1e9 / (n * 8 / (b * 1e6))}')
+		info "fixed_rate_mbps=$rate: goodput $bw Mb/s ($(awk -v b="$bw" -v r="$rate" 'BEGIN {printf "%+.1f%%", (b - r) * 100 / r}')); pacer timers $(late_us) us late on average, $(awk -v s="$share" 'BEGIN {printf "%.1f%%", s * 100}') of the run lost beyond the catch-up"
 		awk -v b="$bw" -v r="$rate" 'BEGIN {exit !(b <= r * 1.03)}' || fail "goodput $bw Mb/s exceeds the pinned $rate Mb/s by more than 3%"
-		awk -v b="$bw" -v r="$rate" 'BEGIN {exit !(b >= r * 0.75)}' || fail "goodput $bw Mb/s is below 75% of the pinned $rate Mb/s"
+		awk -v s="$share" 'BEGIN {exit !(s <= 0.5)}' || fail "the guest's timers lost more than half the run: too late to judge pacing"
+		awk -v b="$bw" -v r="$rate" -v s="$share" 'BEGIN {exit !(b >= r * (1 - s) * 0.9)}' \
+			|| fail "goodput $bw Mb/s is below 90% of the pinned $rate Mb/s less the time lost"
 	done
 	cat /sys/kernel/debug/rxe_cc/totals >"$TEST_OUT/totals.txt"
 	assert_gt "sends held at the gate" "$(tb_cc_total tx_gated)" 0
 	assert_gt "pacer timer fires" "$(tb_cc_total pacer_fires)" 0
-	info "gate held $(tb_cc_total tx_gated) sends; timer fired $(tb_cc_total pacer_fires) times, mean lateness $(( $(tb_cc_total pacer_late_ns) / $(tb_cc_total pacer_fires) / 1000 )) us"
+	info "gate held $(tb_cc_total tx_gated) sends; timer fired $(tb_cc_total pacer_fires) times, mean lateness $(late_us) us"
 }

@@ -24,6 +24,7 @@ cc_knob_ranges() {
 		dce_tcp_rtt 1 1000000
 		min_time_between_cnps 0 1000000
 		pacing_burst_us 0 100000
+		pacing_catchup_us 0 100000
 		hpcc_eta_permille 1 1000
 		hpcc_max_stage 0 1000
 		hpcc_w_ai_bytes 0 1000000

@@ -15,10 +15,12 @@ pstat() { sed 's/[{}"]//g' "$TEST_OUT/snap.json" | tr ',' '\n' | awk -F: -v k="$
 
 # Rate: the port, not the guest's CPU, is the bottleneck at 100 Mb/s, so the
 # flow's wire rate (goodput scaled by wire bytes per payload byte) follows
-# the port's rate. Never faster than the rate (+3%); the low side allows
-# for TCG's late watchdogs (`make bench` reports the exact figure).
+# the port's rate. Never faster than the rate (+3%), and at least 90% of it
+# less the share of the run the port lost to watchdogs later than its
+# catch-up credit (late_ns; TCG, worse on a loaded host); `make bench`
+# reports the exact figure.
 test_port_rate() {
-	local rate=100 iters=400
+	local rate=100 iters=400 lost
 	tb_load_rxe patched
 	tb_up 2
 	rxecc port attach --dev p0 --rate-mbps $rate
@@ -28,9 +30,13 @@ test_port_rate() {
 	snap
 	# Wire bytes per payload byte, from the port's own count of this flow.
 	wire=$(awk -v g="$good" -v d="$(pstat deq_bytes)" -v p=$((iters * 65536)) 'BEGIN {printf "%.3f", g * d / p}')
-	info "port at $rate Mb/s: goodput $good Mb/s, wire rate $wire Mb/s ($(awk -v w="$wire" -v r=$rate 'BEGIN {printf "%+.1f%%", (w - r) * 100 / r}')), $(pstat drops) drops"
+	# The share of the run the port lost to late dequeues (late_ns).
+	lost=$(awk -v l="$(pstat late_ns)" -v w="$wire" -v d="$(pstat deq_bytes)" 'BEGIN {printf "%.3f", l / 1e9 / (d * 8 / (w * 1e6))}')
+	info "port at $rate Mb/s: goodput $good Mb/s, wire rate $wire Mb/s ($(awk -v w="$wire" -v r=$rate 'BEGIN {printf "%+.1f%%", (w - r) * 100 / r}')), $(pstat drops) drops; $(awk -v s="$lost" 'BEGIN {printf "%.1f%%", s * 100}') of the run lost to late dequeues"
 	awk -v w="$wire" -v r=$rate 'BEGIN {exit !(w <= r * 1.03)}' || fail "wire rate $wire Mb/s is above the port's $rate Mb/s + 3%"
-	awk -v w="$wire" -v r=$rate 'BEGIN {exit !(w >= r * 0.85)}' || fail "wire rate $wire Mb/s is below 85% of the port's $rate Mb/s"
+	awk -v s="$lost" 'BEGIN {exit !(s <= 0.5)}' || fail "the guest's timers lost more than half the run: too late to judge the rate"
+	awk -v w="$wire" -v r=$rate -v s="$lost" 'BEGIN {exit !(w >= r * (1 - s) * 0.9)}' \
+		|| fail "wire rate $wire Mb/s is below 90% of the port's $rate Mb/s less the time lost"
 	assert_eq "drops" 0 "$(pstat drops)"
 	rxecc port detach --dev p0
 	[ ! -e /sys/fs/bpf/rxecc/p0 ] || fail "detach left pins behind"

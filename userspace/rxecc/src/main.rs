@@ -905,6 +905,14 @@ fn print_port(s: &switch::PortStats) {
             s.tau_max_ns as f64 / 1e3
         );
     }
+    if s.stalls + s.late_ns > 0 {
+        println!(
+            "         emulation: {} stalls ({:.3} ms), {:.3} ms of link time lost to late dequeues",
+            s.stalls,
+            s.stall_ns as f64 / 1e6,
+            s.late_ns as f64 / 1e6
+        );
+    }
     if s.pfc_rx_bad + s.pfc_rx_other > 0 {
         println!(
             "         MAC control rx dropped: {} malformed, {} PFC for other classes",

@@ -1094,6 +1094,10 @@ pub struct PortStats {
     pub ctl_pkts: u64,
     pub stalls: u64,
     pub stall_ns: u64,
+    /// Link time lost to late dequeues beyond the pacer's catch-up credit,
+    /// while a packet waited free to go: the port ran this much below its
+    /// rate.
+    pub late_ns: u64,
     /// Arrivals from the link peer faster than the link's rate allows (an
     /// upstream catch-up burst), and TCD decisions re-based on them.
     pub compressed_pkts: u64,
@@ -1197,6 +1201,7 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         ctl_pkts: s.ctl_pkts,
         stalls: s.stalls,
         stall_ns: s.stall_ns,
+        late_ns: s.late_ns,
         compressed_pkts: s.compressed_pkts,
         tcd_compressed: s.tcd_compressed,
         int_stamped: s.int_stamped,
