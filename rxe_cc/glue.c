@@ -107,8 +107,8 @@ RXE_CC_KNOB(fixed_rate_mbps, 100, 1, 400000,
 	    "payload rate of cc=fixed QPs, Mb/s");
 RXE_CC_KNOB(pacing_burst_us, 0, 0, 100000,
 	    "pacing credit a late-woken sender may catch up on, us; 0 = the algorithm's own (one MTU at the line rate; cc=fixed 2000)");
-RXE_CC_KNOB(pacing_catchup_us, 10000, 0, 100000,
-	    "pacing time a sender held at the gate may catch up on when its timer or send task ran late, us; 0 = none beyond pacing_burst_us");
+RXE_CC_KNOB(pacing_catchup_us, 0, 0, 100000,
+	    "pacing time a sender held at the gate may catch up on when its timer or send task ran late, us; 0 = the algorithm's own (cc=fixed 10000, others none)");
 RXE_CC_KNOB(data_ecn, 0, 0, 2,
 	    "IP ECN codepoint of new QPs' data: 0 not-ECT, 1 ECT(1), 2 ECT(0); cc=acc uses ECT(1) when 0");
 RXE_CC_KNOB(ack_every, 0, 0, 64,

@@ -159,6 +159,10 @@ fn pacing_burst_ns(link: &LinkParams, default_ns: u64) -> u64 {
 /// `cc=fixed`'s pacing credit when `pacing_burst_us` is 0.
 const FIXED_BURST_NS: u64 = 2_000_000;
 
+/// `cc=fixed`'s catch-up when `pacing_catchup_us` is 0 (the algorithms'
+/// is none: see `QpState::pacing_time`).
+const FIXED_CATCHUP_NS: u64 = 10_000_000;
+
 /// The link the algorithms assume, from the knobs.
 fn link_params() -> LinkParams {
     LinkParams {
@@ -860,8 +864,16 @@ impl QpState {
     /// loses the rest, and `pacer_lost_ns` counts it. A QP that sent nothing
     /// for `pacing_catchup_us` is idle, not behind: it keeps only its
     /// algorithm's burst credit.
+    ///
+    /// By default only `cc=fixed` catches up (10 ms). The algorithms'
+    /// experiments were measured without it, and with it the chain victim
+    /// scenario changed: F0 and F1 ran at 40-48 Mb/s instead of 20-25, and
+    /// ACC's time paused rose above DCQCN's (docs/architecture.md).
     fn pacing_time(&self, ctl: &mut QpCtl, now_ns: u64) -> u64 {
-        let catchup = Knob::PacingCatchupUs.us_ns();
+        let catchup = match (Knob::PacingCatchupUs.us_ns(), &ctl.cc) {
+            (0, QpCc::Fixed(_)) => FIXED_CATCHUP_NS,
+            (us, _) => us,
+        };
         let held = core::mem::replace(&mut ctl.held, false);
         let last = core::mem::replace(&mut ctl.last_tx_ns, now_ns);
         ctl.behind = held || (ctl.behind && now_ns.saturating_sub(last) <= catchup);

@@ -68,8 +68,10 @@ TEST_TIMEOUT_test_cc_victim=${TEST_TIMEOUT_test_cc_victim:-1500}
 tb_run_test() {
 	local name=$1 out=$RESULTS/$1 rc start pid dog limit var=TEST_TIMEOUT_$1
 	limit=${!var:-${TB_TEST_TIMEOUT:-900}}
+	# A fresh directory: files of an earlier run (a third round of a
+	# bench-sized run, say) must not be judged as this run's.
+	rm -rf "$out"
 	mkdir -p "$out"
-	rm -f "$out/.timed-out"
 	echo "--- $name" >&2
 	dmesg -C
 	start=$(date +%s)
