@@ -756,14 +756,17 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	publish_deq(&cfg, now, deq_bytes, qlen_bytes);
 
 	/* This packet's serialisation starts when the last one's ended,
-	 * keeping at most burst_ns of credit, and none from before a pause
-	 * ended (a paused link does not bank time). A stall is no pause: its
-	 * lateness is caught up on, up to the same credit. */
+	 * keeping at most burst_ns of credit, and none from before a pause or
+	 * a stall ended (a paused link does not bank time; a stalled one does
+	 * not burst its backlog out, which TCD downstream would take for
+	 * congestion: with catch-up after stalls, chain's quiet run got CE). */
 	start = next_tx_ns;
 	floor = now > burst_ns ? now - burst_ns : 0;
+	if (resumed_at > floor)
+		floor = resumed_at;
 	/* Time lost: the link was free (next_tx_ns), this packet there (ready)
-	 * and no pause or credit wait held it, yet the dequeue came later than
-	 * the credit covers. */
+	 * and no pause or credit wait held it, yet it starts later: a late
+	 * dequeue beyond the credit, or the credit a stall gave up. */
 	lost_from = next_tx_ns > ready ? next_tx_ns : ready;
 	if (pace_floor > lost_from)
 		lost_from = pace_floor;

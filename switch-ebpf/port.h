@@ -84,13 +84,13 @@ struct rxecc_port_stats {
 	 * that found no credit left. */
 	__u64 gfc_fccl, gfc_fccl_valid, gfc_credit_waits;
 	/* Link time lost to late dequeues (late watchdogs under TCG): time a
-	 * packet was waiting and free to go, beyond the pacer's burst_ns of
-	 * catch-up credit. The link's rate over a run is its configured rate
-	 * less this share. */
+	 * packet was waiting and free to go that the pacer did not catch up
+	 * on (beyond burst_ns, or given up at a stall). The link's rate over
+	 * a run is its configured rate less this share. */
 	__u64 late_ns;
-	/* The pacer banks no credit from before this: the end of the last
-	 * pause, or of a slower GFC stage. (A stall ends a TCD OFF period at
-	 * last_resume_ns, but its lost time is caught up on like any other.) */
+	/* The end of the last pause, or of a slower GFC stage: time before it
+	 * was not the link's to lose (late_ns). A stall also ends the
+	 * pacer's credit (last_resume_ns), and that credit counts as lost. */
 	__u64 pace_floor_ns;
 };
 
