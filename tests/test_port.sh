@@ -50,7 +50,10 @@ test_port_queue() {
 	tb_load_rxe patched
 	tb_up 2
 	rxecc port attach --dev p0 --rate-mbps 100
-	port_flow queue 300 &
+	# 600 messages (about 4 s): with 300 (2 s) a run once got its only
+	# sample during the flow after the flow, as a sample takes 0.5 s or
+	# more under TCG (a process start) and the flow slows it further.
+	port_flow queue 600 &
 	local flow=$! samples=0 peak=0
 	while kill -0 $flow 2>/dev/null; do
 		rxecc port stats --dev p0 --json >>"$TEST_OUT/samples.jsonl"
