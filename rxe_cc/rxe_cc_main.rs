@@ -852,8 +852,6 @@ impl QpState {
         };
     }
 
-    /// A send ends a pending halt: traces its actual length, from the end
-    /// of the period that decided it to this send.
     /// The time a send counts as sent at for pacing. A send the gate held
     /// had its packet waiting: the time it lost past its due time, to a
     /// late hrtimer or a late send task (0.1 to several ms under QEMU TCG,
@@ -888,6 +886,8 @@ impl QpState {
         due.max(floor)
     }
 
+    /// A send ends a pending halt: traces its actual length, from the end
+    /// of the period that decided it to this send.
     fn end_halt(&self, ctl: &mut QpCtl, now_ns: u64) {
         if ctl.halt_since_ns == 0 {
             return;

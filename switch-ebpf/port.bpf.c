@@ -775,8 +775,6 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 		st->stats.late_ns += floor - lost_from;
 		bpf_spin_unlock(&st->lock);
 	}
-	if (pace_floor > floor)
-		floor = pace_floor;
 	if (start < floor)
 		start = floor;
 	tx_start_ns = start;
