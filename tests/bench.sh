@@ -11,6 +11,14 @@ ITERS=${BENCH_ITERS:-2000}
 out=$RESULTS/bench
 mkdir -p "$out"
 
+# BENCH_PARTS picks sections (e.g. `make bench BENCH_PARTS="cc latejoin"`);
+# unset, the bench runs them all, in this order.
+parts_all="stock pacing port cc latejoin victim fct ring incast-gfc ring-cc"
+for p in ${BENCH_PARTS:-}; do
+	[[ " $parts_all " == *" $p "* ]] || { echo "bench: unknown part '$p' (parts: $parts_all)" >&2; exit 2; }
+done
+want() { [ -z "${BENCH_PARTS:-}" ] || [[ " $BENCH_PARTS " == *" $1 "* ]]; }
+
 run_side() { # <stock|patched> <round>
 	local side=$1 r=$2
 	tb_load_rxe "$side"
@@ -26,148 +34,167 @@ run_side() { # <stock|patched> <round>
 	echo "$(tb_bw_gbits "$out/$side-$r.txt")"
 }
 
-declare -a stock patched
-for ((r = 1; r <= ROUNDS; r++)); do
-	echo "==> bench round $r/$ROUNDS" >&2
-	stock+=("$(run_side stock "$r")")
-	patched+=("$(run_side patched "$r")")
-done
-echo
-echo "ib_write_bw, ${SIZE} B messages x $ITERS, h1 -> h0 through br0 (Gb/s)"
-printf '%-8s %-28s %-28s\n' round "stock rdma_rxe" "patched rdma_rxe + rxe_cc none"
-for ((r = 0; r < ROUNDS; r++)); do
-	printf '%-8s %-28s %-28s\n' $((r + 1)) "${stock[r]:-fail}" "${patched[r]:-fail}"
-done
-awk -v s="${stock[*]}" -v p="${patched[*]}" 'BEGIN {
-	ns = split(s, a, " "); np = split(p, b, " ")
-	for (i = 1; i <= ns; i++) ts += a[i]; for (i = 1; i <= np; i++) tp += b[i]
-	if (ns == 0 || np == 0 || ts == 0) { print "ratio: n/a (a side failed)"; exit }
-	printf "mean    %-28.3f %-28.3f\n", ts / ns, tp / np
-	printf "ratio patched/stock: %.3f\n", (tp / np) / (ts / ns)
-}' | tee "$out/summary.txt"
+. "$RXECC_TOP/tests/cc_incast.sh"
+. "$RXECC_TOP/tests/cc_latejoin.sh"
+. "$RXECC_TOP/tests/test_switch.sh"
+. "$RXECC_TOP/tests/cc_victim.sh"
+. "$RXECC_TOP/tests/lib.sh"
+. "$RXECC_TOP/tests/test_gfc.sh"
+
+bench_stock() {
+	declare -a stock patched
+	for ((r = 1; r <= ROUNDS; r++)); do
+		echo "==> bench round $r/$ROUNDS" >&2
+		stock+=("$(run_side stock "$r")")
+		patched+=("$(run_side patched "$r")")
+	done
+	echo
+	echo "ib_write_bw, ${SIZE} B messages x $ITERS, h1 -> h0 through br0 (Gb/s)"
+	printf '%-8s %-28s %-28s\n' round "stock rdma_rxe" "patched rdma_rxe + rxe_cc none"
+	for ((r = 0; r < ROUNDS; r++)); do
+		printf '%-8s %-28s %-28s\n' $((r + 1)) "${stock[r]:-fail}" "${patched[r]:-fail}"
+	done
+	awk -v s="${stock[*]}" -v p="${patched[*]}" 'BEGIN {
+		ns = split(s, a, " "); np = split(p, b, " ")
+		for (i = 1; i <= ns; i++) ts += a[i]; for (i = 1; i <= np; i++) tp += b[i]
+		if (ns == 0 || np == 0 || ts == 0) { print "ratio: n/a (a side failed)"; exit }
+		printf "mean    %-28.3f %-28.3f\n", ts / ns, tp / np
+		printf "ratio patched/stock: %.3f\n", (tp / np) / (ts / ns)
+	}' | tee -a "$out/summary.txt"
+}
 
 # Pacing accuracy across the guest's usable range: cc=fixed pins the payload
 # rate; goodput is perftest's average, in MiB/s for precision.
-echo
-echo "pacing accuracy: cc=fixed, ${SIZE} B messages, about 2 s per rate"
-printf '%-18s %-16s %-10s %-14s %s\n' "fixed_rate_mbps" "goodput Mb/s" "error" "timer fires" "mean lateness"
-tb_load_rxe patched
-tb_load_cc cc=fixed
-tb_up 2
-export TB_REPORT_GBITS=0
-for rate in ${BENCH_PACING_RATES:-50 100 200 400 600}; do
-	echo "$rate" >/sys/module/rxe_cc/parameters/fixed_rate_mbps
-	f0=$(tb_cc_total pacer_fires)
-	l0=$(tb_cc_total pacer_late_ns)
-	iters=$((rate * 1000000 * 2 / 8 / SIZE + 1))
-	tb_write_bw_server 0 $TB_PORT_BASE "$out/pacing-$rate-server.txt" -s $SIZE -n $iters
-	sleep 1
-	tb_write_bw_client 1 0 $TB_PORT_BASE "$out/pacing-$rate.txt" -s $SIZE -n $iters || echo "  $rate Mb/s failed" >&2
-	tb_wait_servers || echo "  $rate Mb/s: server failed" >&2
-	bw=$(tb_bw_mbit "$out/pacing-$rate.txt")
-	f=$(($(tb_cc_total pacer_fires) - f0))
-	l=$(($(tb_cc_total pacer_late_ns) - l0))
-	printf '%-18s %-16s %-10s %-14s %s\n' "$rate" "${bw:-fail}" \
-		"$(awk -v b="${bw:-0}" -v r="$rate" 'BEGIN {printf "%+.1f%%", (b - r) * 100 / r}')" \
-		"$f" "$([ "$f" -gt 0 ] && echo "$((l / f / 1000)) us" || echo -)"
-done | tee -a "$out/summary.txt"
+bench_pacing() {
+	echo
+	echo "pacing accuracy: cc=fixed, ${SIZE} B messages, about 2 s per rate"
+	printf '%-18s %-16s %-10s %-14s %s\n' "fixed_rate_mbps" "goodput Mb/s" "error" "timer fires" "mean lateness"
+	tb_load_rxe patched
+	tb_load_cc cc=fixed
+	tb_up 2
+	export TB_REPORT_GBITS=0
+	for rate in ${BENCH_PACING_RATES:-50 100 200 400 600}; do
+		echo "$rate" >/sys/module/rxe_cc/parameters/fixed_rate_mbps
+		f0=$(tb_cc_total pacer_fires)
+		l0=$(tb_cc_total pacer_late_ns)
+		iters=$((rate * 1000000 * 2 / 8 / SIZE + 1))
+		tb_write_bw_server 0 $TB_PORT_BASE "$out/pacing-$rate-server.txt" -s $SIZE -n $iters
+		sleep 1
+		tb_write_bw_client 1 0 $TB_PORT_BASE "$out/pacing-$rate.txt" -s $SIZE -n $iters || echo "  $rate Mb/s failed" >&2
+		tb_wait_servers || echo "  $rate Mb/s: server failed" >&2
+		bw=$(tb_bw_mbit "$out/pacing-$rate.txt")
+		f=$(($(tb_cc_total pacer_fires) - f0))
+		l=$(($(tb_cc_total pacer_late_ns) - l0))
+		printf '%-18s %-16s %-10s %-14s %s\n' "$rate" "${bw:-fail}" \
+			"$(awk -v b="${bw:-0}" -v r="$rate" 'BEGIN {printf "%+.1f%%", (b - r) * 100 / r}')" \
+			"$f" "$([ "$f" -gt 0 ] && echo "$((l / f / 1000)) us" || echo -)"
+	done | tee -a "$out/summary.txt"
+	tb_down
+	rmmod rxe_cc
+	rmmod rdma_rxe
+}
 
 # The emulated port's usable range: one flow through p0 at increasing port
 # rates. Wire rate = goodput x (wire bytes / payload bytes, counted by the
 # port). Where it falls clearly below the setting, the guest's CPU, not the
 # port, is the bottleneck. The last row has no port at all, for reference.
-tb_down
-rmmod rxe_cc
-echo
-echo "switch port rate: one ib_write_bw flow, ${SIZE} B messages, about 2 s per rate"
-printf '%-14s %-16s %-14s %-10s %s\n' "port Mb/s" "goodput Mb/s" "wire Mb/s" "of set" "stalls (>2 ms late)"
-tb_up 2
-for rate in ${BENCH_PORT_RATES:-100 200 400 600 800} none; do
-	r=${rate/none/1000}
-	iters=$((r * 1000000 * 2 / 8 / SIZE + 1))
-	if [ "$rate" != none ]; then
-		rxecc port attach --dev p0 --rate-mbps "$rate"
-	fi
-	tb_write_bw_server 0 $TB_PORT_BASE "$out/port-$rate-server.txt" -s $SIZE -n $iters
-	sleep 1
-	tb_write_bw_client 1 0 $TB_PORT_BASE "$out/port-$rate.txt" -s $SIZE -n $iters || echo "  port $rate failed" >&2
-	tb_wait_servers || echo "  port $rate: server failed" >&2
-	bw=$(tb_bw_mbit "$out/port-$rate.txt")
-	if [ "$rate" != none ]; then
-		rxecc port stats --dev p0 --json >"$out/port-$rate.json"
-		wire=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print('%.1f' % (float(sys.argv[2]) * s['deq_bytes'] / int(sys.argv[3])))" \
-			"$out/port-$rate.json" "${bw:-0}" $((iters * SIZE)))
-		stalls=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['stalls'])" "$out/port-$rate.json")
-		rxecc port detach --dev p0
-		printf '%-14s %-16s %-14s %-10s %s\n' "$rate" "${bw:-fail}" "$wire" \
-			"$(awk -v w="$wire" -v r="$rate" 'BEGIN {printf "%.3f", w / r}')" "$stalls"
-	else
-		printf '%-14s %-16s %-14s %-10s %s\n' "(no port)" "${bw:-fail}" - - -
-	fi
-done | tee -a "$out/summary.txt"
-tb_down
-rmmod rxe_cc 2>/dev/null || true
-rmmod rdma_rxe 2>/dev/null || true
+bench_port() {
+	tb_load_rxe patched
+	echo
+	echo "switch port rate: one ib_write_bw flow, ${SIZE} B messages, about 2 s per rate"
+	printf '%-14s %-16s %-14s %-10s %s\n' "port Mb/s" "goodput Mb/s" "wire Mb/s" "of set" "stalls (>2 ms late)"
+	tb_up 2
+	for rate in ${BENCH_PORT_RATES:-100 200 400 600 800} none; do
+		r=${rate/none/1000}
+		iters=$((r * 1000000 * 2 / 8 / SIZE + 1))
+		if [ "$rate" != none ]; then
+			rxecc port attach --dev p0 --rate-mbps "$rate"
+		fi
+		tb_write_bw_server 0 $TB_PORT_BASE "$out/port-$rate-server.txt" -s $SIZE -n $iters
+		sleep 1
+		tb_write_bw_client 1 0 $TB_PORT_BASE "$out/port-$rate.txt" -s $SIZE -n $iters || echo "  port $rate failed" >&2
+		tb_wait_servers || echo "  port $rate: server failed" >&2
+		bw=$(tb_bw_mbit "$out/port-$rate.txt")
+		if [ "$rate" != none ]; then
+			rxecc port stats --dev p0 --json >"$out/port-$rate.json"
+			wire=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print('%.1f' % (float(sys.argv[2]) * s['deq_bytes'] / int(sys.argv[3])))" \
+				"$out/port-$rate.json" "${bw:-0}" $((iters * SIZE)))
+			stalls=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['stalls'])" "$out/port-$rate.json")
+			rxecc port detach --dev p0
+			printf '%-14s %-16s %-14s %-10s %s\n' "$rate" "${bw:-fail}" "$wire" \
+				"$(awk -v w="$wire" -v r="$rate" 'BEGIN {printf "%.3f", w / r}')" "$stalls"
+		else
+			printf '%-14s %-16s %-14s %-10s %s\n' "(no port)" "${bw:-fail}" - - -
+		fi
+	done | tee -a "$out/summary.txt"
+	tb_down
+	rmmod rxe_cc 2>/dev/null || true
+	rmmod rdma_rxe 2>/dev/null || true
+}
 
 # Congestion control, side by side in this one run: the 4->1 incast under
 # none, DCQCN, ACC, HPCC, FNCC and ICC (docs/experiments.md), and the ratios the ACC paper
 # claims: ACC converges at least 10x faster than DCQCN and triggers at
 # least 5x fewer PFC pauses.
-. "$RXECC_TOP/tests/cc_incast.sh"
 # One round is noisy under TCG, so the bench runs several (each: every
 # algorithm one after another, so that drift in the host's load hits all
 # alike) and quotes medians; each round's table and plots stay in
 # $out/cc/round<k>.
-rounds=${BENCH_CC_ROUNDS:-3}
-for ((r = 1; r <= rounds; r++)); do
+bench_cc() {
+	rounds=${BENCH_CC_ROUNDS:-3}
+	for ((r = 1; r <= rounds; r++)); do
+		echo
+		echo "incast round $r of $rounds"
+		cci_run "$out/cc/round$r" none dcqcn acc hpcc fncc icc | tee -a "$out/summary.txt"
+		[ "${PIPESTATUS[0]}" = 0 ] || echo "  round $r: not every flow completed" >&2
+	done
 	echo
-	echo "incast round $r of $rounds"
-	cci_run "$out/cc/round$r" none dcqcn acc hpcc fncc icc | tee -a "$out/summary.txt"
-	[ "${PIPESTATUS[0]}" = 0 ] || echo "  round $r: not every flow completed" >&2
-done
-echo
-python3 "$RXECC_TOP/tests/cc_medians.py" "$CCI_T_US" "$out"/cc/round*/report.json | tee -a "$out/summary.txt"
+	python3 "$RXECC_TOP/tests/cc_medians.py" "$CCI_T_US" "$out"/cc/round*/report.json | tee -a "$out/summary.txt"
+}
 
 # FNCC's late joiner against HPCC's (docs/experiments.md): the time from a
 # second flow's first packet to the first flow's first slowdown.
-. "$RXECC_TOP/tests/cc_latejoin.sh"
-echo
-echo "late joiner on dumbbell: h2 joins h1 into h0 (rates sampled every $CCL_INTERVAL_MS ms)"
-for ((r = 1; r <= ${BENCH_CCL_ROUNDS:-3}; r++)); do
-	for cc in hpcc fncc; do
-		ccl_run "$cc" "$out/latejoin/round$r/$cc" || echo "  cc=$cc: a flow failed" >&2
+bench_latejoin() {
+	echo
+	echo "late joiner on dumbbell: h2 joins h1 into h0 (rates sampled every $CCL_INTERVAL_MS ms)"
+	for ((r = 1; r <= ${BENCH_CCL_ROUNDS:-3}; r++)); do
+		for cc in hpcc fncc; do
+			ccl_run "$cc" "$out/latejoin/round$r/$cc" || echo "  cc=$cc: a flow failed" >&2
+		done
+		python3 "$RXECC_TOP/tests/cc_latejoin.py" "$CCI_T_US" "hpcc=$out/latejoin/round$r/hpcc/rec" \
+			"fncc=$out/latejoin/round$r/fncc/rec" | tee -a "$out/summary.txt"
 	done
-	python3 "$RXECC_TOP/tests/cc_latejoin.py" "$CCI_T_US" "hpcc=$out/latejoin/round$r/hpcc/rec" \
-		"fncc=$out/latejoin/round$r/fncc/rec" | tee -a "$out/summary.txt"
-done
+}
 
 # The victim flow on chain (docs/experiments.md): F0's rate and the pauses
 # that reach the shared upstream port and the hosts, ACC against DCQCN.
-. "$RXECC_TOP/tests/test_switch.sh"
-. "$RXECC_TOP/tests/cc_victim.sh"
-echo
-echo "victim flow F0 on chain, with bursts into F1's receiver (pauses received per port, and time paused), ACC, DCQCN, HPCC, FNCC, ICC"
-# ICC's scenario too (bursts meeting long flows; its paper: fewer pauses
-# than DCQCN and HPCC), with the INT algorithms beside ACC and DCQCN.
-CCV_ALGS="acc dcqcn hpcc fncc icc" ccv_rounds "$out/victim" "${CCV_ROUNDS:-3}" | tee -a "$out/summary.txt"
+bench_victim() {
+	echo
+	echo "victim flow F0 on chain, with bursts into F1's receiver (pauses received per port, and time paused), ACC, DCQCN, HPCC, FNCC, ICC"
+	# ICC's scenario too (bursts meeting long flows; its paper: fewer pauses
+	# than DCQCN and HPCC), with the INT algorithms beside ACC and DCQCN.
+	CCV_ALGS="acc dcqcn hpcc fncc icc" ccv_rounds "$out/victim" "${CCV_ROUNDS:-3}" | tee -a "$out/summary.txt"
+}
 
 # Flow completion times (docs/workloads.md): WebSearch at 50% load on
 # star4, the same flows under every algorithm, from one
 # experiment file; the simulator's slowdown table by size bucket. The ACC
 # paper's claim to check: small flows' tail FCT far below DCQCN's.
-echo
-echo "WebSearch flow completion times (testbed/experiments/websearch.toml): slowdown p50/p95/p99 by size bucket" | tee -a "$out/summary.txt"
-tb_load_rxe patched
-tb_load_cc cc=none
-rxecc run "$RXECC_TOP/testbed/experiments/websearch.toml" --out "$out/fct" | tee -a "$out/summary.txt"
+bench_fct() {
+	echo
+	echo "WebSearch flow completion times (testbed/experiments/websearch.toml): slowdown p50/p95/p99 by size bucket" | tee -a "$out/summary.txt"
+	tb_load_rxe patched
+	tb_load_cc cc=none
+	rxecc run "$RXECC_TOP/testbed/experiments/websearch.toml" --out "$out/fct" | tee -a "$out/summary.txt"
 
-# The repeated incast of short flows (testbed/experiments/incast-fct.toml):
-# p99 FCT and PFC pauses per algorithm.
-echo
-echo "incast of short flows (testbed/experiments/incast-fct.toml): FCT and pauses per algorithm" | tee -a "$out/summary.txt"
-rxecc run "$RXECC_TOP/testbed/experiments/incast-fct.toml" --out "$out/fct-incast" | tee -a "$out/summary.txt"
-rmmod rxe_cc
-rmmod rdma_rxe
+	# The repeated incast of short flows (testbed/experiments/incast-fct.toml):
+	# p99 FCT and PFC pauses per algorithm.
+	echo
+	echo "incast of short flows (testbed/experiments/incast-fct.toml): FCT and pauses per algorithm" | tee -a "$out/summary.txt"
+	rxecc run "$RXECC_TOP/testbed/experiments/incast-fct.toml" --out "$out/fct-incast" | tee -a "$out/summary.txt"
+	rmmod rxe_cc
+	rmmod rdma_rxe
+}
 
 # The GFC paper's ring (testbed/experiments/ring.toml, docs/switch.md):
 # under PFC it deadlocks (then GFC switched on frees it); under
@@ -175,44 +202,55 @@ rmmod rdma_rxe
 # and the stages, against the paper's 884 KB peak / 840 KB settled of
 # 1000 KB and 5 of 10 Gb/s per flow. The tests' own runs, for their
 # numbers: they print them.
-. "$RXECC_TOP/tests/lib.sh"
-. "$RXECC_TOP/tests/test_gfc.sh"
-echo
-echo "GFC ring on triangle (testbed/experiments/ring.toml): PFC, then buffer-based GFC" | tee -a "$out/summary.txt"
-for t in test_gfc_ring_pfc_deadlock test_gfc_ring_buffer; do
-	mkdir -p "$out/$t"
-	(TEST_OUT=$out/$t && $t) 2>&1 | tee -a "$out/summary.txt"
-	rmmod rxe_cc 2>/dev/null || true
-	rmmod rdma_rxe 2>/dev/null || true
-done
+bench_ring() {
+	echo
+	echo "GFC ring on triangle (testbed/experiments/ring.toml): PFC, then buffer-based GFC" | tee -a "$out/summary.txt"
+	for t in test_gfc_ring_pfc_deadlock test_gfc_ring_buffer; do
+		mkdir -p "$out/$t"
+		(TEST_OUT=$out/$t && $t) 2>&1 | tee -a "$out/summary.txt"
+		rmmod rxe_cc 2>/dev/null || true
+		rmmod rdma_rxe 2>/dev/null || true
+	done
+}
 
 # GFC with an end-to-end CC (testbed/experiments/incast-gfc.toml): the
 # 4 -> 1 incast with buffer-based GFC in place of PFC. The paper: GFC caps
 # the senders at the onset, then the CC takes over and GFC goes idle.
-echo
-echo "incast 4 -> 1 with buffer-based GFC instead of PFC (testbed/experiments/incast-gfc.toml)" | tee -a "$out/summary.txt"
-tb_load_rxe patched
-tb_load_cc cc=none
-rxecc run "$RXECC_TOP/testbed/experiments/incast-gfc.toml" --out "$out/incast-gfc" | tee -a "$out/summary.txt"
-for r in none dcqcn acc; do
-	p=$out/incast-gfc/$r/ports.jsonl
-	[ -f "$p" ] || continue
-	echo "$r: GFC frames sent $(psum "$p" ingress.gfc_tx), highest stage $(psum "$p" max:ingress.gfc_max_stage), stage left at the end $(psum "$p" ingress.gfc_stage), drops $(psum "$p" drops)"
-done | tee -a "$out/summary.txt"
-rmmod rxe_cc
-rmmod rdma_rxe
+bench_incast_gfc() {
+	echo
+	echo "incast 4 -> 1 with buffer-based GFC instead of PFC (testbed/experiments/incast-gfc.toml)" | tee -a "$out/summary.txt"
+	tb_load_rxe patched
+	tb_load_cc cc=none
+	rxecc run "$RXECC_TOP/testbed/experiments/incast-gfc.toml" --out "$out/incast-gfc" | tee -a "$out/summary.txt"
+	for r in none dcqcn acc; do
+		p=$out/incast-gfc/$r/ports.jsonl
+		[ -f "$p" ] || continue
+		echo "$r: GFC frames sent $(psum "$p" ingress.gfc_tx), highest stage $(psum "$p" max:ingress.gfc_max_stage), stage left at the end $(psum "$p" ingress.gfc_stage), drops $(psum "$p" drops)"
+	done | tee -a "$out/summary.txt"
+	rmmod rxe_cc
+	rmmod rdma_rxe
+}
 
 # ACC's deadlock claim (testbed/experiments/ring-cc.toml): the PFC ring
 # under no CC, DCQCN and ACC, several rounds each; which runs deadlock
 # (seen by `rxecc record`), and the flows' rates when none does. The ACC
 # paper: 0 of 50 runs deadlock under ACC, 3 of 50 under DCQCN.
-echo
-echo "the PFC ring (testbed/experiments/ring-cc.toml) under none, DCQCN and ACC: deadlocks per round" | tee -a "$out/summary.txt"
-for ((r = 1; r <= ${RING_CC_ROUNDS:-3}; r++)); do
+bench_ring_cc() {
+	echo
+	echo "the PFC ring (testbed/experiments/ring-cc.toml) under none, DCQCN and ACC: deadlocks per round" | tee -a "$out/summary.txt"
+	for ((r = 1; r <= ${BENCH_RING_CC_ROUNDS:-3}; r++)); do
+		for cc in none dcqcn acc; do
+			ring_cc_run "$cc" "$out/ring-cc/round$r/$cc" || echo "$cc: round $r did not complete (rc $?)"
+		done
+	done 2>&1 | tee -a "$out/summary.txt"
 	for cc in none dcqcn acc; do
-		ring_cc_run "$cc" "$out/ring-cc/round$r/$cc" || echo "$cc: round $r did not complete (rc $?)"
-	done
-done 2>&1 | tee -a "$out/summary.txt"
-for cc in none dcqcn acc; do
-	echo "$cc: $(grep -l ',start,' "$out"/ring-cc/round*/"$cc"/rec/deadlocks.csv 2>/dev/null | wc -l) of ${RING_CC_ROUNDS:-3} rounds deadlocked"
-done | tee -a "$out/summary.txt"
+		echo "$cc: $(grep -l ',start,' "$out"/ring-cc/round*/"$cc"/rec/deadlocks.csv 2>/dev/null | wc -l) of ${BENCH_RING_CC_ROUNDS:-3} rounds deadlocked"
+	done | tee -a "$out/summary.txt"
+}
+
+: >"$out/summary.txt"
+for p in $parts_all; do
+	want "$p" || continue
+	echo "==> bench part $p" >&2
+	"bench_${p//-/_}"
+done
