@@ -28,28 +28,42 @@ def conv_periods(r):
     return (r["t1_ms"] - r["t0_ms"]) * 1000 / t_us, True
 
 
+def settle_periods(r):
+    """Periods T to the first entry into the band that lasted (rxecc
+    report's STAY_PERIODS); a run that never settled counts as its whole
+    window, as for convergence. Older reports have no such field: None."""
+    if r.get("settle_periods") is not None:
+        return r["settle_periods"], False
+    return (r["t1_ms"] - r["t0_ms"]) * 1000 / t_us, True
+
+
 def fmt(v, spec):
     return "-" if v is None else spec % v
 
 
 labels = [l for l in ("none", "dcqcn", "acc", "hpcc", "fncc", "icc") if all(l in r for r in rounds)]
 print("median of %d rounds (each round: %s one after another)" % (len(rounds), ", ".join(labels)))
-print("%-7s %10s %8s %10s %6s %8s %8s %7s %6s" % (
-    "cc", "converge T", "in band", "tput Mb/s", "Jain", "peak KB", "mean KB", "pauses", "drops"))
+print("%-7s %10s %9s %8s %10s %6s %8s %8s %7s %6s" % (
+    "cc", "converge T", "settled T", "in band", "tput Mb/s", "Jain", "peak KB", "mean KB", "pauses", "drops"))
 for l in labels:
     runs = [r[l] for r in rounds]
     conv = [conv_periods(r) for r in runs]
     never = sum(1 for _, n in conv if n)
     c = med([v for v, _ in conv]) if never < len(runs) else None
     cs = "never" if c is None else ("%s%.1f" % (">" if never * 2 >= len(runs) else "", c))
-    print("%-7s %10s %7.0f%% %10.1f %6.3f %8.1f %8.1f %7.0f %6.0f" % (
-        l, cs, med([r["in_band"] for r in runs]) * 100, med([r["throughput_mbps"] for r in runs]),
+    settle = [settle_periods(r) for r in runs]
+    snever = sum(1 for _, n in settle if n)
+    st = med([v for v, _ in settle]) if snever < len(runs) else None
+    ss = "never" if st is None else ("%s%.1f" % (">" if snever * 2 >= len(runs) else "", st))
+    print("%-7s %10s %9s %7.0f%% %10.1f %6.3f %8.1f %8.1f %7.0f %6.0f" % (
+        l, cs, ss, med([r["in_band"] for r in runs]) * 100, med([r["throughput_mbps"] for r in runs]),
         med([r["jain"] for r in runs]), med([r["peak_queue_bytes"] for r in runs]) / 1024,
         med([r["mean_queue_bytes"] for r in runs]) / 1024, med([r["pauses"] for r in runs]),
         med([r["drops"] for r in runs])))
     if l != "none":
-        print("        per round: converge T %s; pauses %s" % (
+        print("        per round: converge T %s; settled T %s; pauses %s" % (
             " ".join(">%.0f" % v if n else "%.1f" % v for v, n in conv),
+            " ".join(">%.0f" % v if n else "%.1f" % v for v, n in settle),
             " ".join(str(r["pauses"]) for r in runs)))
 
 if "acc" in labels and "dcqcn" in labels:
@@ -64,6 +78,12 @@ if "acc" in labels and "dcqcn" in labels:
           " pauses %s (target >= 5x); rounds meeting both: %d of %d" % (
               fmt(med(conv_r), "%.1fx"), fmt(med(pause_r), "%.1fx"),
               sum(1 for c, p in zip(conv_r, pause_r) if c and p and c >= 10 and p >= 5), len(rounds)))
+    set_r = []
+    for r in rounds:
+        (a, an), (d, dn) = settle_periods(r["acc"]), settle_periods(r["dcqcn"])
+        set_r.append(None if an or a == 0 else d / a)
+    print("DCQCN / ACC settled (in band for good) per round: %s; median %s" % (
+        " ".join(fmt(x, "%.1fx") for x in set_r), fmt(med(set_r), "%.1fx")))
 
 for l in ("hpcc", "fncc"):
     if l not in labels:

@@ -12,7 +12,10 @@
 //!   is within 10% of the bottleneck, counted in periods T (the issue's
 //!   definition); a cut that overshoots downwards can enter the band early
 //!   and leave it, so `in_band` also gives the share of [t0, t1] that the
-//!   aggregate spent within 10% of C;
+//!   aggregate spent within 10% of C, and `settle` the first entry into
+//!   the band after which the aggregate stays in it for STAY_PERIODS
+//!   periods T on end (a fairer measure than the first entry, which a
+//!   single dip or overshoot can make early or late);
 //! - throughput is acked bytes over time; Jain's index is taken over each
 //!   flow's throughput in the second half of [t0, t1];
 //! - the queue is the bottleneck port's (peak: its exact maximum; mean: the
@@ -31,6 +34,12 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
+
+/// Periods T the aggregate must stay within 10% of C for the entry to
+/// count as settled. Five: long enough that one algorithm step (a period
+/// at most, for every algorithm here) cannot carry it through, short
+/// enough to fit the incast's window of a few tens of periods.
+pub const STAY_PERIODS: u64 = 5;
 
 /// What the caller knows about the experiment.
 #[derive(Clone, Debug)]
@@ -115,6 +124,10 @@ pub struct Metrics {
     pub halt_planned_ms_median: Option<f64>,
     /// Share of [t0, t1] with the aggregate rate within 10% of C.
     pub in_band: f64,
+    /// From t0 to the first entry into the band that lasts STAY_PERIODS
+    /// periods, in periods T and ms; None if none in [t0, t1] did.
+    pub settle_periods: Option<f64>,
+    pub settle_ms: Option<f64>,
     /// The first halt round after t0: how many halts, their median actual
     /// length, and the ideal (queue over C).
     pub first_round_halts: usize,
@@ -257,6 +270,25 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
     })
 }
 
+/// The start of the first run of in-band time that lasts `stay` ns within
+/// [times[0], t1]. `times` are the sorted step times of the aggregate
+/// (which is constant from one to the next, and from the last to t1).
+fn settled_at(times: &[u64], t1: u64, stay: u64, in_c: impl Fn(u64) -> bool) -> Option<u64> {
+    let mut from: Option<u64> = None;
+    for (i, &t) in times.iter().enumerate() {
+        if in_c(t) {
+            let start = *from.get_or_insert(t);
+            let end = times.get(i + 1).copied().unwrap_or(t1).min(t1);
+            if end.saturating_sub(start) >= stay {
+                return Some(start);
+            }
+        } else {
+            from = None;
+        }
+    }
+    None
+}
+
 /// Sum of the flows' rates at `t`, counting only flows running then.
 pub fn aggregate_rate(flows: &[Flow], t: u64) -> u64 {
     flows
@@ -305,6 +337,7 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
         }
     }
     let in_band = inside as f64 / (t1 - t0) as f64;
+    let settle = settled_at(&times, t1, setup.period_ns.saturating_mul(STAY_PERIODS), in_c);
     let period = setup.period_ns.max(1) as f64;
     let mid = t0 + (t1 - t0) / 2;
     let flow_mbps: Vec<f64> = flows
@@ -400,6 +433,8 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
                 .collect(),
         ),
         in_band,
+        settle_periods: settle.map(|t| (t - t0) as f64 / period),
+        settle_ms: settle.map(|t| (t - t0) as f64 / 1e6),
         first_round_halts: round.len(),
         first_round_actual_ms: median(round.iter().map(|h| h.halted_ns as f64 / 1e6).collect()),
         first_round_ideal_ms,
@@ -490,10 +525,11 @@ pub fn table(ms: &[Metrics], setup: &Setup) -> String {
         setup.period_ns / 1000
     );
     s += &format!(
-        "{:<8} {:>10} {:>8} {:>7} {:>9} {:>6} {:>8} {:>8} {:>13} {:>7} {:>5} {:>6} {:>14} {:>16}\n",
+        "{:<8} {:>10} {:>8} {:>9} {:>7} {:>9} {:>6} {:>8} {:>8} {:>13} {:>7} {:>5} {:>6} {:>14} {:>16}\n",
         "cc",
         "converge T",
         "(ms)",
+        "settled T",
         "in band",
         "tput Mb/s",
         "Jain",
@@ -508,10 +544,11 @@ pub fn table(ms: &[Metrics], setup: &Setup) -> String {
     );
     for m in ms {
         s += &format!(
-            "{:<8} {:>10} {:>8} {:>6.0}% {:>9.1} {:>6} {:>8.1} {:>8.1} {:>13} {:>7} {:>5} {:>6} {:>14} {:>16}\n",
+            "{:<8} {:>10} {:>8} {:>9} {:>6.0}% {:>9.1} {:>6} {:>8.1} {:>8.1} {:>13} {:>7} {:>5} {:>6} {:>14} {:>16}\n",
             m.label,
             opt(m.converge_periods, 1),
             opt(m.converge_ms, 1),
+            opt(m.settle_periods, 1),
             m.in_band * 100.0,
             m.throughput_mbps,
             opt(m.jain, 3),
@@ -619,6 +656,8 @@ mod tests {
         assert_eq!(m.converge_periods, Some(3.0));
         // In band from 13 ms to t1 = 100 ms, of t0..t1 = 10..100 ms.
         assert!((m.in_band - 87.0 / 90.0).abs() < 1e-9, "{}", m.in_band);
+        // ... and it stays there: settled at the first entry.
+        assert_eq!(m.settle_periods, Some(3.0));
         assert_eq!(m.first_round_halts, 2);
         // The median of the round's two halts, 2 and 3 ms.
         assert_eq!(m.first_round_actual_ms, Some(2.5));
@@ -636,6 +675,22 @@ mod tests {
         assert_eq!((m.p50_queue_bytes, m.p95_queue_bytes), (12500, 25000));
         assert_eq!(m.pauses, 7);
         assert!(table(&[m], &setup).contains("3.0"));
+    }
+
+    #[test]
+    fn settling_needs_a_run_in_band_of_the_stay_length() {
+        // In band at 10 (until 12), out at 12, in from 14 on; t1 = 30.
+        let times = [10, 12, 14, 20];
+        let inb = |t: u64| t != 12;
+        // A stay of 2 fits 10..12: settled at the first entry.
+        assert_eq!(settled_at(&times, 30, 2, inb), Some(10));
+        // A stay of 5 does not fit 10..12, and 14..30 holds it.
+        assert_eq!(settled_at(&times, 30, 5, inb), Some(14));
+        // Consecutive in-band steps form one run: 14..30 is 16 long.
+        assert_eq!(settled_at(&times, 30, 16, inb), Some(14));
+        // Longer than any run before t1: never settled.
+        assert_eq!(settled_at(&times, 30, 17, inb), None);
+        assert_eq!(settled_at(&times, 30, 1, |_| false), None);
     }
 
     #[test]
