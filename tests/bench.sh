@@ -13,7 +13,7 @@ mkdir -p "$out"
 
 # BENCH_PARTS picks sections (e.g. `make bench BENCH_PARTS="cc latejoin"`);
 # unset, the bench runs them all, in this order.
-parts_all="stock pacing port cc latejoin victim fct ring incast-gfc ring-cc"
+parts_all="stock pacing port cc latejoin victim scale fct ring incast-gfc ring-cc"
 for p in ${BENCH_PARTS:-}; do
 	[[ " $parts_all " == *" $p "* ]] || { echo "bench: unknown part '$p' (parts: $parts_all)" >&2; exit 2; }
 done
@@ -38,6 +38,7 @@ run_side() { # <stock|patched> <round>
 . "$RXECC_TOP/tests/cc_latejoin.sh"
 . "$RXECC_TOP/tests/test_switch.sh"
 . "$RXECC_TOP/tests/cc_victim.sh"
+. "$RXECC_TOP/tests/cc_scale.sh"
 . "$RXECC_TOP/tests/lib.sh"
 . "$RXECC_TOP/tests/test_gfc.sh"
 
@@ -174,6 +175,33 @@ bench_victim() {
 	# ICC's scenario too (bursts meeting long flows; its paper: fewer pauses
 	# than DCQCN and HPCC), with the INT algorithms beside ACC and DCQCN.
 	CCV_ALGS="acc dcqcn hpcc fncc icc" ccv_rounds "$out/victim" "${CCV_ROUNDS:-3}" | tee -a "$out/summary.txt"
+}
+
+# QPs per host (tests/cc_scale.sh): 1 to 256 QPs in one perftest through
+# the incast's bottleneck under none, ACC and DCQCN. Against none: the
+# aggregate rate, and the kernel CPU that the algorithm adds per QP.
+bench_scale() {
+	local q cc row base_cpu base_bw
+	echo
+	echo "QPs per host: one ib_send_bw with Q QPs h1 -> h0 through the incast's ${CCI_RATE_MBPS} Mb/s bottleneck, ${CCS_SECS} s each" | tee -a "$out/summary.txt"
+	printf '%-6s %-7s %-10s %-8s %-12s %-11s %-16s %s\n' QPs cc "Mb/s" "of none" "timer fires/s" "kernel CPU" "added us/s per QP" "QPs moved" | tee -a "$out/summary.txt"
+	for q in ${BENCH_SCALE_QPS:-1 16 64 256}; do
+		for cc in none acc dcqcn; do
+			row=$(ccs_run "$cc" "$q" "$out/scale/q$q/$cc") || echo "  cc=$cc with $q QPs: the run failed" >&2
+			row=${row##*$'\n'} # its last line; the tools may print before it
+			read -r bw fires cpu moved <<<"$row"
+			if [ "$cc" = none ]; then
+				base_bw=$bw base_cpu=$cpu
+			fi
+			awk -v q="$q" -v cc="$cc" -v bw="${bw:-fail}" -v f="${fires:-0}" -v c="${cpu:-0}" -v m="${moved:-0}" \
+				-v bb="${base_bw:-fail}" -v bc="${base_cpu:-0}" -v n="$(nproc)" 'BEGIN {
+				of = (bw + 0 > 0 && bb + 0 > 0) ? sprintf("%.3f", bw / bb) : "-"
+				# Added kernel CPU per QP, in us of one CPU per second.
+				add = cc == "none" ? "-" : sprintf("%.1f", (c - bc) * n * 1e6 / q)
+				printf "%-6s %-7s %-10s %-8s %-12s %-11s %-16s %s of %s\n", q, cc, bw, of, f, sprintf("%.1f%%", c * 100), add, m, q
+			}'
+		done
+	done | tee -a "$out/summary.txt"
 }
 
 # Flow completion times (docs/workloads.md): WebSearch at 50% load on

@@ -1,0 +1,65 @@
+# QPs per host (issue 16, `make bench` part `scale`): Q QPs in one perftest
+# from h1 to h0 through the incast's bottleneck (dumbbell, h0's link at
+# 40 Mb/s, each algorithm's marking and knobs from incast.toml), for
+# CCS_SECS seconds. Per run: the aggregate rate, rxe_cc's timer fires per
+# second (period timers and pacer), the guest's kernel CPU (system, irq and
+# softirq time from /proc/stat) and the QPs that moved data by the end.
+# Uses cc_incast.sh's helpers.
+
+CCS_SECS=${BENCH_SCALE_SECS:-8}
+# ib_send_bw sleeps on completion events (-e) instead of polling, so the
+# CPU counted is the stack's, not perftest's spinning. 16 KB messages: at
+# 40 Mb/s a 64 KB message per QP would leave 256 QPs a message or two each.
+CCS_PERF=(-s 16384 -e)
+
+# ccs_cpu: "<kernel jiffies> <all busy jiffies>" of the whole guest so far.
+ccs_cpu() {
+	awk '$1 == "cpu" {print $4 + $7 + $8, $2 + $3 + $4 + $7 + $8 + $9; exit}' /proc/stat
+}
+
+# ccs_run <cc> <qps> <out>: one run; prints "aggregate_mbps fires_per_s
+# kernel_cpu_share qps_moved" (or "fail" as the rate).
+ccs_run() {
+	# shellcheck disable=SC2034 # TB_BW_TOOL: read by tb_write_bw_server/client
+	local cc=$1 q=$2 out=$3 TB_BW_TOOL=ib_send_bw TB_REPORT_GBITS=0
+	local f0 f1 c0 c1 t0 t1 moved=0 bw rc=0
+	rm -rf "$out" && mkdir -p "$out"
+	echo "==> scale: cc=$cc with $q QPs (results in $out)" >&2
+	tb_load_rxe patched || return 1
+	# shellcheck disable=SC2046 # the knobs are name=value words
+	tb_load_cc $(cci_knobs "$cc") || return 1
+	cci_topology "$cc" "$out/topology.toml" || return 1
+	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }
+	f0=$(($(tb_cc_total period_fires) + $(tb_cc_total pacer_fires)))
+	tb_write_bw_server 0 $TB_PORT_BASE "$out/server.txt" "${CCS_PERF[@]}" -q "$q" -D "$CCS_SECS" || rc=1
+	t0=$(date +%s%N)
+	read -r c0 _ < <(ccs_cpu)
+	tb_write_bw_client 1 0 $TB_PORT_BASE "$out/client.txt" "${CCS_PERF[@]}" -q "$q" -D "$CCS_SECS" &
+	local pid=$!
+	# While the QPs live: how many senders (rxe1's QPs) have had data
+	# acked, the most seen in a second's polls (they vanish as perftest
+	# ends). A QP stuck without a kick stays at 0.
+	local m
+	while kill -0 "$pid" 2>/dev/null; do
+		m=$(grep -l '^acked_bytes [1-9]' /sys/kernel/debug/rxe_cc/qps/rxe1-qp*/stats 2>/dev/null | wc -l)
+		((m > moved)) && moved=$m
+		sleep 1
+	done
+	wait "$pid" || rc=1
+	read -r c1 _ < <(ccs_cpu)
+	t1=$(date +%s%N)
+	tb_wait_servers || rc=1
+	# The QPs are gone: totals hold all their counts.
+	f1=$(($(tb_cc_total period_fires) + $(tb_cc_total pacer_fires)))
+	rxecc testbed down
+	rmmod rxe_cc
+	rmmod rdma_rxe
+	rmmod rxecc_switch 2>/dev/null || true
+	bw=$(tb_bw_mbit "$out/client.txt")
+	[ "$rc" = 0 ] && [ -n "$bw" ] || bw=fail
+	awk -v bw="$bw" -v f=$((f1 - f0)) -v c=$((c1 - c0)) -v ns=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" \
+		-v n="$(nproc)" -v moved="$moved" 'BEGIN {
+		s = ns / 1e9
+		printf "%s %.0f %.3f %d\n", bw, f / s, c / hz / s / n, moved
+	}'
+}
