@@ -297,7 +297,7 @@ static void glue_rx_ack(void *priv, const struct rxe_cc_ack *ack)
 	if (ack->int_shim)
 		glue_unpack_int(ack->int_shim, &info);
 	rxe_cc_rs_rx_ack(priv, ack->now_ns, ack->psn, ack->acked_psns,
-			 ack->acked_bytes, ack->kind, ack->echo,
+			 ack->acked_bytes, ack->kind, ack->echo, ack->ce_pkts,
 			 ack->int_shim ? &info : NULL);
 }
 

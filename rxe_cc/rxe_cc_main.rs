@@ -1315,10 +1315,11 @@ pub extern "C" fn rxe_cc_rs_rx_ack(
     priv_: *mut c_void,
     now_ns: u64,
     psn: u32,
-    _acked_psns: u32,
+    acked_psns: u32,
     acked_bytes: u32,
     kind: u8,
     echo: u8,
+    ce_pkts: u8,
     shim: *const IntShim,
 ) {
     // SAFETY: called by rdma_rxe between create and destroy.
@@ -1356,7 +1357,9 @@ pub extern "C" fn rxe_cc_rs_rx_ack(
             now_ns,
             psn,
             acked_bytes,
+            acked_psns,
             ce: echo & ECHO_CE != 0,
+            ce_pkts: u32::from(ce_pkts),
             ue: echo & ECHO_UE != 0,
             nak: kind == ACK_KIND_NAK,
             int,
@@ -1386,7 +1389,10 @@ pub extern "C" fn rxe_cc_rs_rx_ack(
     };
     qp.count(c, 1);
     qp.count(Counter::AckedBytes, u64::from(acked_bytes));
-    qp.count(Counter::EchoCe, u64::from(echo & ECHO_CE));
+    // CE-marked packets the ACK answers: its count, or 1 from a
+    // responder that only set FECN.
+    let ce = if echo & ECHO_CE == 0 { 0 } else { ce_pkts.max(1) };
+    qp.count(Counter::EchoCe, u64::from(ce));
     qp.count(Counter::EchoUe, u64::from((echo & ECHO_UE) >> 1));
 }
 

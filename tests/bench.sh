@@ -13,7 +13,7 @@ mkdir -p "$out"
 
 # BENCH_PARTS picks sections (e.g. `make bench BENCH_PARTS="cc latejoin"`);
 # unset, the bench runs them all, in this order.
-parts_all="stock pacing port cc latejoin victim scale fct ring incast-gfc ring-cc"
+parts_all="stock acks pacing port cc latejoin victim scale fct ring incast-gfc ring-cc"
 for p in ${BENCH_PARTS:-}; do
 	[[ " $parts_all " == *" $p "* ]] || { echo "bench: unknown part '$p' (parts: $parts_all)" >&2; exit 2; }
 done
@@ -62,6 +62,66 @@ bench_stock() {
 		printf "mean    %-28.3f %-28.3f\n", ts / ns, tp / np
 		printf "ratio patched/stock: %.3f\n", (tp / np) / (ts / ns)
 	}' | tee -a "$out/summary.txt"
+}
+
+# What ACKs cost a flow (issue 16): ib_write_bw h1 -> h0 on the bare
+# bridge (no port, so nothing congests) under stock rdma_rxe, cc=none, and
+# ACC and DCQCN with AckReq every n packets (ACC's own default is 1;
+# DCQCN's, 0, is rxe's: per message and every 64 packets). The algorithms
+# assume a 10 Gb/s line so that their pacing never limits the flow. Rounds
+# alternate the sides, as in the `stock` part.
+ack_side() { # <cc or stock> <ack_every> <out>: prints "Gb/s ACKs-per-packet"
+	local cc=$1 n=$2 f=$3 acks=- pkts
+	if [ "$cc" = stock ]; then
+		tb_load_rxe stock
+	else
+		tb_load_rxe patched
+		tb_load_cc cc="$cc" ack_every="$n" line_rate_mbps=10000
+	fi
+	tb_up 2
+	tb_write_bw_server 0 $TB_PORT_BASE "$f-server.txt" -s $SIZE -n "$ITERS"
+	sleep 1
+	tb_write_bw_client 1 0 $TB_PORT_BASE "$f.txt" -s $SIZE -n "$ITERS" || echo "  $cc/$n failed" >&2
+	tb_wait_servers || echo "  $cc/$n: server failed" >&2
+	if [ "$cc" != stock ]; then
+		pkts=$(tb_cc_total tx_packets)
+		[ "$pkts" -gt 0 ] && acks=$(awk -v a="$(tb_cc_total acks)" -v p="$pkts" 'BEGIN {printf "%.3f", a / p}')
+	fi
+	tb_down
+	rmmod rxe_cc 2>/dev/null || true
+	rmmod rdma_rxe
+	echo "$(tb_bw_gbits "$f.txt") $acks"
+}
+
+bench_acks() {
+	local sides=(stock:0 none:0 acc:1 acc:4 acc:16 dcqcn:0 dcqcn:1) side r i
+	declare -A ack_bw ack_n
+	mkdir -p "$out/acks"
+	for ((r = 1; r <= ROUNDS; r++)); do
+		echo "==> bench acks round $r/$ROUNDS" >&2
+		for side in "${sides[@]}"; do
+			read -r "ack_bw[$side,$r]" "ack_n[$side,$r]" <<<"$(ack_side "${side%:*}" "${side#*:}" "$out/acks/${side/:/-}-$r")"
+		done
+	done
+	echo
+	echo "ACK cost on an uncongested path: ib_write_bw, ${SIZE} B messages x $ITERS, h1 -> h0 on br0, $ROUNDS rounds (Gb/s)" | tee -a "$out/summary.txt"
+	printf '%-10s %-10s %-24s %-10s %s\n' cc ack_every "per round" "mean" "of stock  ACKs per packet" | tee -a "$out/summary.txt"
+	for side in "${sides[@]}"; do
+		local vals="" a=""
+		for ((r = 1; r <= ROUNDS; r++)); do
+			vals+="${ack_bw[$side,$r]:-fail} "
+			a=${ack_n[$side,$r]:-$a}
+		done
+		awk -v side="$side" -v v="$vals" -v st="$(for ((i = 1; i <= ROUNDS; i++)); do echo -n "${ack_bw[stock:0,$i]:-} "; done)" -v a="${a:--}" 'BEGIN {
+			n = split(v, x, " "); m = split(st, y, " "); s = 0; t = 0; k = 0; j = 0
+			for (i = 1; i <= n; i++) if (x[i] + 0 > 0) { s += x[i]; k++ }
+			for (i = 1; i <= m; i++) if (y[i] + 0 > 0) { t += y[i]; j++ }
+			split(side, c, ":")
+			mean = k ? s / k : 0; smean = j ? t / j : 0
+			printf "%-10s %-10s %-24s %-10s %-9s %s\n", c[1], c[1] == "stock" ? "-" : c[2], v, \
+				k ? sprintf("%.3f", mean) : "fail", (k && smean) ? sprintf("%.3f", mean / smean) : "-", a
+		}'
+	done | tee -a "$out/summary.txt"
 }
 
 # Pacing accuracy across the guest's usable range: cc=fixed pins the payload

@@ -3,6 +3,8 @@
 # writes CE or UE; h0's responder echoes the mark in each ACK (BTH FECN/BECN)
 # and h1's completer reports it. rxe drops packets whose ICRC is wrong, so
 # exact byte counts at the responder also show marking keeps the ICRC valid.
+# Then again with an ACK every 4 packets: each carries the count of CE
+# packets it answers (BTH resv6a), so the echoed count still matches.
 
 # ecn_phase <name> <perftest iterations>: one flow h1 -> h0; prints the
 # change of each rxe_cc total as "counter delta" lines into $TEST_OUT/<name>.
@@ -46,6 +48,16 @@ test_ecn_echo() {
 	assert_eq "UE: every ACK echoed UE" "$(d ue acks)" "$(d ue echo_ue)"
 	assert_eq "UE: no CE" 0 "$(d ue echo_ce)"
 
+	# Coalesced ACKs: AckReq every 4th packet, all of them CE. Each ACK
+	# answers 4 packets and carries their CE count (BTH resv6a), so the
+	# packets echoed as CE still match the packets that arrived CE.
+	echo 4 >/sys/module/rxe_cc/parameters/ack_every
+	ecn_phase ce4 $iters
+	assert_eq "CE, ACK every 4: bytes at the responder" $bytes "$(d ce4 rx_bytes)"
+	assert_eq "CE, ACK every 4: an ACK per 4 packets" "$(($(d ce4 tx_packets) / 4))" "$(d ce4 acks)"
+	assert_eq "CE, ACK every 4: CE packets echoed, by count" "$(d ce4 rx_ecn_ce)" "$(d ce4 echo_ce)"
+	assert_gt "CE, ACK every 4: CE packets" "$(d ce4 echo_ce)" 0
+
 	# Not-ECT data is never marked, and stock ACK frequency returns.
 	echo 0 >/sys/module/rxe_cc/parameters/data_ecn
 	echo 0 >/sys/module/rxe_cc/parameters/ack_every
@@ -57,5 +69,5 @@ test_ecn_echo() {
 	# rxe's default asks for an ACK at each message end (16 packets here).
 	assert_gt "not-ECT: fewer ACKs than packets" "$(d notect tx_packets)" "$(( $(d notect acks) * 8 ))"
 	rxecc mark --dev p0 --mode off
-	info "per-packet ACKs: $(d clean acks) for $(d clean tx_packets) packets; CE echoed on $(d ce echo_ce)/$(d ce acks) ACKs, UE on $(d ue echo_ue)/$(d ue acks); stock ACK frequency: $(d notect acks) for $(d notect tx_packets)"
+	info "per-packet ACKs: $(d clean acks) for $(d clean tx_packets) packets; CE echoed on $(d ce echo_ce)/$(d ce acks) ACKs, with an ACK every 4 packets $(d ce4 echo_ce) CE packets echoed by $(d ce4 acks) ACKs, UE on $(d ue echo_ue)/$(d ue acks); stock ACK frequency: $(d notect acks) for $(d notect tx_packets)"
 }

@@ -107,7 +107,8 @@ pub struct Acc {
     next_send_ns: u64,
     n_u: u32,
     n_v: u32,
-    /// Per-period counters.
+    /// Per-period counters: packets acknowledged (an ACK per packet, or
+    /// the packets a coalesced ACK answers), of them CE-marked, and UE ACKs.
     acks: u32,
     ce: u32,
     ue: u32,
@@ -275,9 +276,11 @@ impl CongestionControl for Acc {
         let b = u64::from(ack.acked_bytes);
         self.snd_una = self.snd_una.saturating_add(b);
         self.da = self.da.saturating_add(b);
-        self.acks = self.acks.saturating_add(1);
+        // The share of CE packets is per packet, so a coalesced ACK counts
+        // for the packets it answers (with one ACK per packet: 1 and 0/1).
+        self.acks = self.acks.saturating_add(ack.packets());
         if ack.ce {
-            self.ce = self.ce.saturating_add(1);
+            self.ce = self.ce.saturating_add(ack.ce_packets());
         } else if ack.ue {
             self.ue = self.ue.saturating_add(1);
         }

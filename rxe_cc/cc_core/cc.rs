@@ -79,14 +79,39 @@ pub struct AckEvent<'a> {
     pub psn: u32,
     /// Payload bytes the cumulative ack advanced by.
     pub acked_bytes: u32,
-    /// The responder echoed a CE mark.
+    /// Packets the cumulative ack advanced by: 1 with an ACK per packet,
+    /// more when the responder coalesces ACKs (`ack_every`).
+    pub acked_psns: u32,
+    /// The responder echoed a CE mark: a packet since its last ACK was CE.
     pub ce: bool,
+    /// How many packets since the responder's last ACK were CE (0 from a
+    /// responder that does not count: then `ce` means at least one). The
+    /// wire saturates it at 63 (docs/wire-format.md).
+    pub ce_pkts: u32,
     /// The responder echoed a UE mark (TCD undetermined).
     pub ue: bool,
     /// True for a NAK: nothing was acked.
     pub nak: bool,
     /// Telemetry, for HPCC, FNCC and ICC.
     pub int: Option<IntInfo<'a>>,
+}
+
+impl AckEvent<'_> {
+    /// Packets this ACK answers, at least 1 (a duplicate ACK or one whose
+    /// PSN delta is unknown still stands for the packet that earned it).
+    pub fn packets(&self) -> u32 {
+        self.acked_psns.max(1)
+    }
+
+    /// CE-marked packets among [`Self::packets`]: the responder's count, or
+    /// 1 if it only set FECN; never more than the packets answered.
+    pub fn ce_packets(&self) -> u32 {
+        if self.ce {
+            self.ce_pkts.max(1).min(self.packets())
+        } else {
+            0
+        }
+    }
 }
 
 /// When and how fast the QP may send: the answer to "when may the next

@@ -79,6 +79,58 @@ fn halt_is_extended_by_the_old_rate_excess() {
     assert!(!acc.halted(), "halt ends after its one extension");
 }
 
+/// A coalesced ACK answering `psns` packets of one MTU each, with FECN if
+/// `ce`, and the responder's count of CE packets.
+fn coalesced(at: u64, psns: u32, ce: bool, ce_pkts: u32) -> cc_core::cc::AckEvent<'static> {
+    let mut a = ack(at, psns * MTU, ce, false);
+    a.acked_psns = psns;
+    a.ce_pkts = ce_pkts;
+    a
+}
+
+/// The class after period A (20 out, 5 clean ACKs) and a period B whose
+/// ACKs are `acks` (packets, FECN, count).
+fn class_after(acks: &[(u32, bool, u32)]) -> AccClass {
+    let (mut acc, _, t) = setup();
+    let now = period(&mut acc, 0, t, 20, 5, 0, 0);
+    for (i, &(psns, ce, n)) in acks.iter().enumerate() {
+        acc.on_ack(&coalesced(now + 1 + i as u64, psns, ce, n));
+    }
+    acc.on_timer(now + t);
+    acc.class()
+}
+
+#[test]
+fn coalesced_acks_count_packets_not_acks() {
+    let (mut per_pkt, _, t) = setup();
+    let (mut coal, _, _) = setup();
+    // Period B: 8 packets acked, all CE, as 8 ACKs or as 2 ACKs of 4. Same
+    // class, same ack rate, same halt.
+    let now = period(&mut per_pkt, 0, t, 20, 5, 0, 0);
+    period(&mut per_pkt, now, t, 5, 8, 8, 0);
+    let now_c = period(&mut coal, 0, t, 20, 5, 0, 0);
+    for i in 0..5 {
+        coal.on_send(now_c + u64::from(i), i, MTU);
+    }
+    coal.on_ack(&coalesced(now_c + t / 3, 4, true, 4));
+    coal.on_ack(&coalesced(now_c + 2 * t / 3, 4, true, 4));
+    coal.on_timer(now_c + t);
+    assert_eq!(coal.class(), AccClass::Congested);
+    assert_eq!(coal.ack_rate_bps(), per_pkt.ack_rate_bps());
+    assert_eq!(coal.last_halt_ns(), per_pkt.last_halt_ns());
+
+    // 6 of 8 packets CE is 75%, under the 90% rule: mixed, though both ACKs
+    // carry FECN (counting ACKs would make it congested).
+    assert_eq!(class_after(&[(4, true, 3), (4, true, 3)]), AccClass::Mixed);
+    // 9 of 10 meets it.
+    assert_eq!(class_after(&[(10, true, 9)]), AccClass::Congested);
+    // FECN from a responder that does not count stands for one packet.
+    assert_eq!(class_after(&[(10, true, 0)]), AccClass::Mixed);
+    // A count above the packets answered counts as all of them, no more:
+    // with 10 clean packets after it, 4 of 14 are CE.
+    assert_eq!(class_after(&[(4, true, 63), (10, false, 0)]), AccClass::Mixed);
+}
+
 #[test]
 fn ack_rate_uses_long_inter_arrival() {
     let (mut acc, _, t) = setup();

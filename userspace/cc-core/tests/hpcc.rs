@@ -26,7 +26,9 @@ fn int_ack<'a>(now: u64, acked: u32, info: IntInfo<'a>) -> AckEvent<'a> {
         now_ns: now,
         psn: 0,
         acked_bytes: acked,
+        acked_psns: 1,
         ce: false,
+        ce_pkts: 0,
         ue: false,
         nak: false,
         int: Some(info),
@@ -253,7 +255,7 @@ fn inflight_counts_new_psns_once() {
     h.on_send(10, 2, 1000);
     h.on_send(11, 3, 1000);
     assert_eq!(h.inflight(), 4000);
-    h.on_ack(&AckEvent { now_ns: 12, psn: 3, acked_bytes: 4000, ce: false, ue: false, nak: false, int: None });
+    h.on_ack(&AckEvent { now_ns: 12, psn: 3, acked_bytes: 4000, acked_psns: 1, ce: false, ce_pkts: 0, ue: false, nak: false, int: None });
     assert_eq!(h.inflight(), 0);
     // Across the 24-bit PSN wrap, a new PSN is still new.
     h.on_send(13, 4, 1000);

@@ -97,7 +97,9 @@ fn drive(
                 now_ns: now,
                 psn: i as u32,
                 acked_bytes: *bytes,
+                acked_psns: i as u32 % 70,
                 ce: *ce,
+                ce_pkts: *bytes % 70,
                 ue: *ue,
                 nak: *nak,
                 int: None,
@@ -123,7 +125,9 @@ fn drive(
                     now_ns: now,
                     psn: i as u32,
                     acked_bytes: *bytes,
+                    acked_psns: 1,
                     ce: false,
+                    ce_pkts: 0,
                     ue: false,
                     nak: false,
                     int: Some(IntInfo {
@@ -172,7 +176,7 @@ proptest! {
             let halts = acc.halts();
             match e {
                 Ev::Send(b) => acc.on_send(now, 0, *b),
-                Ev::Ack { bytes, ce, ue, nak } => acc.on_ack(&AckEvent { now_ns: now, psn: 0, acked_bytes: *bytes, ce: *ce, ue: *ue, nak: *nak, int: None }),
+                Ev::Ack { bytes, ce, ue, nak } => acc.on_ack(&AckEvent { now_ns: now, psn: 0, acked_bytes: *bytes, acked_psns: 1, ce: *ce, ce_pkts: u32::from(*ce), ue: *ue, nak: *nak, int: None }),
                 _ => acc.on_timer(now),
             }
             if acc.halts() > halts {
