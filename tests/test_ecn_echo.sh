@@ -52,6 +52,7 @@ test_ecn_echo() {
 	# answers 4 packets and carries their CE count (BTH resv6a), so the
 	# packets echoed as CE still match the packets that arrived CE.
 	echo 4 >/sys/module/rxe_cc/parameters/ack_every
+	rxecc mark --dev p0 --mode ce
 	ecn_phase ce4 $iters
 	assert_eq "CE, ACK every 4: bytes at the responder" $bytes "$(d ce4 rx_bytes)"
 	assert_eq "CE, ACK every 4: an ACK per 4 packets" "$(($(d ce4 tx_packets) / 4))" "$(d ce4 acks)"
