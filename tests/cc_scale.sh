@@ -3,10 +3,19 @@
 # 40 Mb/s, each algorithm's marking and knobs from incast.toml), for
 # CCS_SECS seconds. Per run: the aggregate rate, rxe_cc's timer fires per
 # second (period timers and pacer), the guest's kernel CPU (system, irq and
-# softirq time from /proc/stat) and the QPs that moved data by the end.
+# softirq time from /proc/stat, over the client's whole run, its set-up
+# included) and the QPs that moved data by the end.
 # Uses cc_incast.sh's helpers.
 
 CCS_SECS=${BENCH_SCALE_SECS:-8}
+# perftest cannot time a run (-D) while it sleeps on events (-e), so each
+# run sends about CCS_SECS' worth of messages at the bottleneck's rate,
+# split over the QPs (at least 5 each, perftest's minimum).
+ccs_iters() { # <qps>
+	local total=$((CCI_RATE_MBPS * 1000000 * CCS_SECS / 8 / 16384))
+	local n=$((total / $1))
+	echo $((n < 5 ? 5 : n))
+}
 # ib_send_bw sleeps on completion events (-e) instead of polling, so the
 # CPU counted is the stack's, not perftest's spinning. 16 KB messages: at
 # 40 Mb/s a 64 KB message per QP would leave 256 QPs a message or two each.
@@ -32,10 +41,10 @@ ccs_run() {
 	cci_topology "$cc" "$out/topology.toml" || return 1
 	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }
 	f0=$(($(tb_cc_total period_fires) + $(tb_cc_total pacer_fires)))
-	tb_write_bw_server 0 $TB_PORT_BASE "$out/server.txt" "${CCS_PERF[@]}" -q "$q" -D "$CCS_SECS" || rc=1
+	tb_write_bw_server 0 $TB_PORT_BASE "$out/server.txt" "${CCS_PERF[@]}" -q "$q" -n "$(ccs_iters "$q")" || rc=1
 	t0=$(date +%s%N)
 	read -r c0 _ < <(ccs_cpu)
-	tb_write_bw_client 1 0 $TB_PORT_BASE "$out/client.txt" "${CCS_PERF[@]}" -q "$q" -D "$CCS_SECS" &
+	tb_write_bw_client 1 0 $TB_PORT_BASE "$out/client.txt" "${CCS_PERF[@]}" -q "$q" -n "$(ccs_iters "$q")" &
 	local pid=$!
 	# While the QPs live: how many senders (rxe1's QPs) have had data
 	# acked, the most seen in a second's polls (they vanish as perftest
