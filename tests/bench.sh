@@ -13,7 +13,7 @@ mkdir -p "$out"
 
 # BENCH_PARTS picks sections (e.g. `make bench BENCH_PARTS="cc latejoin"`);
 # unset, the bench runs them all, in this order.
-parts_all="stock acks pacing port cc latejoin victim scale fct ring incast-gfc ring-cc"
+parts_all="stock acks pacing port cc latejoin hops victim scale fct ring incast-gfc ring-cc"
 for p in ${BENCH_PARTS:-}; do
 	[[ " $parts_all " == *" $p "* ]] || { echo "bench: unknown part '$p' (parts: $parts_all)" >&2; exit 2; }
 done
@@ -36,6 +36,7 @@ run_side() { # <stock|patched> <round>
 
 . "$RXECC_TOP/tests/cc_incast.sh"
 . "$RXECC_TOP/tests/cc_latejoin.sh"
+. "$RXECC_TOP/tests/cc_hops.sh"
 . "$RXECC_TOP/tests/test_switch.sh"
 . "$RXECC_TOP/tests/cc_victim.sh"
 . "$RXECC_TOP/tests/cc_scale.sh"
@@ -224,6 +225,21 @@ bench_latejoin() {
 		done
 		python3 "$RXECC_TOP/tests/cc_latejoin.py" "$CCI_T_US" "hpcc=$out/latejoin/round$r/hpcc/rec" \
 			"fncc=$out/latejoin/round$r/fncc/rec" | tee -a "$out/summary.txt"
+	done
+}
+
+# FNCC's queue against HPCC's with the congestion at the first, a middle
+# and the last hop of chain (docs/experiments.md; FNCC paper Fig. 13a-c:
+# 37.5%, 29.5% and, with its last-hop speedup, 38.5% lower).
+bench_hops() {
+	local where r
+	for where in $CCH_WHERE; do
+		for ((r = 1; r <= ${BENCH_HOPS_ROUNDS:-3}; r++)); do
+			cch_run "$where" "$out/hops/$where/round$r" >/dev/null || echo "  $where hop, round $r: not every flow completed" >&2
+		done
+		echo
+		echo "congestion at the $where hop of chain (hops-$where.toml)" | tee -a "$out/summary.txt"
+		python3 "$RXECC_TOP/tests/cc_medians.py" "$CCI_T_US" "$out"/hops/"$where"/round*/report.json | tee -a "$out/summary.txt"
 	done
 }
 

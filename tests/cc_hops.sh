@@ -1,0 +1,33 @@
+# FNCC against HPCC by where the congestion is (the FNCC paper's Fig.
+# 13a-c, scaled): two long flows h0, h1 -> h3 across chain's three switches,
+# with the one 40 Mb/s port at the first hop, a middle hop or the last hop
+# (testbed/experiments/hops-<where>.toml). Used by make bench (part hops)
+# and test_fncc_hops.
+
+# shellcheck disable=SC2034 # read by bench.sh
+CCH_WHERE="first middle last"
+
+# cch_get <first|middle|last> <key> [table...]: a value of that file.
+cch_get() {
+	python3 -c 'import sys, tomllib
+t = tomllib.load(open(sys.argv[1], "rb"))
+for k in sys.argv[3:]: t = t[k]
+v = t[sys.argv[2]]
+print(len(v) if isinstance(v, list) else v)' "$RXECC_TOP/testbed/experiments/hops-$1.toml" "${@:2}"
+}
+
+# cch_run <first|middle|last> <out>: that experiment file under hpcc and
+# fncc into <out>/<label>, with report.json and table.txt in <out>. Fails
+# if a flow did not complete.
+cch_run() {
+	local where=$1 out=$2 rc=0
+	rm -rf "$out" && mkdir -p "$out"
+	echo "==> FNCC vs HPCC, congestion at the $where hop (results in $out)" >&2
+	tb_load_rxe patched || return 1
+	tb_load_cc cc=none || return 1
+	rxecc run "$RXECC_TOP/testbed/experiments/hops-$where.toml" --out "$out" || rc=1
+	rmmod rxe_cc
+	rmmod rdma_rxe
+	rmmod rxecc_switch 2>/dev/null || true
+	return $rc
+}
