@@ -2,19 +2,14 @@
 # 13a-c, scaled): two long flows h0, h1 -> h3 across chain's three switches,
 # with the one 40 Mb/s port at the first hop, a middle hop or the last hop
 # (testbed/experiments/hops-<where>.toml). Used by make bench (part hops)
-# and test_fncc_hops.
+# and test_fncc_hops. Uses cc_incast.sh's helpers.
 
 # shellcheck disable=SC2034 # read by bench.sh
 CCH_WHERE="first middle last"
 
-# cch_get <first|middle|last> <key> [table...]: a value of that file.
-cch_get() {
-	python3 -c 'import sys, tomllib
-t = tomllib.load(open(sys.argv[1], "rb"))
-for k in sys.argv[3:]: t = t[k]
-v = t[sys.argv[2]]
-print(len(v) if isinstance(v, list) else v)' "$RXECC_TOP/testbed/experiments/hops-$1.toml" "${@:2}"
-}
+# cch_get <first|middle|last> <key> [table...]: a value of that file
+# (cc_incast.sh's cci_get).
+cch_get() { CCI_EXP=$RXECC_TOP/testbed/experiments/hops-$1.toml cci_get "${@:2}"; }
 
 # cch_run <first|middle|last> <out>: that experiment file under hpcc and
 # fncc into <out>/<label>, with report.json and table.txt in <out>. Fails

@@ -229,13 +229,6 @@ test_int_on_acks() {
 	rmmod rdma_rxe
 }
 
-# hops_rj <label> <field>: a field of that run in test_fncc_hops's report.
-hops_rj() {
-	python3 -c 'import json, sys
-m = {r["label"]: r for r in json.load(open(sys.argv[1]))}[sys.argv[2]][sys.argv[3]]
-print("null" if m is None else m)' "$TEST_OUT/report.json" "$1" "$2"
-}
-
 # FNCC and HPCC with the congestion at the first hop of chain (tests/
 # cc_hops.sh; make bench runs the middle and last hops too and quotes the
 # queues): both keep the queue where the file puts it below no CC's, and
@@ -249,8 +242,8 @@ test_fncc_hops() {
 	cap=$(cch_get first capacity_mbps report)
 	senders=$(cch_get first senders workload)
 	for cc in none hpcc fncc; do
-		assert_eq "$cc: flows" "$senders" "$(hops_rj "$cc" flows)"
-		assert_eq "$cc: drops (PFC is on)" 0 "$(hops_rj "$cc" drops)"
+		assert_eq "$cc: flows" "$senders" "$(rj "$cc" flows)"
+		assert_eq "$cc: drops (PFC is on)" 0 "$(rj "$cc" drops)"
 		# The slow port is the one that queues: its peak is the highest of
 		# every switch port's (p<host>, x<switch>_<switch>; not the hosts'
 		# own NIC ports, v<host>, where the sender's queue waits).
@@ -259,16 +252,16 @@ test_fncc_hops() {
 			END {for (d in m) if (m[d] > best) {best = m[d]; top = d}; print top}' "$TEST_OUT/$cc/rec/ports.csv")
 		assert_eq "$cc: the port with the highest queue" "$port" "$top"
 	done
-	assert_gt "none: pauses" "$(hops_rj none pauses)" 0
+	assert_gt "none: pauses" "$(rj none pauses)" 0
 	for cc in hpcc fncc; do
 		totals=$TEST_OUT/$cc/rxe_cc-totals.txt
 		assert_eq "$cc: INT records (three hops per ACK)" \
 			$((3 * $(awk '$1 == "acks" {print $2}' "$totals"))) "$(awk '$1 == "int_hops" {print $2}' "$totals")"
 		assert_eq "$cc: hops without room" 0 "$(awk '$1 == "int_overflow" {print $2}' "$totals")"
-		assert_gt "$cc: mean queue below none's" "$(hops_rj none mean_queue_bytes)" "$(hops_rj "$cc" mean_queue_bytes)"
-		assert_gt "$cc: pauses below none's" "$(hops_rj none pauses)" "$(hops_rj "$cc" pauses)"
-		assert_gt "$cc: throughput above half the bottleneck" "$(hops_rj "$cc" throughput_mbps)" $((cap / 2))
+		assert_gt "$cc: mean queue below none's" "$(rj none mean_queue_bytes)" "$(rj "$cc" mean_queue_bytes)"
+		assert_gt "$cc: pauses below none's" "$(rj none pauses)" "$(rj "$cc" pauses)"
+		assert_gt "$cc: throughput above half the bottleneck" "$(rj "$cc" throughput_mbps)" $((cap / 2))
 	done
-	info "first hop $port, mean/peak queue B: none $(hops_rj none mean_queue_bytes)/$(hops_rj none peak_queue_bytes)," \
-		"hpcc $(hops_rj hpcc mean_queue_bytes)/$(hops_rj hpcc peak_queue_bytes), fncc $(hops_rj fncc mean_queue_bytes)/$(hops_rj fncc peak_queue_bytes)"
+	info "first hop $port, mean/peak queue B: none $(rj none mean_queue_bytes)/$(rj none peak_queue_bytes)," \
+		"hpcc $(rj hpcc mean_queue_bytes)/$(rj hpcc peak_queue_bytes), fncc $(rj fncc mean_queue_bytes)/$(rj fncc peak_queue_bytes)"
 }
