@@ -165,6 +165,28 @@ tb_write_bw_client() {
 		-p "$port" -F $(tb_report_flag) "$@" "$(tb_ip "$s")" >"$out" 2>&1
 }
 
+# tb_perf_iters <messages per QP>: "<iterations> <cq_mod>" for a perftest
+# bw run with several QPs (-q) that sleeps on completion events (-e),
+# where cq_mod (-Q) divides the iterations. perftest 4.5 (Debian's) counts
+# every completion as cq_mod messages, its default 100, the last one
+# included: when cq_mod does not divide the iterations, the QPs that finish
+# first add up to the run's total before the slower ones' first
+# completion, and the client stops polling, spinning forever if those QPs
+# still had messages to post, else ending (and timing the run) early.
+# Upstream perftest fixed it in 24.01 (commit 5ff3afa, "fix completion
+# count with special combination of tx_depth/cq_mod/iterations").
+tb_perf_iters() {
+	local n=$1
+	((n < 1)) && n=1
+	# cq_mod at most 100, as perftest's default; more iterations are
+	# rounded down to its multiple.
+	if ((n <= 100)); then
+		echo "$n $n"
+	else
+		echo "$((n / 100 * 100)) 100"
+	fi
+}
+
 # tb_bw_mbit <perftest output>: average bandwidth in Mb/s (10^6 bit/s),
 # from either report unit (perftest's MB/sec is 2^20 bytes per second).
 tb_bw_mbit() {

@@ -10,11 +10,13 @@
 CCS_SECS=${BENCH_SCALE_SECS:-8}
 # perftest cannot time a run (-D) while it sleeps on events (-e), so each
 # run sends about CCS_SECS' worth of messages at the bottleneck's rate,
-# split over the QPs (at least 5 each, perftest's minimum).
+# split over the QPs (at least 5 each, perftest's minimum). Prints
+# perftest's "-n <iterations> -Q <cq_mod>" (tb_perf_iters says why -Q).
 ccs_iters() { # <qps>
-	local total=$((CCI_RATE_MBPS * 1000000 * CCS_SECS / 8 / 16384))
-	local n=$((total / $1))
-	echo $((n < 5 ? 5 : n))
+	local total=$((CCI_RATE_MBPS * 1000000 * CCS_SECS / 8 / 16384)) n cq
+	n=$((total / $1))
+	read -r n cq < <(tb_perf_iters $((n < 5 ? 5 : n)))
+	echo "-n $n -Q $cq"
 }
 # ib_send_bw sleeps on completion events (-e) instead of polling, so the
 # CPU counted is the stack's, not perftest's spinning. 16 KB messages: at
@@ -41,18 +43,28 @@ ccs_run() {
 	cci_topology "$cc" "$out/topology.toml" || return 1
 	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }
 	f0=$(($(tb_cc_total period_fires) + $(tb_cc_total pacer_fires)))
-	tb_write_bw_server 0 $TB_PORT_BASE "$out/server.txt" "${CCS_PERF[@]}" -q "$q" -n "$(ccs_iters "$q")" || rc=1
+	# shellcheck disable=SC2046 # ccs_iters prints flags and their values
+	tb_write_bw_server 0 $TB_PORT_BASE "$out/server.txt" "${CCS_PERF[@]}" -q "$q" $(ccs_iters "$q") || rc=1
 	t0=$(date +%s%N)
 	read -r c0 _ < <(ccs_cpu)
-	tb_write_bw_client 1 0 $TB_PORT_BASE "$out/client.txt" "${CCS_PERF[@]}" -q "$q" -n "$(ccs_iters "$q")" &
+	# shellcheck disable=SC2046 # as above
+	tb_write_bw_client 1 0 $TB_PORT_BASE "$out/client.txt" "${CCS_PERF[@]}" -q "$q" $(ccs_iters "$q") &
 	local pid=$!
 	# While the QPs live: how many senders (rxe1's QPs) have had data
 	# acked, the most seen in a second's polls (they vanish as perftest
 	# ends). A QP stuck without a kick stays at 0.
-	local m
+	# A run that takes ten times its share of the link (and two minutes
+	# for set-up) has a stuck QP: stop it and report the run as failed.
+	local m limit=$((10 * CCS_SECS + 120)) s0=$SECONDS
 	while kill -0 "$pid" 2>/dev/null; do
 		m=$(grep -l '^acked_bytes [1-9]' /sys/kernel/debug/rxe_cc/qps/rxe1-qp*/stats 2>/dev/null | wc -l || true)
 		((m > moved)) && moved=$m
+		if ((SECONDS - s0 > limit)); then
+			echo "==> scale: cc=$cc with $q QPs still running after $limit s: stopped (at most $moved QPs had data acked)" >&2
+			pkill -f "ib_send_bw -d rxe" || true
+			rc=1
+			break
+		fi
 		sleep 1
 	done
 	wait "$pid" || rc=1
