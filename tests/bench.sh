@@ -212,6 +212,14 @@ bench_cc() {
 	done
 	echo
 	python3 "$RXECC_TOP/tests/cc_medians.py" "$CCI_T_US" "$out"/cc/round*/report.json | tee -a "$out/summary.txt"
+	# The model beside each round (docs/experiments.md, "The model beside
+	# the testbed"): the testbed's row, the model's, and the model with the
+	# testbed's start skew, late timers and PFC added one at a time.
+	for ((r = 1; r <= rounds; r++)); do
+		echo
+		echo "the model beside incast round $r (rxecc model)"
+		rxecc model "$CCI_EXP" --from "$out/cc/round$r" --runs none,dcqcn,acc,hpcc
+	done | tee -a "$out/summary.txt"
 }
 
 # FNCC's late joiner against HPCC's (docs/experiments.md): the time from a

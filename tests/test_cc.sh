@@ -77,6 +77,23 @@ test_cc_incast() {
 	line=
 	for cc in none dcqcn acc hpcc fncc icc; do line+=" $cc $(rj $cc pauses)/$(rj $cc mean_queue_bytes)"; done
 	info "pauses/mean queue B:$line"
+
+	# The model beside the testbed (rxecc model): for each algorithm the
+	# model has, the testbed's row, the model's, and the model with each
+	# of the testbed's effects, the timers' lateness measured from ACC's.
+	rxecc model "$CCI_EXP" --from "$TEST_OUT" --runs none,dcqcn,acc,hpcc >"$TEST_OUT/model.txt" 2>&1 \
+		|| fail "rxecc model: $(tail -2 "$TEST_OUT/model.txt")"
+	cat "$TEST_OUT/model.txt" >&2
+	assert_gt "periods whose lateness rxecc model measured" \
+		"$(awk '/^timer lateness/ {sub(/.*\(/, ""); print $1}' "$TEST_OUT/model.txt" || true)" 0
+	for cc in none dcqcn acc hpcc; do
+		assert_eq "$cc: testbed and model rows" 2 \
+			"$(awk -v cc="$cc" '$1 == cc && ($2 == "testbed" || $2 == "model")' "$TEST_OUT/model.txt" | wc -l)"
+	done
+	assert_eq "rows with every effect on" 4 "$(grep -c '^+ PFC ' "$TEST_OUT/model.txt" || true)"
+	# No CC on the model's ideal network fills the bottleneck.
+	assert_gt "none: the model's throughput above 90% of the bottleneck" \
+		"$(awk '$1 == "none" && $2 == "model" {print $7}' "$TEST_OUT/model.txt")" $((CCI_RATE_MBPS * 9 / 10))
 }
 
 # The victim flow on chain (tests/cc_victim.sh, the ACC paper's Fig. 11):

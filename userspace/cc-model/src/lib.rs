@@ -12,8 +12,12 @@
 //!
 //! - Each sender NIC runs at `line_rate_bps` and honours the algorithm's
 //!   pacing (`next_send_ns`) and window, and rxe's cap of 128 packets in flight.
-//! - The switch has no PFC (lossless by an unbounded queue), so a TCD port
-//!   is always ON: a queue above the threshold means CE; UE never appears.
+//! - The switch's queue is unbounded (lossless). With `Emulation::pfc` each
+//!   flow's ingress port pauses its sender, as on the testbed; a TCD port is
+//!   always ON all the same: a queue above the threshold means CE, never UE.
+//! - `Emulation` also makes timers late, as the testbed's are under QEMU
+//!   TCG, so that `rxecc model` can account for the gap between the two
+//!   term by term.
 //! - The receiver ACKs every packet, echoing CE; for DCQCN its NP sends a
 //!   CNP (at most one per 50 us per flow) that takes the ACK's path.
 
@@ -75,6 +79,43 @@ pub struct Config {
     pub sample_ns: u64,
     /// Most packets a flow may have unacknowledged (rxe: 128).
     pub max_inflight_pkts: u64,
+    /// Bottleneck port rate, b/s; 0: the line rate.
+    pub port_rate_bps: u64,
+    /// Each flow's size, bytes; missing or 0: it never ends.
+    pub sizes_bytes: Vec<u64>,
+    /// ACC's and DCQCN's knobs; None: `for_link` of the line.
+    pub acc_knobs: Option<AccKnobs>,
+    pub dcqcn_knobs: Option<DcqcnKnobs>,
+    /// DCQCN's notification point: at most one CNP per flow this often.
+    pub cnp_interval_ns: u64,
+    /// The testbed's emulation effects, all off by default.
+    pub emulation: Emulation,
+}
+
+/// What the testbed adds to the algorithms' network (docs/experiments.md,
+/// "The model beside the testbed").
+#[derive(Clone, Debug, Default)]
+pub struct Emulation {
+    /// How late timers fire, ns: every period's end and every send that
+    /// waits for its pacing time draws one of these (at random, from a
+    /// fixed seed). Empty: on time.
+    pub timer_late_ns: Vec<u64>,
+    /// PFC at the switch; None: no pauses.
+    pub pfc: Option<Pfc>,
+}
+
+/// PFC with one ingress port per flow, as in the testbed's incast.
+#[derive(Clone, Copy, Debug)]
+pub struct Pfc {
+    /// A flow's bytes queued in the switch above which its ingress port
+    /// sends XOFF, and at or below which it sends XON.
+    pub xoff_bytes: u64,
+    pub xon_bytes: u64,
+    /// From a threshold crossing to the sender stopping or going on (τ).
+    pub delay_ns: u64,
+    /// While paused, XOFF is sent again this often; every XOFF counts as a
+    /// pause, as the testbed's `pfc_tx_xoff` counts them.
+    pub refresh_ns: u64,
 }
 
 impl Config {
@@ -107,6 +148,12 @@ impl Config {
             duration_ns: 20_000_000,
             sample_ns: 20_000,
             max_inflight_pkts: 128,
+            port_rate_bps: 0,
+            sizes_bytes: Vec::new(),
+            acc_knobs: None,
+            dcqcn_knobs: None,
+            cnp_interval_ns: 50_000,
+            emulation: Emulation::default(),
         }
     }
 }
@@ -160,13 +207,37 @@ pub struct Trace {
     pub halts: Vec<Halt>,
     /// Time of the first CE mark, the first CE echo that reached a sender.
     pub first_mark_ns: Option<u64>,
+    /// Each flow's rate after every event that changed it: (t, b/s).
+    pub rate_steps: Vec<Vec<(u64, u64)>>,
+    /// Per sample, each flow's bytes acknowledged so far.
+    pub acked_bytes: Vec<Vec<u64>>,
+    /// Per sample, the largest queue since the previous sample, bytes.
+    pub queue_max_bytes: Vec<u64>,
+    /// Per sample, the XOFF frames sent so far (with `Emulation::pfc`).
+    pub pauses: Vec<u64>,
+    /// When each flow had all its bytes acknowledged (sized flows).
+    pub end_ns: Vec<Option<u64>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
     Sample,
     TrySend(usize),
-    Timer(usize),
+    /// A period's end, due at `nominal` (it may run late).
+    Timer {
+        flow: usize,
+        nominal: u64,
+    },
+    /// XOFF (true) or XON reaches a sender.
+    Pause {
+        flow: usize,
+        on: bool,
+    },
+    /// XOFF again, if the ingress is still over XON (its generation).
+    Refresh {
+        flow: usize,
+        generation: u64,
+    },
     Arrive {
         flow: usize,
         bytes: u32,
@@ -194,6 +265,16 @@ struct Flow {
     sent_in_sample: u64,
     prev_int: Option<(u64, u64, u64)>,
     open_halt: Option<usize>,
+    size: u64,
+    sent: u64,
+    acked: u64,
+    /// Paused by its ingress port's XOFF.
+    paused: bool,
+    /// This flow's bytes queued at the switch, and whether its ingress has
+    /// sent XOFF (with the XOFF's generation, for refreshes).
+    sw_bytes: u64,
+    xoff: bool,
+    xoff_gen: u64,
 }
 
 /// Runs `cfg` and returns its trace.
@@ -208,13 +289,22 @@ pub fn run(cfg: &Config) -> Trace {
             let start = cfg.starts_ns.get(i).copied().unwrap_or(0);
             let cc = match cfg.algo {
                 Algo::None => Cc::None(NoCc::new(&link)),
-                Algo::Acc => Cc::Acc(Acc::new(&link, AccKnobs::for_link(&link), start)),
-                Algo::Dcqcn => Cc::Dcqcn(Dcqcn::new(&link, DcqcnKnobs::for_link(&link), start)),
+                Algo::Acc => Cc::Acc(Acc::new(
+                    &link,
+                    cfg.acc_knobs.unwrap_or_else(|| AccKnobs::for_link(&link)),
+                    start,
+                )),
+                Algo::Dcqcn => Cc::Dcqcn(Dcqcn::new(
+                    &link,
+                    cfg.dcqcn_knobs
+                        .unwrap_or_else(|| DcqcnKnobs::for_link(&link)),
+                    start,
+                )),
                 Algo::Hpcc => Cc::Hpcc(Hpcc::new(&link, HpccKnobs::for_link(&link), start)),
             };
             Flow {
                 cc,
-                np: DcqcnNp::new(50_000),
+                np: DcqcnNp::new(cfg.cnp_interval_ns),
                 start_ns: start,
                 nic_free_ns: start,
                 try_at: None,
@@ -224,6 +314,13 @@ pub fn run(cfg: &Config) -> Trace {
                 sent_in_sample: 0,
                 prev_int: None,
                 open_halt: None,
+                size: cfg.sizes_bytes.get(i).copied().unwrap_or(0),
+                sent: 0,
+                acked: 0,
+                paused: false,
+                sw_bytes: 0,
+                xoff: false,
+                xoff_gen: 0,
             }
         })
         .collect();
@@ -238,17 +335,50 @@ pub fn run(cfg: &Config) -> Trace {
         push(&mut q, f.start_ns, Ev::TrySend(i));
         f.try_at = Some(f.start_ns);
         if let Some(p) = f.cc.get().timer_period_ns() {
-            push(&mut q, f.start_ns + p, Ev::Timer(i));
+            let nominal = f.start_ns + p;
+            push(&mut q, nominal, Ev::Timer { flow: i, nominal });
         }
     }
     push(&mut q, cfg.sample_ns, Ev::Sample);
+    let port_rate = if cfg.port_rate_bps == 0 {
+        cfg.line_rate_bps
+    } else {
+        cfg.port_rate_bps
+    };
+    let pkt_port = |b: u32| tx_time_ns(u64::from(b), port_rate);
+    // Timer lateness, drawn from the samples by its own generator, so that
+    // turning it on leaves RED's marks the same sequence.
+    let mut late_rng = 0x9e37_79b9_7f4a_7c15u64;
+    let late_ns = cfg.emulation.timer_late_ns.clone();
+    let mut late = move || -> u64 {
+        if late_ns.is_empty() {
+            return 0;
+        }
+        late_rng ^= late_rng << 13;
+        late_rng ^= late_rng >> 7;
+        late_rng ^= late_rng << 17;
+        late_ns[(late_rng % late_ns.len() as u64) as usize]
+    };
+    let mut pauses = 0u64;
+    let mut trace = Trace {
+        rate_steps: vec![Vec::new(); cfg.flows],
+        end_ns: vec![None; cfg.flows],
+        ..Trace::default()
+    };
+    // A flow's rate, into its steps when it changed.
+    let note_rate = |trace: &mut Trace, i: usize, now: u64, r: u64| {
+        let steps = &mut trace.rate_steps[i];
+        if steps.last().is_none_or(|&(_, last)| last != r) {
+            steps.push((now, r));
+        }
+    };
 
     let mut queue: VecDeque<(usize, u32, bool)> = VecDeque::new();
     let mut queue_bytes = 0u64;
     let mut port_busy = false;
     let mut port_tx_total = 0u64;
     let mut port_in_sample = 0u64;
-    let mut trace = Trace::default();
+    let mut sample_max = 0u64;
     let mut rng = 0x2545_f491_4f6c_dd1du64;
     let half = cfg.prop_rtt_ns / 2;
     let pkt_line = |b: u32| tx_time_ns(u64::from(b), cfg.line_rate_bps);
@@ -272,8 +402,19 @@ pub fn run(cfg: &Config) -> Trace {
                         .map(|f| std::mem::take(&mut f.sent_in_sample))
                         .collect(),
                 );
+                trace
+                    .acked_bytes
+                    .push(flows.iter().map(|f| f.acked).collect());
+                trace.pauses.push(pauses);
                 trace.queue_bytes.push(queue_bytes);
+                trace
+                    .queue_max_bytes
+                    .push(std::mem::replace(&mut sample_max, queue_bytes));
                 trace.port_bytes.push(std::mem::take(&mut port_in_sample));
+                let all_done = !flows.is_empty() && trace.end_ns.iter().all(Option::is_some);
+                if all_done {
+                    break;
+                }
                 push(&mut q, now + cfg.sample_ns, Ev::Sample);
             }
             Ev::TrySend(i) => {
@@ -282,6 +423,9 @@ pub fn run(cfg: &Config) -> Trace {
                     continue; // superseded
                 }
                 f.try_at = None;
+                if f.paused || (f.size > 0 && f.sent >= f.size) {
+                    continue; // XON or nothing: a resume retries
+                }
                 let p = f.cc.get().pacing(now);
                 let window_ok = p.window_bytes.is_none_or(|w| f.inflight_bytes < w)
                     && f.inflight_pkts < cfg.max_inflight_pkts;
@@ -290,11 +434,28 @@ pub fn run(cfg: &Config) -> Trace {
                 }
                 let at = now.max(p.next_send_ns).max(f.nic_free_ns);
                 if at > now {
+                    // Waiting for its pacing time takes a timer, which
+                    // may fire late; the NIC's serialisation does not.
+                    let at = if p.next_send_ns > now.max(f.nic_free_ns) {
+                        at + late()
+                    } else {
+                        at
+                    };
                     f.try_at = Some(at);
                     push(&mut q, at, Ev::TrySend(i));
                     continue;
                 }
-                let bytes = cfg.mtu;
+                let bytes = if f.size > 0 {
+                    let left = f.size - f.sent;
+                    cfg.mtu.min(u32::try_from(left).unwrap_or(u32::MAX))
+                } else {
+                    cfg.mtu
+                };
+                f.sent += u64::from(bytes);
+                if f.sent == u64::from(bytes) {
+                    // The flow's start, for a rate time series.
+                    note_rate(&mut trace, i, now, p.rate_bps);
+                }
                 f.cc.get().on_send(now, f.psn, bytes);
                 f.psn = f.psn.wrapping_add(1);
                 f.inflight_bytes += u64::from(bytes);
@@ -316,7 +477,7 @@ pub fn run(cfg: &Config) -> Trace {
                 f.try_at = Some(f.nic_free_ns);
                 push(&mut q, f.nic_free_ns, Ev::TrySend(i));
             }
-            Ev::Timer(i) => {
+            Ev::Timer { flow: i, nominal } => {
                 let f = &mut flows[i];
                 let halts_before = if let Cc::Acc(a) = &f.cc { a.halts() } else { 0 };
                 f.cc.get().on_timer(now);
@@ -334,9 +495,28 @@ pub fn run(cfg: &Config) -> Trace {
                         trace.halts[h].planned_ns = a.last_halt_ns();
                     }
                 }
+                let r = f.cc.get().pacing(now).rate_bps;
                 if let Some(p) = f.cc.get().timer_period_ns() {
-                    push(&mut q, now + p, Ev::Timer(i));
+                    // The kernel's period timer keeps its grid: a fire
+                    // later than a period covers the periods it missed.
+                    let mut next = nominal + p.max(1);
+                    while next <= now {
+                        next += p.max(1);
+                    }
+                    let done = f.size > 0 && f.acked >= f.size;
+                    if !done {
+                        push(
+                            &mut q,
+                            next + late(),
+                            Ev::Timer {
+                                flow: i,
+                                nominal: next,
+                            },
+                        );
+                    }
                 }
+                note_rate(&mut trace, i, now, r);
+                let f = &mut flows[i];
                 if f.try_at.is_none() {
                     f.try_at = Some(now);
                     push(&mut q, now, Ev::TrySend(i));
@@ -368,14 +548,39 @@ pub fn run(cfg: &Config) -> Trace {
                 queue.push_back((flow, bytes, ce));
                 queue_bytes += u64::from(bytes);
                 trace.max_queue_bytes = trace.max_queue_bytes.max(queue_bytes);
+                sample_max = sample_max.max(queue_bytes);
+                if let Some(pfc) = cfg.emulation.pfc {
+                    let f = &mut flows[flow];
+                    f.sw_bytes += u64::from(bytes);
+                    if !f.xoff && f.sw_bytes > pfc.xoff_bytes {
+                        f.xoff = true;
+                        f.xoff_gen += 1;
+                        pauses += 1;
+                        push(&mut q, now + pfc.delay_ns, Ev::Pause { flow, on: true });
+                        let generation = f.xoff_gen;
+                        push(
+                            &mut q,
+                            now + pfc.refresh_ns.max(1),
+                            Ev::Refresh { flow, generation },
+                        );
+                    }
+                }
                 if !port_busy {
                     port_busy = true;
-                    push(&mut q, now + pkt_line(bytes), Ev::Depart);
+                    push(&mut q, now + pkt_port(bytes), Ev::Depart);
                 }
             }
             Ev::Depart => {
                 let (flow, bytes, ce) = queue.pop_front().expect("departure from an empty queue");
                 queue_bytes -= u64::from(bytes);
+                if let Some(pfc) = cfg.emulation.pfc {
+                    let f = &mut flows[flow];
+                    f.sw_bytes -= u64::from(bytes);
+                    if f.xoff && f.sw_bytes <= pfc.xon_bytes {
+                        f.xoff = false;
+                        push(&mut q, now + pfc.delay_ns, Ev::Pause { flow, on: false });
+                    }
+                }
                 port_tx_total += u64::from(bytes);
                 port_in_sample += u64::from(bytes);
                 if ce && trace.first_mark_ns.is_none() {
@@ -399,7 +604,7 @@ pub fn run(cfg: &Config) -> Trace {
                     push(&mut q, ack_at, Ev::Cnp(flow));
                 }
                 if let Some(&(_, b, _)) = queue.front() {
-                    push(&mut q, now + pkt_line(b), Ev::Depart);
+                    push(&mut q, now + pkt_port(b), Ev::Depart);
                 } else {
                     port_busy = false;
                 }
@@ -413,8 +618,12 @@ pub fn run(cfg: &Config) -> Trace {
                 let f = &mut flows[flow];
                 f.inflight_bytes = f.inflight_bytes.saturating_sub(u64::from(bytes));
                 f.inflight_pkts = f.inflight_pkts.saturating_sub(1);
+                f.acked += u64::from(bytes);
+                if f.size > 0 && f.acked >= f.size && trace.end_ns[flow].is_none() {
+                    trace.end_ns[flow] = Some(now);
+                }
                 let hops = [IntHop {
-                    b_bps: cfg.line_rate_bps,
+                    b_bps: port_rate,
                     ts_ns: hop.0,
                     tx_bytes: hop.1,
                     qlen: hop.2,
@@ -440,12 +649,39 @@ pub fn run(cfg: &Config) -> Trace {
                     nak: false,
                     int,
                 });
+                let r = f.cc.get().pacing(now).rate_bps;
                 if f.try_at.is_none() {
                     f.try_at = Some(now);
                     push(&mut q, now, Ev::TrySend(flow));
                 }
+                note_rate(&mut trace, flow, now, r);
             }
-            Ev::Cnp(i) => flows[i].cc.get().on_cnp(now),
+            Ev::Cnp(i) => {
+                flows[i].cc.get().on_cnp(now);
+                let r = flows[i].cc.get().pacing(now).rate_bps;
+                note_rate(&mut trace, i, now, r);
+            }
+            Ev::Pause { flow, on } => {
+                let f = &mut flows[flow];
+                f.paused = on;
+                if !on && f.try_at.is_none() {
+                    f.try_at = Some(now);
+                    push(&mut q, now, Ev::TrySend(flow));
+                }
+            }
+            Ev::Refresh { flow, generation } => {
+                let f = &flows[flow];
+                if let Some(pfc) = cfg.emulation.pfc {
+                    if f.xoff && f.xoff_gen == generation {
+                        pauses += 1;
+                        push(
+                            &mut q,
+                            now + pfc.refresh_ns.max(1),
+                            Ev::Refresh { flow, generation },
+                        );
+                    }
+                }
+            }
         }
     }
     trace

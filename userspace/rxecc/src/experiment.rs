@@ -319,6 +319,16 @@ pub fn run_topology(path: &Path, label: &str) -> Result<String> {
     ))
 }
 
+/// The experiment and the topology one of its runs brings up, parsed and
+/// checked, with the run's settings merged in (for `rxecc model`).
+pub fn run_built(path: &Path, label: &str) -> Result<(Experiment, topology::Built)> {
+    let e = load(path)?;
+    let run = find_run(&e, path, label)?;
+    let (file, text) = topology_for(&e, run, path.parent().unwrap_or(Path::new(".")))?;
+    let built = topology::parse(&file, &text)?;
+    Ok((e, built))
+}
+
 /// `rxecc experiment knobs`: a run's rxe_cc parameters, cc first.
 pub fn run_knobs(path: &Path, label: &str) -> Result<Vec<String>> {
     let e = load(path)?;

@@ -4,6 +4,7 @@
 pub mod deadlock;
 pub mod experiment;
 pub mod fct;
+pub mod model;
 pub mod netlink;
 pub mod perftest;
 pub mod plot;

@@ -3,8 +3,8 @@
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use rxecc::{
-    deadlock, experiment, fct, perftest, plot, record, report, selftest, stats, switch, topology,
-    workload,
+    deadlock, experiment, fct, model, perftest, plot, record, report, selftest, stats, switch,
+    topology, workload,
 };
 use std::path::PathBuf;
 
@@ -98,6 +98,30 @@ enum Cmd {
         /// Write the metrics as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
+    },
+    /// The cargo model (the module's own algorithms) on an incast
+    /// experiment's scenario, beside the testbed's runs of it: the
+    /// testbed's row, the model's on an ideal network, then with the
+    /// testbed's start skew, late timers and PFC added one at a time
+    /// (docs/experiments.md, "The model beside the testbed").
+    Model {
+        experiment: PathBuf,
+        /// The directory `rxecc run` wrote for the experiment
+        /// (<DIR>/<label>/rec): the testbed's rows, its flows' start
+        /// times and its timers' lateness.
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+        /// Only these runs (labels).
+        #[arg(long, value_delimiter = ',', value_name = "LABEL,...")]
+        runs: Vec<String>,
+        /// The network's round trip without queues (the testbed's, under
+        /// QEMU TCG: 1.64 ms median, docs/experiments.md).
+        #[arg(long, default_value_t = 1640, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+        rtt_us: u64,
+        /// The run whose period timers give the lateness (one whose
+        /// algorithm has a period timer running all along).
+        #[arg(long, default_value = "acc")]
+        late_from: String,
     },
     /// Run an experiment file (docs/workloads.md) in the testbed guest:
     /// every algorithm on the same flows, and the FCT slowdown table.
@@ -674,6 +698,22 @@ fn main() -> Result<()> {
                 report::compare(&dirs, &setup, plots.as_deref(), json.as_deref())?
             );
         }
+        Cmd::Model {
+            experiment,
+            from,
+            runs,
+            rtt_us,
+            late_from,
+        } => print!(
+            "{}",
+            model::compare(
+                &experiment,
+                from.as_deref(),
+                &runs,
+                rtt_us,
+                Some(&late_from)
+            )?
+        ),
         Cmd::Run {
             experiment,
             out,

@@ -337,7 +337,12 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
         }
     }
     let in_band = inside as f64 / (t1 - t0) as f64;
-    let settle = settled_at(&times, t1, setup.period_ns.saturating_mul(STAY_PERIODS), in_c);
+    let settle = settled_at(
+        &times,
+        t1,
+        setup.period_ns.saturating_mul(STAY_PERIODS),
+        in_c,
+    );
     let period = setup.period_ns.max(1) as f64;
     let mid = t0 + (t1 - t0) / 2;
     let flow_mbps: Vec<f64> = flows
@@ -524,8 +529,10 @@ pub fn table(ms: &[Metrics], setup: &Setup) -> String {
         setup.capacity_bps / 1_000_000,
         setup.period_ns / 1000
     );
+    // The label column fits the longest label (`rxecc model`'s are long).
+    let w = ms.iter().map(|m| m.label.len()).max().unwrap_or(0).max(8);
     s += &format!(
-        "{:<8} {:>10} {:>8} {:>9} {:>7} {:>9} {:>6} {:>8} {:>8} {:>13} {:>7} {:>5} {:>6} {:>14} {:>16}\n",
+        "{:<w$} {:>10} {:>8} {:>9} {:>7} {:>9} {:>6} {:>8} {:>8} {:>13} {:>7} {:>5} {:>6} {:>14} {:>16}\n",
         "cc",
         "converge T",
         "(ms)",
@@ -544,7 +551,7 @@ pub fn table(ms: &[Metrics], setup: &Setup) -> String {
     );
     for m in ms {
         s += &format!(
-            "{:<8} {:>10} {:>8} {:>9} {:>6.0}% {:>9.1} {:>6} {:>8.1} {:>8.1} {:>13} {:>7} {:>5} {:>6} {:>14} {:>16}\n",
+            "{:<w$} {:>10} {:>8} {:>9} {:>6.0}% {:>9.1} {:>6} {:>8.1} {:>8.1} {:>13} {:>7} {:>5} {:>6} {:>14} {:>16}\n",
             m.label,
             opt(m.converge_periods, 1),
             opt(m.converge_ms, 1),

@@ -391,6 +391,16 @@ pub struct SimPort {
 }
 
 impl Built {
+    /// Host `h`'s port on its switch: its traffic's ingress.
+    pub fn host_port(&self, h: usize) -> Option<&str> {
+        self.host_port.get(h).map(|(_, d)| d.as_str())
+    }
+
+    /// The port device `dev`'s plan.
+    pub fn port(&self, dev: &str) -> Option<&PortPlan> {
+        self.ports.iter().find(|p| p.dev == dev)
+    }
+
     /// Every switch-to-switch port: (device, its switch, the switch it
     /// sends to), both directions of each link.
     pub fn trunk_ports(&self) -> Vec<(String, usize, usize)> {

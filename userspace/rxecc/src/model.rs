@@ -1,0 +1,562 @@
+//! `rxecc model`: the cargo model (`cc-model`, which drives the kernel
+//! module's own `cc_core` code) on an experiment's scenario, beside the
+//! testbed's recording of the same runs (issue 16, docs/experiments.md,
+//! "The model beside the testbed").
+//!
+//! For each run whose algorithm the model has (none, ACC, DCQCN, HPCC) it
+//! prints the testbed's row and the model's, the model first on an ideal
+//! network and then with the testbed's effects turned on one at a time,
+//! each row keeping the ones above:
+//! - `start skew`: the flows start when they started on the testbed;
+//! - `late timers`: every period's end and every paced send is late by a
+//!   draw from the lateness the testbed's period timers showed;
+//! - `PFC`: the switch's ingress ports pause their senders, with its XOFF,
+//!   XON, refresh and τ.
+//!
+//! The model's metrics come from the same code as `rxecc report`'s, on the
+//! same window (the last start to the first end), so that a row's
+//! difference from the one above is that effect's cost.
+
+use crate::experiment::{self, Workload};
+use crate::report::{self, Flow, Metrics, PortSeries, Setup};
+use crate::switch::MarkMode;
+use anyhow::{bail, ensure, Context, Result};
+use cc_core::acc::AccKnobs;
+use cc_core::cc::LinkParams;
+use cc_core::dcqcn::DcqcnKnobs;
+use cc_core::fixed::{tx_time_ns, Q32};
+use cc_model::{Algo, Config, Emulation, Marking, Pfc, Trace};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// rxe's path MTU on the testbed (rxe_cc's `link_params`).
+const MTU: u32 = 4096;
+
+/// rxe_cc's knob defaults for the knobs the model uses (`rxe_cc/glue.c`).
+const KNOB_DEFAULTS: &[(&str, u64)] = &[
+    ("line_rate_mbps", 100),
+    ("pacing_burst_us", 0),
+    ("acc_t_us", 1000),
+    ("acc_ri_low_mbps", 0),
+    ("acc_ri_high_mbps", 0),
+    ("acc_p_thresh", 1),
+    ("acc_ce_permille", 900),
+    ("rpg_ai_rate", 0),
+    ("rpg_hai_rate", 0),
+    ("rpg_min_rate", 0),
+    ("rpg_time_reset", 1100),
+    ("rpg_byte_reset", 262_144),
+    ("rpg_threshold", 5),
+    ("dce_tcp_g", 4),
+    ("dce_tcp_rtt", 1100),
+    ("min_time_between_cnps", 1000),
+    ("hpcc_t_us", 1000),
+];
+
+/// A run's knobs: the module's defaults with the experiment's settings.
+struct Knobs(BTreeMap<String, u64>);
+
+impl Knobs {
+    fn new(run: &experiment::Run) -> Result<Self> {
+        let mut m: BTreeMap<String, u64> = KNOB_DEFAULTS
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect();
+        for (k, v) in &run.knobs {
+            let Some(x) = v.as_integer().and_then(|x| u64::try_from(x).ok()) else {
+                bail!(
+                    "run {}: knob {k} = {v}: the model reads whole numbers only",
+                    run.label
+                );
+            };
+            m.insert(k.clone(), x);
+        }
+        Ok(Self(m))
+    }
+    fn get(&self, k: &str) -> u64 {
+        self.0.get(k).copied().unwrap_or(0)
+    }
+    fn bps(&self, k: &str) -> u64 {
+        self.get(k).saturating_mul(1_000_000)
+    }
+    fn ns(&self, k: &str) -> u64 {
+        self.get(k).saturating_mul(1000)
+    }
+    fn burst_ns(&self, link: &LinkParams, default_ns: u64) -> u64 {
+        let ns = match self.ns("pacing_burst_us") {
+            0 => default_ns,
+            ns => ns,
+        };
+        ns.max(tx_time_ns(u64::from(link.mtu), link.line_rate_bps))
+    }
+
+    /// As rxe_cc_main.rs's `acc_knobs`.
+    fn acc(&self, link: &LinkParams) -> AccKnobs {
+        let mut k = AccKnobs::for_link(link);
+        if self.get("acc_ri_low_mbps") != 0 {
+            k.ri_low_bps = self.bps("acc_ri_low_mbps");
+        }
+        k.ri_high_bps = if self.get("acc_ri_high_mbps") != 0 {
+            self.bps("acc_ri_high_mbps")
+        } else {
+            k.ri_low_bps.saturating_mul(10)
+        };
+        k.p_thresh = u32::try_from(self.get("acc_p_thresh")).unwrap_or(u32::MAX);
+        k.ce_fraction = Q32::ratio(self.get("acc_ce_permille"), 1000);
+        k.burst_ns = self.burst_ns(link, k.burst_ns);
+        k
+    }
+
+    /// As rxe_cc_main.rs's `dcqcn_knobs`.
+    fn dcqcn(&self, link: &LinkParams) -> DcqcnKnobs {
+        let mut k = DcqcnKnobs::for_link(link);
+        if self.get("rpg_ai_rate") != 0 {
+            k.ai_rate_bps = self.bps("rpg_ai_rate");
+        }
+        k.hai_rate_bps = if self.get("rpg_hai_rate") != 0 {
+            self.bps("rpg_hai_rate")
+        } else {
+            k.ai_rate_bps.saturating_mul(10)
+        };
+        if self.get("rpg_min_rate") != 0 {
+            k.min_rate_bps = self.bps("rpg_min_rate");
+        }
+        k.rate_period_ns = self.ns("rpg_time_reset");
+        k.alpha_period_ns = self.ns("dce_tcp_rtt");
+        k.byte_reset = self.get("rpg_byte_reset");
+        k.threshold = u32::try_from(self.get("rpg_threshold")).unwrap_or(u32::MAX);
+        k.g = Q32::ratio(self.get("dce_tcp_g"), 1024);
+        k.burst_ns = self.burst_ns(link, k.burst_ns);
+        k
+    }
+}
+
+/// One run of the experiment as the model sees it.
+struct Scenario {
+    label: String,
+    cfg: Config,
+    pfc: Option<Pfc>,
+    /// The ingress port of each sender, and the bottleneck, as named on
+    /// the testbed.
+    sender_ports: Vec<String>,
+}
+
+fn scenario(path: &Path, label: &str, rtt_us: u64) -> Result<Option<Scenario>> {
+    let (e, built) = experiment::run_built(path, label)?;
+    let run = e
+        .runs
+        .iter()
+        .find(|r| r.label == label)
+        .context("no such run")?;
+    let algo = match run.cc.as_str() {
+        "none" => Algo::None,
+        "acc" => Algo::Acc,
+        "dcqcn" => Algo::Dcqcn,
+        "hpcc" => Algo::Hpcc,
+        _ => return Ok(None),
+    };
+    let Some(rep) = &e.report else {
+        bail!("{}: the model needs a [report] section", path.display());
+    };
+    let Some(Workload::Incast {
+        senders,
+        receiver,
+        size,
+        ..
+    }) = &e.workload
+    else {
+        bail!("{}: the model runs incast workloads only", path.display());
+    };
+    let knobs = Knobs::new(run)?;
+    let sender_ports: Vec<String> = senders
+        .iter()
+        .map(|&h| {
+            built
+                .host_port(h as usize)
+                .map(str::to_string)
+                .with_context(|| format!("host h{h} has no switch port"))
+        })
+        .collect::<Result<_>>()?;
+    ensure!(
+        built.host_port(*receiver as usize) == Some(rep.bottleneck.as_str()),
+        "{}: the model has one switch, whose port to the receiver is the bottleneck; [report] names {}",
+        path.display(),
+        rep.bottleneck
+    );
+    let first = built
+        .port(&sender_ports[0])
+        .context("the first sender's port")?;
+    let line_bps = first.rate_mbps.saturating_mul(1_000_000);
+    let period_ns = match algo {
+        Algo::Hpcc => knobs.ns("hpcc_t_us"),
+        _ => knobs.ns("acc_t_us"),
+    };
+    // rxe_cc's link: the line rate knob, T as the base RTT.
+    let link = LinkParams {
+        line_rate_bps: knobs.bps("line_rate_mbps"),
+        mtu: MTU,
+        base_rtt_ns: knobs.ns("acc_t_us"),
+    };
+    let sw = built.topo.switches.first().context("no switch")?;
+    let marking = match sw.mark {
+        MarkMode::Tcd => Marking::Tcd {
+            threshold_bytes: sw.tcd.as_ref().map_or(0, |t| t.thresh_bytes),
+        },
+        MarkMode::Red => {
+            let r = sw.red.as_ref().context("RED without thresholds")?;
+            Marking::Red {
+                kmin: r.kmin_bytes,
+                kmax: r.kmax_bytes,
+                pmax_milli: u64::from(r.pmax_permille),
+            }
+        }
+        _ => Marking::None,
+    };
+    let pfc = sw.pfc.then(|| Pfc {
+        xoff_bytes: first.xoff_bytes,
+        xon_bytes: first.xon_bytes,
+        delay_ns: sw.tau_us.saturating_mul(1000),
+        refresh_ns: sw.refresh_us.saturating_mul(1000),
+    });
+    let mut cfg = Config::new(algo, senders.len());
+    cfg.line_rate_bps = line_bps;
+    cfg.port_rate_bps = rep.capacity_mbps.saturating_mul(1_000_000);
+    cfg.mtu = MTU;
+    cfg.prop_rtt_ns = rtt_us.saturating_mul(1000);
+    cfg.period_ns = period_ns;
+    cfg.marking = marking;
+    cfg.sizes_bytes = vec![*size; senders.len()];
+    cfg.acc_knobs = Some(knobs.acc(&link));
+    cfg.dcqcn_knobs = Some(knobs.dcqcn(&link));
+    cfg.cnp_interval_ns = knobs.ns("min_time_between_cnps");
+    cfg.sample_ns = e.record_interval_ms.max(1).saturating_mul(1_000_000);
+    // Long enough for the flows at a tenth of their fair share.
+    let fair = cfg.port_rate_bps / senders.len().max(1) as u64;
+    cfg.duration_ns = tx_time_ns(*size, (fair / 10).max(1)).max(1_000_000_000);
+    Ok(Some(Scenario {
+        label: label.to_string(),
+        cfg,
+        pfc,
+        sender_ports,
+    }))
+}
+
+/// A model trace as `rxecc report` loads a recording.
+fn as_run(label: &str, t: &Trace, s: &Scenario) -> report::Run {
+    let flows = (0..s.cfg.flows)
+        .filter_map(|i| {
+            let rate = t.rate_steps.get(i)?.clone();
+            let start_ns = rate.first()?.0;
+            let acked: Vec<(u64, u64)> = t
+                .t_ns
+                .iter()
+                .zip(&t.acked_bytes)
+                .map(|(ts, a)| (*ts, a.get(i).copied().unwrap_or(0)))
+                .chain(t.end_ns[i].map(|e| (e, s.cfg.sizes_bytes[i])))
+                .collect();
+            Some(Flow {
+                qp: format!("flow{i}"),
+                rate,
+                acked,
+                window: Vec::new(),
+                start_ns,
+                end_ns: t.end_ns[i].unwrap_or(s.cfg.duration_ns),
+            })
+        })
+        .collect();
+    let mut ports = BTreeMap::new();
+    let mut deq = 0u64;
+    let bottleneck = PortSeries {
+        samples: t
+            .t_ns
+            .iter()
+            .enumerate()
+            .map(|(k, ts)| (*ts, t.queue_bytes[k], t.queue_max_bytes[k], 0, 0, 0))
+            .collect(),
+        deq: t
+            .t_ns
+            .iter()
+            .zip(&t.port_bytes)
+            .map(|(ts, b)| {
+                deq += b;
+                (*ts, deq)
+            })
+            .collect(),
+    };
+    // The XOFFs, all on one ingress port's series: report sums them.
+    let ingress = PortSeries {
+        samples: t
+            .t_ns
+            .iter()
+            .zip(&t.pauses)
+            .map(|(ts, p)| (*ts, 0, 0, 0, *p, 0))
+            .collect(),
+        deq: Vec::new(),
+    };
+    ports.insert(s.sender_ports.first().cloned().unwrap_or_default(), ingress);
+    ports.insert("bottleneck".to_string(), bottleneck);
+    let halts = t
+        .halts
+        .iter()
+        .filter_map(|h| {
+            let actual = h.actual_ns?;
+            Some(report::Halt {
+                qp: format!("flow{}", h.flow),
+                t_ns: h.at_ns + actual,
+                halted_ns: actual,
+                planned_ns: h.planned_ns,
+            })
+        })
+        .collect();
+    report::Run {
+        label: label.to_string(),
+        flows,
+        ports,
+        halts,
+        deadlocks: Vec::new(),
+    }
+}
+
+/// What the testbed's recording of a run gives the model.
+struct Measured {
+    metrics: Metrics,
+    /// Each flow's start after the first's, ns.
+    starts_ns: Vec<u64>,
+}
+
+fn measured(dir: &Path, label: &str, setup: &Setup) -> Result<Measured> {
+    let run = report::load(label, dir)?;
+    let metrics = report::metrics(&run, setup)?;
+    let first = run.flows.iter().map(|f| f.start_ns).min().unwrap_or(0);
+    let mut starts_ns: Vec<u64> = run.flows.iter().map(|f| f.start_ns - first).collect();
+    starts_ns.sort_unstable();
+    Ok(Measured { metrics, starts_ns })
+}
+
+/// How late the period timers of a recorded run processed their periods,
+/// ns. Per QP, each rate event in `rates.csv` (one per period's end) lies
+/// on its timer's grid of period T plus its lateness: the grid is exact
+/// while the timer runs (hrtimer forwarding), so the events' offsets
+/// modulo T, on a circle, fill an arc from "on time" onwards. The arc
+/// starts after the widest empty stretch of the circle; each event's
+/// lateness is its distance past that start. A gap of more than 1.5 T
+/// starts a new grid (the timer stops on an idle QP); grids of fewer than
+/// 5 events are left out, and so is each QP's first event (its start).
+pub fn timer_lateness(rec: &Path, period_ns: u64) -> Result<Vec<u64>> {
+    let p = rec.join("rates.csv");
+    let mut rd = csv::Reader::from_path(&p).with_context(|| format!("reading {}", p.display()))?;
+    let mut by_qp: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for r in rd.deserialize::<crate::record::RateRow>() {
+        let r = r.with_context(|| format!("{}: a row", p.display()))?;
+        by_qp.entry(r.qp).or_default().push(r.t_ns);
+    }
+    let mut late = Vec::new();
+    for mut ts in by_qp.into_values() {
+        ts.sort_unstable();
+        let mut grid: Vec<u64> = Vec::new();
+        for w in ts.windows(2).skip(1) {
+            if grid.is_empty() {
+                grid.push(w[0]);
+            }
+            if w[1] - w[0] > period_ns + period_ns / 2 {
+                late.extend(grid_lateness(&grid, period_ns));
+                grid.clear();
+            }
+            grid.push(w[1]);
+        }
+        late.extend(grid_lateness(&grid, period_ns));
+    }
+    Ok(late)
+}
+
+/// The lateness of events on one timer's grid (see `timer_lateness`).
+pub fn grid_lateness(ts: &[u64], period_ns: u64) -> Vec<u64> {
+    let t = period_ns.max(1);
+    if ts.len() < 5 {
+        return Vec::new();
+    }
+    let off: Vec<u64> = ts.iter().map(|&x| (x - ts[0]) % t).collect();
+    let mut sorted = off.clone();
+    sorted.sort_unstable();
+    // The widest empty stretch, going round: the arc starts after it.
+    let n = sorted.len();
+    let (mut widest, mut start) = (sorted[0] + t - sorted[n - 1], sorted[0]);
+    for w in sorted.windows(2) {
+        if w[1] - w[0] > widest {
+            widest = w[1] - w[0];
+            start = w[1];
+        }
+    }
+    off.iter().map(|&o| (o + t - start) % t).collect()
+}
+
+fn percentile(v: &[u64], pct: usize) -> u64 {
+    if v.is_empty() {
+        return 0;
+    }
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    s[((s.len() * pct).div_ceil(100))
+        .saturating_sub(1)
+        .min(s.len() - 1)]
+}
+
+/// `rxecc model`: the table for every run of `path` the model has, or for
+/// `labels`; with `from` (the directory `rxecc run` wrote, with
+/// `<label>/rec`), the testbed's row and its effects too.
+pub fn compare(
+    path: &Path,
+    from: Option<&Path>,
+    labels: &[String],
+    rtt_us: u64,
+    late_from: Option<&str>,
+) -> Result<String> {
+    if let Some(d) = from {
+        ensure!(
+            d.is_dir(),
+            "--from {}: no such directory (give the one `rxecc run` wrote)",
+            d.display()
+        );
+    }
+    let e = experiment::load(path)?;
+    let rep = e
+        .report
+        .as_ref()
+        .with_context(|| format!("{}: no [report] section", path.display()))?;
+    let mut out = String::new();
+    let mut setup = Setup {
+        capacity_bps: rep.capacity_mbps.saturating_mul(1_000_000),
+        bottleneck: "bottleneck".to_string(),
+        period_ns: rep.period_us.saturating_mul(1000),
+    };
+    let wanted: Vec<&experiment::Run> = e
+        .runs
+        .iter()
+        .filter(|r| labels.is_empty() || labels.contains(&r.label))
+        .collect();
+    ensure!(
+        !wanted.is_empty(),
+        "{}: no run among {}",
+        path.display(),
+        labels.join(", ")
+    );
+    // The timers' lateness: from the run named (ACC's, whose period timer
+    // ticks all along), for every algorithm.
+    let mut late = Vec::new();
+    if let Some(dir) = from {
+        let src = late_from.unwrap_or("acc");
+        if let Some(r) = e.runs.iter().find(|r| r.label == src) {
+            let k = Knobs::new(r)?;
+            let rec = dir.join(src).join("rec");
+            if rec.exists() {
+                late = timer_lateness(&rec, k.ns("acc_t_us"))?;
+                out += &format!(
+                    "timer lateness from {} ({} periods): p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms\n",
+                    rec.display(),
+                    late.len(),
+                    percentile(&late, 50) as f64 / 1e6,
+                    percentile(&late, 90) as f64 / 1e6,
+                    percentile(&late, 99) as f64 / 1e6
+                );
+            }
+        }
+    }
+    for r in wanted {
+        let Some(s) = scenario(path, &r.label, rtt_us)? else {
+            out += &format!("{}: cc={} is not in the model; left out\n", r.label, r.cc);
+            continue;
+        };
+        let mut ms: Vec<Metrics> = Vec::new();
+        let mut starts = Vec::new();
+        if let Some(dir) = from {
+            let rec = dir.join(&r.label).join("rec");
+            setup.bottleneck = rep.bottleneck.clone();
+            match measured(&rec, &format!("{} testbed", r.label), &setup) {
+                Ok(m) => {
+                    starts = m.starts_ns;
+                    ms.push(m.metrics);
+                }
+                Err(err) => out += &format!("{}: no testbed row: {err:#}\n", r.label),
+            }
+            setup.bottleneck = "bottleneck".to_string();
+        }
+        let mut steps: Vec<(String, Config)> = vec![(format!("{} model", r.label), s.cfg.clone())];
+        let mut cfg = s.cfg.clone();
+        if !starts.is_empty() {
+            cfg.starts_ns = starts.clone();
+            steps.push(("+ start skew".into(), cfg.clone()));
+        }
+        if !late.is_empty() {
+            cfg.emulation.timer_late_ns = late.clone();
+            steps.push(("+ late timers".into(), cfg.clone()));
+        }
+        if let Some(p) = s.pfc {
+            cfg.emulation = Emulation {
+                pfc: Some(p),
+                ..cfg.emulation
+            };
+            steps.push(("+ PFC".into(), cfg.clone()));
+        }
+        for (label, c) in &steps {
+            let t = cc_model::run(c);
+            let run = as_run(label, &t, &s);
+            match report::metrics(&run, &setup) {
+                Ok(m) => ms.push(m),
+                Err(err) => out += &format!("{label}: {err:#}\n"),
+            }
+        }
+        out += &format!("\n{} (cc={}):\n", s.label, r.cc);
+        out += &report::table(&ms, &setup);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    /// Events late by 1, 3, 0.2, 6 and 2 ms on a 10 ms grid: the earliest
+    /// is taken as on time, so each is late by its lateness less 0.2 ms,
+    /// though the first event's offset wraps round the circle.
+    #[test]
+    fn lateness_is_the_distance_past_the_grid() {
+        let late = [1000, 3000, 200, 6000, 2000];
+        let ts: Vec<u64> = late
+            .iter()
+            .enumerate()
+            .map(|(k, l)| 5 * MS + k as u64 * 10 * MS + l * 1000)
+            .collect();
+        let want: Vec<u64> = late.iter().map(|l| (l - 200) * 1000).collect();
+        assert_eq!(grid_lateness(&ts, 10 * MS), want);
+    }
+
+    #[test]
+    fn a_short_grid_gives_nothing() {
+        assert!(grid_lateness(&[0, 10 * MS, 20 * MS, 30 * MS], 10 * MS).is_empty());
+    }
+
+    /// A recorded run: a QP's first event is its start; after a gap of
+    /// more than 1.5 periods its timer starts a new grid.
+    #[test]
+    fn lateness_from_a_recording() {
+        let dir = std::env::temp_dir().join(format!("rxecc-model-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut csv = String::from(crate::record::RATES_HEADER);
+        csv.push('\n');
+        let mut t = vec![MS];
+        // A grid from 20 ms, one event 2 ms late, then a stop and a grid
+        // from 200 ms with one event 1 ms late.
+        t.extend((0..6).map(|k| 20 * MS + k * 10 * MS + if k == 3 { 2 * MS } else { 0 }));
+        t.extend((0..6).map(|k| 200 * MS + k * 10 * MS + if k == 2 { MS } else { 0 }));
+        for x in &t {
+            csv += &format!("{x},rxe1-qp17,2,0,1000000,0,0\n");
+        }
+        std::fs::write(dir.join("rates.csv"), csv).unwrap();
+        let mut late = timer_lateness(&dir, 10 * MS).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        late.sort_unstable();
+        assert_eq!(late, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, MS, 2 * MS]);
+    }
+}
