@@ -7,7 +7,8 @@
 //! prints the testbed's row and the model's, the model first on an ideal
 //! network and then with the testbed's effects turned on one at a time,
 //! each row keeping the ones above:
-//! - `start skew`: the flows start when they started on the testbed;
+//! - `start skew`: the flows start when flowgen posted their first WRITE
+//!   on the testbed;
 //! - `late timers`: every period's end and every paced send is late by a
 //!   draw from the lateness the testbed's period timers showed;
 //! - `PFC`: the switch's ingress ports pause their senders, with its XOFF,
@@ -324,11 +325,23 @@ struct Measured {
     starts_ns: Vec<u64>,
 }
 
+/// `dir` is a run's directory from `rxecc run`: the recording in `rec/`,
+/// and flowgen's record of when each flow's first WRITE was posted
+/// (`flowgen-h<N>.csv`), which the recording's 20 ms samples cannot time.
 fn measured(dir: &Path, label: &str, setup: &Setup) -> Result<Measured> {
-    let run = report::load(label, dir)?;
+    let run = report::load(label, &dir.join("rec"))?;
     let metrics = report::metrics(&run, setup)?;
-    let first = run.flows.iter().map(|f| f.start_ns).min().unwrap_or(0);
-    let mut starts_ns: Vec<u64> = run.flows.iter().map(|f| f.start_ns - first).collect();
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let p = e?.path();
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with("flowgen-h") && name.ends_with(".csv") {
+            files.push(p);
+        }
+    }
+    let recs = crate::fct::read_records(&files)?;
+    let first = recs.iter().map(|r| r.start_ns).min().unwrap_or(0);
+    let mut starts_ns: Vec<u64> = recs.iter().map(|r| r.start_ns - first).collect();
     starts_ns.sort_unstable();
     Ok(Measured { metrics, starts_ns })
 }
@@ -469,9 +482,8 @@ pub fn compare(
         let mut ms: Vec<Metrics> = Vec::new();
         let mut starts = Vec::new();
         if let Some(dir) = from {
-            let rec = dir.join(&r.label).join("rec");
             setup.bottleneck = rep.bottleneck.clone();
-            match measured(&rec, &format!("{} testbed", r.label), &setup) {
+            match measured(&dir.join(&r.label), &format!("{} testbed", r.label), &setup) {
                 Ok(m) => {
                     starts = m.starts_ns;
                     ms.push(m.metrics);
@@ -483,6 +495,15 @@ pub fn compare(
         let mut steps: Vec<(String, Config)> = vec![(format!("{} model", r.label), s.cfg.clone())];
         let mut cfg = s.cfg.clone();
         if !starts.is_empty() {
+            out += &format!(
+                "{}: the testbed's flows started at {} ms\n",
+                r.label,
+                starts
+                    .iter()
+                    .map(|s| format!("{:.1}", *s as f64 / 1e6))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
             cfg.starts_ns = starts.clone();
             steps.push(("+ start skew".into(), cfg.clone()));
         }
