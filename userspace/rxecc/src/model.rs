@@ -403,17 +403,6 @@ pub fn grid_lateness(ts: &[u64], period_ns: u64) -> Vec<u64> {
     off.iter().map(|&o| (o + t - start) % t).collect()
 }
 
-fn percentile(v: &[u64], pct: usize) -> u64 {
-    if v.is_empty() {
-        return 0;
-    }
-    let mut s = v.to_vec();
-    s.sort_unstable();
-    s[((s.len() * pct).div_ceil(100))
-        .saturating_sub(1)
-        .min(s.len() - 1)]
-}
-
 /// `rxecc model`: the table for every run of `path` the model has, or for
 /// `labels`; with `from` (the directory `rxecc run` wrote, with
 /// `<label>/rec`), the testbed's row and its effects too.
@@ -463,13 +452,15 @@ pub fn compare(
             let rec = dir.join(src).join("rec");
             if rec.exists() {
                 late = timer_lateness(&rec, k.ns("acc_t_us"))?;
+                late.sort_unstable();
+                let percentile = |p| report::percentile(&late, p) as f64 / 1e6;
                 out += &format!(
                     "timer lateness from {} ({} periods): p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms\n",
                     rec.display(),
                     late.len(),
-                    percentile(&late, 50) as f64 / 1e6,
-                    percentile(&late, 90) as f64 / 1e6,
-                    percentile(&late, 99) as f64 / 1e6
+                    percentile(50),
+                    percentile(90),
+                    percentile(99)
                 );
             }
         }

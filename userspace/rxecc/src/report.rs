@@ -482,7 +482,8 @@ pub fn deadlocked_ns(run: &Run) -> u64 {
 }
 
 /// The `pct`-th percentile of sorted `v` by nearest rank (0 if empty).
-fn percentile(v: &[u64], pct: usize) -> u64 {
+/// The `pct` percentile of a sorted slice, by nearest rank (0 if empty).
+pub(crate) fn percentile(v: &[u64], pct: usize) -> u64 {
     if v.is_empty() {
         return 0;
     }
