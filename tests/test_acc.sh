@@ -51,8 +51,14 @@ test_acc() {
 	local clean_bw marked_bw
 	clean_bw=$(tb_bw_gbits "$TEST_OUT/clean-client.txt")
 	marked_bw=$(tb_bw_gbits "$TEST_OUT/marked-client.txt")
-	awk -v c="$clean_bw" -v m="$marked_bw" 'BEGIN {exit !(m * 4 < c)}' \
-		|| fail "under marks ACC ran at $marked_bw Gb/s, not below a quarter of the unmarked $clean_bw Gb/s"
+	# A rate check: on the debug kernel (make test-debug) the flow is held
+	# by the CPU, not by ACC (2.1 Mb/s unmarked there), so it is left out.
+	if [ -n "${RXECC_DEBUG_KERNEL:-}" ]; then
+		info "debug kernel: the rate under marks is not checked ($marked_bw against $clean_bw Gb/s unmarked)"
+	else
+		awk -v c="$clean_bw" -v m="$marked_bw" 'BEGIN {exit !(m * 4 < c)}' \
+			|| fail "under marks ACC ran at $marked_bw Gb/s, not below a quarter of the unmarked $clean_bw Gb/s"
+	fi
 	rxecc mark --dev p0 --mode off
 	info "clean: $(ad clean period_fires) periods, 0 halts, $(tb_bw_gbits "$TEST_OUT/clean-client.txt") Gb/s; all-CE for 5 s: $(ad marked periods_congested) congested periods, $marked_bw Gb/s, $(ad marked halts) halts, $(ad marked tx_gated) gated sends, $(ad marked acked_bytes) B acked, $(( $(ad marked rx_bytes) - $(ad marked acked_bytes) )) B taken up twice (retransmitted)"
 }
