@@ -37,10 +37,13 @@ use kernel::{
 pub mod cc_core;
 
 use cc_core::{
-    acc::{Acc, AccClass, AccKnobs},
-    cc::{AckEvent, CongestionControl, IntHop, IntInfo, IntWidths, LinkParams},
-    dcqcn::{Dcqcn, DcqcnKnobs, DcqcnNp},
-    fixed::{tx_time_ns, Q32},
+    acc::{Acc, AccClass, AccKnobs, AccSettings},
+    cc::{
+        pacing_burst_ns as core_pacing_burst_ns, AckEvent, CongestionControl, IntHop, IntInfo,
+        IntWidths, LinkParams,
+    },
+    dcqcn::{Dcqcn, DcqcnKnobs, DcqcnNp, DcqcnSettings},
+    fixed::Q32,
     fixed_rate::FixedRate,
     flows::ActiveFlows,
     fncc::{Fncc, FnccKnobs},
@@ -149,11 +152,7 @@ impl Knob {
 /// by default (a 4-flow ACC incast reached 37.9 Mb/s of 40 either way); they
 /// read the knob at each period, `cc=fixed` when a QP is created.
 fn pacing_burst_ns(link: &LinkParams, default_ns: u64) -> u64 {
-    let ns = match Knob::PacingBurstUs.us_ns() {
-        0 => default_ns,
-        ns => ns,
-    };
-    ns.max(tx_time_ns(u64::from(link.mtu), link.line_rate_bps))
+    core_pacing_burst_ns(link, Knob::PacingBurstUs.us_ns(), default_ns)
 }
 
 /// `cc=fixed`'s pacing credit when `pacing_burst_us` is 0.
@@ -174,43 +173,35 @@ fn link_params() -> LinkParams {
 
 /// ACC's knobs: the paper's defaults for the link, overridden where set.
 fn acc_knobs(link: &LinkParams) -> AccKnobs {
-    let mut k = AccKnobs::for_link(link);
-    if Knob::AccRiLowMbps.get() != 0 {
-        k.ri_low_bps = Knob::AccRiLowMbps.bps();
-    }
-    k.ri_high_bps = if Knob::AccRiHighMbps.get() != 0 {
-        Knob::AccRiHighMbps.bps()
-    } else {
-        k.ri_low_bps.saturating_mul(10)
-    };
-    k.p_thresh = Knob::AccPThresh.get();
-    k.ce_fraction = Q32::ratio(u64::from(Knob::AccCePermille.get()), 1000);
-    k.burst_ns = pacing_burst_ns(link, k.burst_ns);
-    k
+    AccKnobs::from_settings(
+        link,
+        &AccSettings {
+            ri_low_bps: Knob::AccRiLowMbps.bps(),
+            ri_high_bps: Knob::AccRiHighMbps.bps(),
+            p_thresh: Knob::AccPThresh.get(),
+            ce_permille: u64::from(Knob::AccCePermille.get()),
+            burst_ns: Knob::PacingBurstUs.us_ns(),
+        },
+    )
 }
 
 /// DCQCN's knobs: defaults for the link, with the testbed-scaled times and
 /// any explicit setting from sysfs.
 fn dcqcn_knobs(link: &LinkParams) -> DcqcnKnobs {
-    let mut k = DcqcnKnobs::for_link(link);
-    if Knob::RpgAiRate.get() != 0 {
-        k.ai_rate_bps = Knob::RpgAiRate.bps();
-    }
-    k.hai_rate_bps = if Knob::RpgHaiRate.get() != 0 {
-        Knob::RpgHaiRate.bps()
-    } else {
-        k.ai_rate_bps.saturating_mul(10)
-    };
-    if Knob::RpgMinRate.get() != 0 {
-        k.min_rate_bps = Knob::RpgMinRate.bps();
-    }
-    k.rate_period_ns = Knob::RpgTimeReset.us_ns();
-    k.alpha_period_ns = Knob::DceTcpRtt.us_ns();
-    k.byte_reset = u64::from(Knob::RpgByteReset.get());
-    k.threshold = Knob::RpgThreshold.get();
-    k.g = Q32::ratio(u64::from(Knob::DceTcpG.get()), 1024);
-    k.burst_ns = pacing_burst_ns(link, k.burst_ns);
-    k
+    DcqcnKnobs::from_settings(
+        link,
+        &DcqcnSettings {
+            ai_rate_bps: Knob::RpgAiRate.bps(),
+            hai_rate_bps: Knob::RpgHaiRate.bps(),
+            min_rate_bps: Knob::RpgMinRate.bps(),
+            rate_period_ns: Knob::RpgTimeReset.us_ns(),
+            alpha_period_ns: Knob::DceTcpRtt.us_ns(),
+            byte_reset: u64::from(Knob::RpgByteReset.get()),
+            threshold: Knob::RpgThreshold.get(),
+            g_1024: u64::from(Knob::DceTcpG.get()),
+            burst_ns: Knob::PacingBurstUs.us_ns(),
+        },
+    )
 }
 
 /// HPCC's knobs: the paper's defaults for the link, with T from

@@ -104,8 +104,7 @@ test_cc_incast() {
 # run (its fair share is 50 Mb/s, but under TCG it reaches only 35-38 with
 # F1 beside it, and with bursts, under ACC and DCQCN alike, 22-28: half the
 # fair share, 25, failed one ACC round in three). CCV_ROUNDS rounds of
-# both (default 3), since one pair of runs is too noisy to compare
-# (tests/cc_victim.sh).
+# both (default 1 here, 3 in make bench; tests/cc_victim.sh).
 test_cc_victim() {
 	local r rc=0 fair quiet bar lines acc dcqcn f0 judged=0
 	fair=$(ccv_f0_fair_mbps) || fail "cannot read F0's links from chain.toml"
@@ -118,9 +117,11 @@ test_cc_victim() {
 	assert_gt "F0's rate without bursts" "$quiet" 0
 	bar=$(awk -v q="$quiet" -v f="$fair" 'BEGIN {print (q < f ? q : f) / 2}')
 	info "without bursts: $(cat "$TEST_OUT/quiet.txt"); F0's fair share $fair Mb/s"
-	# Two rounds (make bench runs three): DCQCN's time paused was 9x
-	# ACC's over three, so two leave a wide margin and save 2.5 minutes.
-	ccv_rounds "$TEST_OUT" "${CCV_ROUNDS:-2}" >"$TEST_OUT/summary.txt" 2>"$TEST_OUT/runs.txt" || rc=1
+	# One round (make bench runs three): over the rounds on record DCQCN's
+	# time paused was 1.8 to 11x ACC's in every single round
+	# (docs/experiments.md), and a round costs 3 to 4 minutes of the
+	# suite, which must fit CI's time with a fresh kernel build.
+	ccv_rounds "$TEST_OUT" "${CCV_ROUNDS:-1}" >"$TEST_OUT/summary.txt" 2>"$TEST_OUT/runs.txt" || rc=1
 	while read -r lines; do info "$lines"; done <"$TEST_OUT/summary.txt"
 	[ "$rc" = 0 ] || fail "a run failed: $(grep -h "ccv_run\|testbed" "$TEST_OUT/runs.txt" | head -3)"
 	for r in "$TEST_OUT"/round*/*/; do

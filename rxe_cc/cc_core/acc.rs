@@ -70,6 +70,44 @@ impl AccKnobs {
     }
 }
 
+/// ACC's module parameters as a user sets them (rxe_cc's `acc_*` and
+/// `pacing_burst_us` knobs); 0 means "the default for the link". The kernel
+/// module and the cargo model (`rxecc model`) both derive `AccKnobs` from
+/// these through [`AccKnobs::from_settings`], so that they cannot drift.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AccSettings {
+    /// RI_low, b/s (0: line/250).
+    pub ri_low_bps: u64,
+    /// RI_high, b/s (0: 10 x RI_low).
+    pub ri_high_bps: u64,
+    /// P_thresh.
+    pub p_thresh: u32,
+    /// CE fraction of a congested period, per mille.
+    pub ce_permille: u64,
+    /// Pacing credit, ns (0: one packet at line rate).
+    pub burst_ns: u64,
+}
+
+impl AccKnobs {
+    /// The knobs for `link` under the user's `settings` (T is the link's
+    /// base RTT, as in [`AccKnobs::for_link`]).
+    pub fn from_settings(link: &LinkParams, settings: &AccSettings) -> Self {
+        let mut k = Self::for_link(link);
+        if settings.ri_low_bps != 0 {
+            k.ri_low_bps = settings.ri_low_bps;
+        }
+        k.ri_high_bps = if settings.ri_high_bps != 0 {
+            settings.ri_high_bps
+        } else {
+            k.ri_low_bps.saturating_mul(10)
+        };
+        k.p_thresh = settings.p_thresh;
+        k.ce_fraction = Q32::ratio(settings.ce_permille, 1000);
+        k.burst_ns = super::cc::pacing_burst_ns(link, settings.burst_ns, k.burst_ns);
+        k
+    }
+}
+
 /// How the last period was classified.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AccClass {

@@ -161,3 +161,14 @@ pub fn advance_pacing(next_ns: u64, now_ns: u64, bytes: u64, rate_bps: u64, burs
     let start = next_ns.max(now_ns.saturating_sub(burst_ns));
     start.saturating_add(super::fixed::tx_time_ns(bytes, rate_bps))
 }
+
+/// Pacing credit a sender may catch up on after waking late, ns: the user's
+/// setting (`pacing_burst_us`, as ns) or `default_ns` when it is 0, and
+/// never less than one full packet at line rate.
+pub fn pacing_burst_ns(link: &LinkParams, setting_ns: u64, default_ns: u64) -> u64 {
+    let ns = match setting_ns {
+        0 => default_ns,
+        ns => ns,
+    };
+    ns.max(super::fixed::tx_time_ns(u64::from(link.mtu), link.line_rate_bps))
+}

@@ -65,6 +65,58 @@ impl DcqcnKnobs {
     }
 }
 
+/// DCQCN's module parameters as a user sets them (rxe_cc's `rpg_*`,
+/// `dce_tcp_*` and `pacing_burst_us` knobs, in the units of Mellanox's
+/// sysfs); a 0 rate means "the default for the link". The kernel module and
+/// the cargo model both derive `DcqcnKnobs` from these through
+/// [`DcqcnKnobs::from_settings`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DcqcnSettings {
+    /// R_AI, b/s (0: scaled from 5 Mb/s at 25 Gb/s).
+    pub ai_rate_bps: u64,
+    /// R_HAI, b/s (0: 10 x R_AI).
+    pub hai_rate_bps: u64,
+    /// The rate floor, b/s (0: line/100).
+    pub min_rate_bps: u64,
+    /// The rate-increase timer, ns.
+    pub rate_period_ns: u64,
+    /// The alpha-update timer, ns.
+    pub alpha_period_ns: u64,
+    /// The byte counter's step, bytes.
+    pub byte_reset: u64,
+    /// F, the fast-recovery steps.
+    pub threshold: u32,
+    /// g, in 1/1024.
+    pub g_1024: u64,
+    /// Pacing credit, ns (0: one packet at line rate).
+    pub burst_ns: u64,
+}
+
+impl DcqcnKnobs {
+    /// The knobs for `link` under the user's `settings`.
+    pub fn from_settings(link: &LinkParams, settings: &DcqcnSettings) -> Self {
+        let mut k = Self::for_link(link);
+        if settings.ai_rate_bps != 0 {
+            k.ai_rate_bps = settings.ai_rate_bps;
+        }
+        k.hai_rate_bps = if settings.hai_rate_bps != 0 {
+            settings.hai_rate_bps
+        } else {
+            k.ai_rate_bps.saturating_mul(10)
+        };
+        if settings.min_rate_bps != 0 {
+            k.min_rate_bps = settings.min_rate_bps;
+        }
+        k.rate_period_ns = settings.rate_period_ns;
+        k.alpha_period_ns = settings.alpha_period_ns;
+        k.byte_reset = settings.byte_reset;
+        k.threshold = settings.threshold;
+        k.g = Q32::ratio(settings.g_1024, 1024);
+        k.burst_ns = super::cc::pacing_burst_ns(link, settings.burst_ns, k.burst_ns);
+        k
+    }
+}
+
 /// DCQCN reaction point: per-QP sender state.
 #[derive(Clone, Debug)]
 pub struct Dcqcn {

@@ -239,3 +239,21 @@ fn acks_of_nothing_new_are_no_information() {
     assert_eq!(acc.last_halt_ns(), tx_time_ns(12 * u64::from(MTU), r));
     assert!(acc.pacing(now).next_send_ns >= now);
 }
+
+/// The module's knobs at 0 give the link's defaults (RI_high follows
+/// RI_low); set ones win, and the pacing credit never falls below a packet.
+#[test]
+fn settings_default_to_the_link() {
+    use cc_core::acc::AccSettings;
+    let link = cc_core::cc::LinkParams { line_rate_bps: 100_000_000, mtu: MTU, base_rtt_ns: 10_000_000 };
+    let base = AccKnobs::for_link(&link);
+    let k = AccKnobs::from_settings(&link, &AccSettings { p_thresh: 1, ce_permille: 900, ..Default::default() });
+    assert_eq!((k.ri_low_bps, k.ri_high_bps, k.burst_ns), (base.ri_low_bps, base.ri_high_bps, base.burst_ns));
+    assert_eq!(k.ce_fraction, base.ce_fraction);
+    let k = AccKnobs::from_settings(
+        &link,
+        &AccSettings { ri_low_bps: 2_000_000, p_thresh: 3, ce_permille: 500, burst_ns: 1, ..Default::default() },
+    );
+    assert_eq!((k.ri_low_bps, k.ri_high_bps, k.p_thresh), (2_000_000, 20_000_000, 3));
+    assert_eq!(k.burst_ns, tx_time_ns(u64::from(MTU), link.line_rate_bps));
+}

@@ -22,10 +22,10 @@ use crate::experiment::{self, Workload};
 use crate::report::{self, Flow, Metrics, PortSeries, Setup};
 use crate::switch::MarkMode;
 use anyhow::{bail, ensure, Context, Result};
-use cc_core::acc::AccKnobs;
+use cc_core::acc::{AccKnobs, AccSettings};
 use cc_core::cc::LinkParams;
-use cc_core::dcqcn::DcqcnKnobs;
-use cc_core::fixed::{tx_time_ns, Q32};
+use cc_core::dcqcn::{DcqcnKnobs, DcqcnSettings};
+use cc_core::fixed::tx_time_ns;
 use cc_model::{Algo, Config, Emulation, Marking, Pfc, Trace};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -33,7 +33,8 @@ use std::path::Path;
 /// rxe's path MTU on the testbed (rxe_cc's `link_params`).
 const MTU: u32 = 4096;
 
-/// rxe_cc's knob defaults for the knobs the model uses (`rxe_cc/glue.c`).
+/// rxe_cc's knob defaults for the knobs the model uses (`rxe_cc/glue.c`;
+/// a unit test checks them against it).
 const KNOB_DEFAULTS: &[(&str, u64)] = &[
     ("line_rate_mbps", 100),
     ("pacing_burst_us", 0),
@@ -83,52 +84,37 @@ impl Knobs {
     fn ns(&self, k: &str) -> u64 {
         self.get(k).saturating_mul(1000)
     }
-    fn burst_ns(&self, link: &LinkParams, default_ns: u64) -> u64 {
-        let ns = match self.ns("pacing_burst_us") {
-            0 => default_ns,
-            ns => ns,
-        };
-        ns.max(tx_time_ns(u64::from(link.mtu), link.line_rate_bps))
-    }
-
-    /// As rxe_cc_main.rs's `acc_knobs`.
+    /// The knobs as rxe_cc's `acc_knobs` derives them (cc_core's
+    /// `AccKnobs::from_settings`, the same code).
     fn acc(&self, link: &LinkParams) -> AccKnobs {
-        let mut k = AccKnobs::for_link(link);
-        if self.get("acc_ri_low_mbps") != 0 {
-            k.ri_low_bps = self.bps("acc_ri_low_mbps");
-        }
-        k.ri_high_bps = if self.get("acc_ri_high_mbps") != 0 {
-            self.bps("acc_ri_high_mbps")
-        } else {
-            k.ri_low_bps.saturating_mul(10)
-        };
-        k.p_thresh = u32::try_from(self.get("acc_p_thresh")).unwrap_or(u32::MAX);
-        k.ce_fraction = Q32::ratio(self.get("acc_ce_permille"), 1000);
-        k.burst_ns = self.burst_ns(link, k.burst_ns);
-        k
+        AccKnobs::from_settings(
+            link,
+            &AccSettings {
+                ri_low_bps: self.bps("acc_ri_low_mbps"),
+                ri_high_bps: self.bps("acc_ri_high_mbps"),
+                p_thresh: u32::try_from(self.get("acc_p_thresh")).unwrap_or(u32::MAX),
+                ce_permille: self.get("acc_ce_permille"),
+                burst_ns: self.ns("pacing_burst_us"),
+            },
+        )
     }
 
-    /// As rxe_cc_main.rs's `dcqcn_knobs`.
+    /// As rxe_cc's `dcqcn_knobs` (`DcqcnKnobs::from_settings`).
     fn dcqcn(&self, link: &LinkParams) -> DcqcnKnobs {
-        let mut k = DcqcnKnobs::for_link(link);
-        if self.get("rpg_ai_rate") != 0 {
-            k.ai_rate_bps = self.bps("rpg_ai_rate");
-        }
-        k.hai_rate_bps = if self.get("rpg_hai_rate") != 0 {
-            self.bps("rpg_hai_rate")
-        } else {
-            k.ai_rate_bps.saturating_mul(10)
-        };
-        if self.get("rpg_min_rate") != 0 {
-            k.min_rate_bps = self.bps("rpg_min_rate");
-        }
-        k.rate_period_ns = self.ns("rpg_time_reset");
-        k.alpha_period_ns = self.ns("dce_tcp_rtt");
-        k.byte_reset = self.get("rpg_byte_reset");
-        k.threshold = u32::try_from(self.get("rpg_threshold")).unwrap_or(u32::MAX);
-        k.g = Q32::ratio(self.get("dce_tcp_g"), 1024);
-        k.burst_ns = self.burst_ns(link, k.burst_ns);
-        k
+        DcqcnKnobs::from_settings(
+            link,
+            &DcqcnSettings {
+                ai_rate_bps: self.bps("rpg_ai_rate"),
+                hai_rate_bps: self.bps("rpg_hai_rate"),
+                min_rate_bps: self.bps("rpg_min_rate"),
+                rate_period_ns: self.ns("rpg_time_reset"),
+                alpha_period_ns: self.ns("dce_tcp_rtt"),
+                byte_reset: self.get("rpg_byte_reset"),
+                threshold: u32::try_from(self.get("rpg_threshold")).unwrap_or(u32::MAX),
+                g_1024: self.get("dce_tcp_g"),
+                burst_ns: self.ns("pacing_burst_us"),
+            },
+        )
     }
 }
 
@@ -528,6 +514,22 @@ mod tests {
     use super::*;
 
     const MS: u64 = 1_000_000;
+
+    /// `KNOB_DEFAULTS` are the module's: every entry equals its
+    /// `RXE_CC_KNOB(name, default, ...)` in rxe_cc/glue.c.
+    #[test]
+    fn knob_defaults_are_the_modules() {
+        let glue = include_str!("../../../rxe_cc/glue.c");
+        for (name, want) in KNOB_DEFAULTS {
+            let decl = format!("RXE_CC_KNOB({name}, ");
+            let at = glue
+                .find(&decl)
+                .unwrap_or_else(|| panic!("glue.c has no knob {name}"));
+            let rest = &glue[at + decl.len()..];
+            let def: u64 = rest[..rest.find(',').unwrap()].trim().parse().unwrap();
+            assert_eq!(def, *want, "{name}'s default");
+        }
+    }
 
     /// Events late by 1, 3, 0.2, 6 and 2 ms on a 10 ms grid: the earliest
     /// is taken as on time, so each is late by its lateness less 0.2 ms,
