@@ -1,5 +1,5 @@
 # Congestion control on real traffic through the emulated switch: the
-# 4->1 incast under none, DCQCN, ACC, HPCC, FNCC and ICC, one experiment
+# 4->1 incast under none, DCQCN, ACC and ICC (make bench adds HPCC and FNCC), one experiment
 # file run by `rxecc run` (tests/cc_incast.sh), and the victim flow on
 # chain (tests/cc_victim.sh), recorded by `rxecc record` and compared by
 # `rxecc report`. The assertions are
@@ -18,7 +18,7 @@ print("null" if m is None else m)' "$TEST_OUT/report.json" "$1" "$2"
 test_cc_incast() {
 	local cc cmdlines=/sys/kernel/tracing/saved_cmdlines before
 	before=$(if [ -r $cmdlines ]; then wc -l <$cmdlines; else echo 0; fi)
-	cci_run "$TEST_OUT" none dcqcn acc hpcc fncc icc >"$TEST_OUT/table.txt" 2>"$TEST_OUT/run.txt" \
+	cci_run "$TEST_OUT" none dcqcn acc icc >"$TEST_OUT/table.txt" 2>"$TEST_OUT/run.txt" \
 		|| fail "rxecc run: $(grep -v '^rxecc: ' "$TEST_OUT/run.txt" | tail -3)"
 	cat "$TEST_OUT/table.txt" >&2
 	# rxecc record's tracefs instance must not save task names: doing so
@@ -26,7 +26,7 @@ test_cc_incast() {
 	# (under TCG, a CI run died of it). Its events fired above, so with
 	# record-cmd on, task names would have been saved.
 	assert_eq "task names saved while rxecc record ran" "$before" "$(wc -l <$cmdlines)"
-	for cc in none dcqcn acc hpcc fncc icc; do
+	for cc in none dcqcn acc icc; do
 		assert_eq "$cc: flows" "$CCI_SENDERS" "$(rj "$cc" flows)"
 		assert_eq "$cc: drops (PFC is on)" 0 "$(rj "$cc" drops)"
 		[ -s "$TEST_OUT/plots/$cc.png" ] || fail "no plot for $cc"
@@ -48,20 +48,9 @@ test_cc_incast() {
 	assert_gt "acc: pauses below none's" "$(rj none pauses)" "$(rj acc pauses)"
 	assert_gt "acc: mean queue below none's" "$(rj none mean_queue_bytes)" "$(rj acc mean_queue_bytes)"
 	assert_gt "acc: throughput above half the bottleneck" "$(rj acc throughput_mbps)" $((CCI_RATE_MBPS / 2))
-	# HPCC reads INT from every ACK and keeps the queue short: fewer
-	# pauses and a shorter queue than no CC, at no less than half the
-	# bottleneck.
-	assert_eq "hpcc: ACKs with INT records" "$(awk '$1 == "acks" {print $2}' "$TEST_OUT/hpcc/rxe_cc-totals.txt")" \
-		"$(awk '$1 == "int_hops" {print $2}' "$TEST_OUT/hpcc/rxe_cc-totals.txt")"
-	assert_gt "hpcc: pauses below none's" "$(rj none pauses)" "$(rj hpcc pauses)"
-	assert_gt "hpcc: mean queue below none's" "$(rj none mean_queue_bytes)" "$(rj hpcc mean_queue_bytes)"
-	assert_gt "hpcc: throughput above half the bottleneck" "$(rj hpcc throughput_mbps)" $((CCI_RATE_MBPS / 2))
-	# FNCC is HPCC on INT from the ACKs' way back: the same directions.
-	assert_eq "fncc: ACKs with INT records" "$(awk '$1 == "acks" {print $2}' "$TEST_OUT/fncc/rxe_cc-totals.txt")" \
-		"$(awk '$1 == "int_hops" {print $2}' "$TEST_OUT/fncc/rxe_cc-totals.txt")"
-	assert_gt "fncc: pauses below none's" "$(rj none pauses)" "$(rj fncc pauses)"
-	assert_gt "fncc: mean queue below none's" "$(rj none mean_queue_bytes)" "$(rj fncc mean_queue_bytes)"
-	assert_gt "fncc: throughput above half the bottleneck" "$(rj fncc throughput_mbps)" $((CCI_RATE_MBPS / 2))
+	# HPCC and FNCC are left to test_fncc_hops, which asserts the same of
+	# them (INT on every ACK, fewer pauses and a shorter queue than no CC,
+	# over half the bottleneck) on chain; make bench runs all six here.
 	# ICC acts on the bottleneck's feedback to keep PFC from firing: fewer
 	# pauses than DCQCN (its paper's claim). Its V_min sends every flow to
 	# the floor while a queue that T cannot drain remains, so it uses less
@@ -72,25 +61,25 @@ test_cc_incast() {
 	assert_gt "icc: pauses below dcqcn's" "$(rj dcqcn pauses)" "$(rj icc pauses)"
 	assert_gt "icc: throughput above a quarter of the bottleneck" "$(rj icc throughput_mbps)" $((CCI_RATE_MBPS / 4))
 	local cc line=
-	for cc in dcqcn acc hpcc fncc icc; do line+=" $cc $(rj $cc converge_periods)"; done
+	for cc in dcqcn acc icc; do line+=" $cc $(rj $cc converge_periods)"; done
 	info "converged in T:$line"
 	line=
-	for cc in none dcqcn acc hpcc fncc icc; do line+=" $cc $(rj $cc pauses)/$(rj $cc mean_queue_bytes)"; done
+	for cc in none dcqcn acc icc; do line+=" $cc $(rj $cc pauses)/$(rj $cc mean_queue_bytes)"; done
 	info "pauses/mean queue B:$line"
 
 	# The model beside the testbed (rxecc model): for each algorithm the
 	# model has, the testbed's row, the model's, and the model with each
 	# of the testbed's effects, the timers' lateness measured from ACC's.
-	rxecc model "$CCI_EXP" --from "$TEST_OUT" --runs none,dcqcn,acc,hpcc >"$TEST_OUT/model.txt" 2>&1 \
+	rxecc model "$CCI_EXP" --from "$TEST_OUT" --runs none,dcqcn,acc >"$TEST_OUT/model.txt" 2>&1 \
 		|| fail "rxecc model: $(tail -2 "$TEST_OUT/model.txt")"
 	cat "$TEST_OUT/model.txt" >&2
 	assert_gt "periods whose lateness rxecc model measured" \
 		"$(awk '/^timer lateness/ {sub(/.*\(/, ""); print $1}' "$TEST_OUT/model.txt" || true)" 0
-	for cc in none dcqcn acc hpcc; do
+	for cc in none dcqcn acc; do
 		assert_eq "$cc: testbed and model rows" 2 \
 			"$(awk -v cc="$cc" '$1 == cc && ($2 == "testbed" || $2 == "model")' "$TEST_OUT/model.txt" | wc -l)"
 	done
-	assert_eq "rows with every effect on" 4 "$(grep -c '^+ PFC ' "$TEST_OUT/model.txt" || true)"
+	assert_eq "rows with every effect on" 3 "$(grep -c '^+ PFC ' "$TEST_OUT/model.txt" || true)"
 	# No CC on the model's ideal network fills the bottleneck.
 	assert_gt "none: the model's throughput above 90% of the bottleneck" \
 		"$(awk '$1 == "none" && $2 == "model" {print $7}' "$TEST_OUT/model.txt")" $((CCI_RATE_MBPS * 9 / 10))
@@ -104,7 +93,7 @@ test_cc_incast() {
 # run (its fair share is 50 Mb/s, but under TCG it reaches only 35-38 with
 # F1 beside it, and with bursts, under ACC and DCQCN alike, 22-28: half the
 # fair share, 25, failed one ACC round in three). CCV_ROUNDS rounds of
-# both (default 1 here, 3 in make bench; tests/cc_victim.sh).
+# both (default 2 here, 3 in make bench; tests/cc_victim.sh).
 test_cc_victim() {
 	local r rc=0 fair quiet bar lines acc dcqcn f0 judged=0
 	fair=$(ccv_f0_fair_mbps) || fail "cannot read F0's links from chain.toml"
@@ -117,11 +106,11 @@ test_cc_victim() {
 	assert_gt "F0's rate without bursts" "$quiet" 0
 	bar=$(awk -v q="$quiet" -v f="$fair" 'BEGIN {print (q < f ? q : f) / 2}')
 	info "without bursts: $(cat "$TEST_OUT/quiet.txt"); F0's fair share $fair Mb/s"
-	# One round (make bench runs three): over the rounds on record DCQCN's
-	# time paused was 1.8 to 11x ACC's in every single round
-	# (docs/experiments.md), and a round costs 3 to 4 minutes of the
-	# suite, which must fit CI's time with a fresh kernel build.
-	ccv_rounds "$TEST_OUT" "${CCV_ROUNDS:-1}" >"$TEST_OUT/summary.txt" 2>"$TEST_OUT/runs.txt" || rc=1
+	# Two rounds (make bench runs three): a single round is not enough. One
+	# (2026-11-25) had DCQCN spread 132 ms of pauses against ACC's 256,
+	# where the rounds before had 1.8 to 11x more under DCQCN; summed over
+	# two, the suite's runs have all passed.
+	ccv_rounds "$TEST_OUT" "${CCV_ROUNDS:-2}" >"$TEST_OUT/summary.txt" 2>"$TEST_OUT/runs.txt" || rc=1
 	while read -r lines; do info "$lines"; done <"$TEST_OUT/summary.txt"
 	[ "$rc" = 0 ] || fail "a run failed: $(grep -h "ccv_run\|testbed" "$TEST_OUT/runs.txt" | head -3)"
 	for r in "$TEST_OUT"/round*/*/; do
