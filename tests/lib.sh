@@ -9,6 +9,7 @@
 TESTS_PASSED=0
 TESTS_FAILED=0
 FAILED_NAMES=()
+FAIL_LINES=()
 
 # Kernel reports that fail any test.
 DMESG_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|lockdep|possible circular|KASAN|UBSAN|refcount_t:|rcu_sched self-detected|soft lockup|hung_task|suspected memory leak'
@@ -75,7 +76,8 @@ tb_run_test() {
 	echo "--- $name" >&2
 	dmesg -C
 	start=$(date +%s)
-	(set -e; TEST_OUT=$out "$name") &
+	# Its stderr is also kept (log.txt), for the summary's FAIL lines.
+	(set -e; TEST_OUT=$out "$name") 2> >(tee "$out/log.txt" >&2) &
 	pid=$!
 	(
 		sleep "$limit"
@@ -106,10 +108,19 @@ tb_run_test() {
 		echo "FAIL $name (${took} s)" >&2
 		TESTS_FAILED=$((TESTS_FAILED + 1))
 		FAILED_NAMES+=("$name")
+		[ -f "$out/.timed-out" ] && FAIL_LINES+=("$name: did not finish within $limit s")
+		grep -Eq "$DMESG_BAD" "$out/dmesg.txt" && FAIL_LINES+=("$name: kernel warning in dmesg")
+		local line
+		while read -r line; do FAIL_LINES+=("$name: $line"); done \
+			< <(grep -h "FAIL:" "$out/log.txt" 2>/dev/null | sed 's/^ *FAIL: //' | head -3)
 	fi
 }
 
+# The suite's last lines name each failure and its first reasons, so that
+# a log cut in the middle (CI keeps its tail) still says why.
 tb_summary() {
+	local line
+	for line in "${FAIL_LINES[@]}"; do echo "    $line" >&2; done
 	((TESTS_FAILED == 0)) || echo "failed: ${FAILED_NAMES[*]}" >&2
 	echo "$TESTS_PASSED passed, $TESTS_FAILED failed"
 	((TESTS_FAILED == 0))

@@ -132,10 +132,12 @@ int_fields() {
 	tshark -X lua_script:"$RXECC_TOP/tests/rxecc_int.lua" -r "$cap" -Y rxecc_int -T fields "${a[@]}" 2>>"$TEST_OUT/tshark-read.log"
 }
 
-# int_ack_run <cc> <tag>: the two-flow incast on dumbbell under <cc>, with
-# the switch stamping for it and a capture at p1, as h1's ACKs leave the
-# switch (a capture at p0 would see them before p0's ingress stamps them);
-# leaves the testbed up.
+# int_ack_run <cc> <tag> <fields...>: the two-flow incast on dumbbell under
+# <cc>, with the switch stamping for it and a capture at p1, as h1's ACKs
+# leave the switch (a capture at p0 would see them before p0's ingress
+# stamps them); leaves the testbed up, and those INT fields of every
+# packet with a shim in $TEST_OUT/<tag>-fields.txt (one tshark read: each
+# takes tens of seconds under TCG).
 int_ack_run() {
 	local n=40
 	# shellcheck disable=SC2046 # the knobs are name=value words
@@ -155,7 +157,9 @@ int_ack_run() {
 	info "$1: capture at p1: $(cat "$TEST_OUT/icrc-$2.txt")"
 	# FNCC and ICC stamp ACKs only: every shim in the capture is on an ACK
 	# (opcode 17), none on data.
-	int_fields "/tmp/$2.pcap" infiniband.bth.opcode >"$TEST_OUT/opcodes-$2.txt"
+	int_fields "/tmp/$2.pcap" infiniband.bth.opcode "${@:3}" >"$TEST_OUT/int-$2.txt"
+	cut -f1 "$TEST_OUT/int-$2.txt" >"$TEST_OUT/opcodes-$2.txt"
+	cut -f2- "$TEST_OUT/int-$2.txt" >"$TEST_OUT/$2-fields.txt"
 	assert_gt "$1: ACKs with a shim in the capture" "$(awk '$1 == 17' "$TEST_OUT/opcodes-$2.txt" | wc -l)" 0
 	assert_eq "$1: other packets with a shim" 0 "$(awk '$1 != 17' "$TEST_OUT/opcodes-$2.txt" | wc -l)"
 	assert_eq "$1: drops at the bottleneck" 0 "$(int_pstat p0 drops)"
@@ -171,10 +175,9 @@ test_int_on_acks() {
 	tb_load_rxe patched
 
 	# FNCC, two flows into h0: one hop (p0) per ACK, N = 2 while both run.
-	int_ack_run fncc fncc
+	int_ack_run fncc fncc rxecc_int.nhops rxecc_int.n_flows rxecc_int.hop.qlen
 	acks=$(tb_cc_total acks)
 	peak=$(int_pstat p0 max_qlen_bytes)
-	int_fields /tmp/fncc.pcap rxecc_int.nhops rxecc_int.n_flows rxecc_int.hop.qlen >"$TEST_OUT/fncc-fields.txt"
 	info "fncc: $acks ACKs, $(tb_cc_total int_acks) with INT, $(tb_cc_total int_hops) records," \
 		"$(int_pstat p0 int_stamped) stamped at p0; N seen: $(awk '{print $2}' "$TEST_OUT/fncc-fields.txt" | sort -n | uniq -c | tr '\n' ' ');" \
 		"qLen max $(awk '$3 > m {m = $3} END {print m + 0}' "$TEST_OUT/fncc-fields.txt") B, port peak $peak B; $(tb_cc_total lhcs_jumps) LHCS jumps"
@@ -191,13 +194,11 @@ test_int_on_acks() {
 
 	# ICC: p0 feeds back on each ACK unless its queue drains at low
 	# utilisation; the record holds p0's state and its flow count.
-	int_ack_run icc icc
+	int_ack_run icc icc rxecc_int.nhops rxecc_int.hop.qlen rxecc_int.icc.flows rxecc_int.icc.lu_permille
 	acks=$(tb_cc_total acks)
 	peak=$(int_pstat p0 max_qlen_bytes)
 	stamped=$(int_pstat p0 int_stamped)
 	quiet=$(int_pstat p0 int_quiet)
-	int_fields /tmp/icc.pcap rxecc_int.nhops rxecc_int.hop.qlen rxecc_int.icc.flows rxecc_int.icc.lu_permille \
-		>"$TEST_OUT/icc-fields.txt"
 	info "icc: $acks ACKs, $(tb_cc_total int_acks) with a shim, $(tb_cc_total int_hops) with feedback;" \
 		"p0: $stamped fed back, $quiet quiet; flows seen: $(awk '$1 == 1 {print $3}' "$TEST_OUT/icc-fields.txt" | sort -n | uniq -c | tr '\n' ' ');" \
 		"qLen max $(awk '$1 == 1 && $2 > m {m = $2} END {print m + 0}' "$TEST_OUT/icc-fields.txt") B, port peak $peak B"
