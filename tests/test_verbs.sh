@@ -32,65 +32,99 @@ verbs_lat_iters() {
 	awk '/t_avg|t_min/ {hdr = 1; next} hdr && NF >= 3 && $1 ~ /^[0-9]+$/ {print $2; exit}' "$1"
 }
 
-# verbs_flow <tool> <out prefix> [perftest args]: one flow h1 -> h0, both
-# sides waited for; 0 if both completed.
+# verbs_flow <tool> <out prefix> [perftest args]: one flow h1 -> h0
+# (VERBS_PAIR="3 2" for h3 -> h2, on the next port), both sides waited
+# for; 0 if both completed.
 verbs_flow() {
-	local tool=$1 out=$2 rc=0
+	local tool=$1 out=$2 rc=0 c s port=$TB_PORT_BASE
+	read -r c s <<<"${VERBS_PAIR:-1 0}"
+	[ "$c" = 1 ] || port=$((TB_PORT_BASE + 1))
 	shift 2
-	TB_BW_TOOL=$tool tb_write_bw_server 0 $TB_PORT_BASE "$out-server.txt" "$@" || return 1
-	TB_BW_TOOL=$tool tb_write_bw_client 1 0 $TB_PORT_BASE "$out-client.txt" "$@" || rc=1
+	TB_BW_TOOL=$tool tb_write_bw_server "$s" $port "$out-server.txt" "$@" || return 1
+	TB_BW_TOOL=$tool tb_write_bw_client "$c" "$s" $port "$out-client.txt" "$@" || rc=1
 	((rc == 0)) || pkill -x "$tool"
 	tb_wait_servers || rc=1
 	return $rc
 }
 
+# verbs_again: packets the receivers (rxe0, rxe2) took up again, as rxe
+# counts them (duplicate or out of sequence).
+verbs_again() {
+	echo $(($(rxe_counter 0 duplicate_request) + $(rxe_counter 0 out_of_seq_request) +
+		$(rxe_counter 2 duplicate_request) + $(rxe_counter 2 out_of_seq_request)))
+}
+
+# The programs in pairs that run at once, h1 -> h0 and h3 -> h2 (perftest's
+# start-up under TCG is most of each run's time). rxe_cc's counters are
+# the module's totals, so a pair's bytes are checked as a sum: WRITE and
+# SEND, whose payloads the requesters send, run together.
+VERBS_PAIRS=("ib_write_bw ib_send_bw" "ib_read_bw ib_atomic_bw" "ib_write_lat ib_send_lat" "ib_read_lat ib_atomic_lat")
+
 test_verbs_all_cc() {
-	local cc tool args want bytes runs=0 acked rx again0 again pkt
+	local cc tool pair args want bytes runs=0 acked rx again0 again pkt tag pids rc i
 	local tools=(ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat ib_send_lat ib_atomic_lat)
 	local ccs
 	read -ra ccs <<<"$(verbs_ccs)"
 	[[ " ${ccs[*]} " == *" none "* ]] || fail "cannot read rxe_cc's algorithms from modinfo: '${ccs[*]}'"
+	[ "$(echo "${VERBS_PAIRS[*]}" | tr ' ' '\n' | sort | tr '\n' ' ')" = "$(printf '%s\n' "${tools[@]}" | sort | tr '\n' ' ')" ] \
+		|| fail "VERBS_PAIRS does not hold every program once"
 	tb_load_rxe patched
 	rxecc testbed up dumbbell 2>"$TEST_OUT/up.txt" || { cat "$TEST_OUT/up.txt" >&2; fail "testbed up"; }
 	for cc in "${ccs[@]}"; do
 		rmmod rxe_cc 2>/dev/null || true
 		tb_load_cc cc="$cc" || fail "insmod rxe_cc cc=$cc"
-		for tool in "${tools[@]}"; do
-			read -ra args <<<"$(verbs_args "$tool")"
-			cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/$cc-$tool.before"
-			again0=$(($(rxe_counter 0 duplicate_request) + $(rxe_counter 0 out_of_seq_request)))
-			verbs_flow "$tool" "$TEST_OUT/$cc-$tool" "${args[@]}" \
-				|| fail "cc=$cc $tool failed: $(tail -2 "$TEST_OUT/$cc-$tool-client.txt")"
-			case $tool in
-			*_bw)
-				bytes=$(tb_bw_bytes "$TEST_OUT/$cc-$tool-client.txt")
-				if [ "$tool" = ib_atomic_bw ]; then want=$((8 * 200)); else want=$((65536 * 40)); fi
-				assert_eq "cc=$cc $tool: bytes perftest moved" "$want" "$bytes"
-				;;
-			*_lat)
-				assert_eq "cc=$cc $tool: iterations" 100 "$(verbs_lat_iters "$TEST_OUT/$cc-$tool-client.txt")"
-				;;
-			esac
-			# Both QPs are destroyed, so their counters are in the totals.
-			assert_eq "cc=$cc $tool: QPs rxe_cc saw destroyed" 2 "$(verbs_delta "$TEST_OUT/$cc-$tool.before" qps_destroyed)"
-			case $tool in
-			ib_write_bw | ib_send_bw)
-				acked=$(verbs_delta "$TEST_OUT/$cc-$tool.before" acked_bytes)
-				rx=$(verbs_delta "$TEST_OUT/$cc-$tool.before" rx_bytes)
-				assert_eq "cc=$cc $tool: bytes acked to the requester" "$want" "$acked"
-				# The responder's hook sees every request before its PSN
-				# check, so a retransmission (rxe's timeout under TCG) is
-				# seen twice: the packets rxe counted as duplicate or out of
-				# sequence, each a full packet here (64 KB messages).
-				again=$(($(rxe_counter 0 duplicate_request) + $(rxe_counter 0 out_of_seq_request) - again0))
-				pkt=$((rx / $(verbs_delta "$TEST_OUT/$cc-$tool.before" rx_packets)))
-				((again == 0)) || info "cc=$cc $tool: $again packets arrived again (retransmitted), $pkt B each"
-				assert_eq "cc=$cc $tool: bytes taken up by the responder, less those taken up again" "$want" $((rx - again * pkt))
-				;;
-			esac
-			runs=$((runs + 1))
+		for pair in "${VERBS_PAIRS[@]}"; do
+			read -ra pair <<<"$pair"
+			tag="$cc-${pair[0]}"
+			cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/$tag.before"
+			again0=$(verbs_again)
+			pids=()
+			for i in 0 1; do
+				tool=${pair[$i]}
+				read -ra args <<<"$(verbs_args "$tool")"
+				if ((i == 0)); then
+					VERBS_PAIR="1 0" verbs_flow "$tool" "$TEST_OUT/$cc-$tool" "${args[@]}" &
+				else
+					VERBS_PAIR="3 2" verbs_flow "$tool" "$TEST_OUT/$cc-$tool" "${args[@]}" &
+				fi
+				pids+=($!)
+			done
+			rc=0
+			for i in 0 1; do
+				wait "${pids[$i]}" || { rc=1; info "cc=$cc ${pair[$i]} failed: $(tail -2 "$TEST_OUT/$cc-${pair[$i]}-client.txt")"; }
+			done
+			((rc == 0)) || fail "cc=$cc: ${pair[*]} did not both complete"
+			want=0
+			for tool in "${pair[@]}"; do
+				case $tool in
+				*_bw)
+					bytes=$(tb_bw_bytes "$TEST_OUT/$cc-$tool-client.txt")
+					if [ "$tool" = ib_atomic_bw ]; then i=$((8 * 200)); else i=$((65536 * 40)); fi
+					assert_eq "cc=$cc $tool: bytes perftest moved" "$i" "$bytes"
+					case $tool in ib_write_bw | ib_send_bw) want=$((want + i)) ;; esac
+					;;
+				*_lat)
+					assert_eq "cc=$cc $tool: iterations" 100 "$(verbs_lat_iters "$TEST_OUT/$cc-$tool-client.txt")"
+					;;
+				esac
+				runs=$((runs + 1))
+			done
+			# All four QPs are destroyed, so their counters are in the totals.
+			assert_eq "cc=$cc ${pair[*]}: QPs rxe_cc saw destroyed" 4 "$(verbs_delta "$TEST_OUT/$tag.before" qps_destroyed)"
+			((want > 0)) || continue
+			acked=$(verbs_delta "$TEST_OUT/$tag.before" acked_bytes)
+			rx=$(verbs_delta "$TEST_OUT/$tag.before" rx_bytes)
+			assert_eq "cc=$cc ${pair[*]}: bytes acked to the requesters" "$want" "$acked"
+			# The responder's hook sees every request before its PSN check,
+			# so a retransmission (rxe's timeout under TCG) is seen twice:
+			# the packets rxe counted as duplicate or out of sequence, each
+			# a full packet here (64 KB messages).
+			again=$(($(verbs_again) - again0))
+			pkt=$((rx / $(verbs_delta "$TEST_OUT/$tag.before" rx_packets)))
+			((again == 0)) || info "cc=$cc ${pair[*]}: $again packets arrived again (retransmitted), $pkt B each"
+			assert_eq "cc=$cc ${pair[*]}: bytes taken up by the responders, less those taken up again" "$want" $((rx - again * pkt))
 		done
-		info "cc=$cc: ${#tools[@]} programs completed; write $(tb_bw_mbit "$TEST_OUT/$cc-ib_write_bw-client.txt") Mb/s," \
+		info "cc=$cc: ${#tools[@]} programs completed, two at a time; write $(tb_bw_mbit "$TEST_OUT/$cc-ib_write_bw-client.txt") Mb/s," \
 			"read $(tb_bw_mbit "$TEST_OUT/$cc-ib_read_bw-client.txt") Mb/s"
 	done
 	assert_eq "runs" $((${#ccs[@]} * ${#tools[@]})) "$runs"
