@@ -63,13 +63,14 @@ test_hpcc_int() {
 	assert_gt "packets with an INT shim in the capture" "$(awk '{for (i = 1; i < NF; i++) if ($i == "int_shims") print $(i + 1)}' "$TEST_OUT/icrc.txt")" 0
 	# Wireshark's RoCEv2 dissector reads the shim as a BTH (opcode 0xc5);
 	# with the Lua dissector it finds the real BTH after it.
+	# One read for both checks (tshark takes tens of seconds to start
+	# under TCG).
 	tshark -X lua_script:"$RXECC_TOP/tests/rxecc_int.lua" -r "$cap" -Y infiniband -T fields \
-		-e infiniband.bth.opcode -e rxecc_int.nhops >"$TEST_OUT/opcodes.txt" 2>"$TEST_OUT/tshark-read.log"
+		-e infiniband.bth.opcode -e rxecc_int.nhops -e rxecc_int.hop.qlen >"$TEST_OUT/opcodes.txt" 2>"$TEST_OUT/tshark-read.log"
 	assert_gt "ACKs tshark decoded after a shim with one record" "$(awk '$1 == 17 && $2 == 1' "$TEST_OUT/opcodes.txt" | wc -l)" 0
 	assert_eq "packets tshark decoded as opcode 0xc5 (the shim as a BTH)" 0 "$(awk '$1 == 197' "$TEST_OUT/opcodes.txt" | wc -l)"
 	# The records the senders got never claim more queue than p0 had.
-	tshark -X lua_script:"$RXECC_TOP/tests/rxecc_int.lua" -r "$cap" -Y 'rxecc_int.nhops == 1' -T fields \
-		-e rxecc_int.hop.qlen >"$TEST_OUT/qlens.txt" 2>>"$TEST_OUT/tshark-read.log"
+	awk -F '\t' '$2 == 1 {print $3}' "$TEST_OUT/opcodes.txt" >"$TEST_OUT/qlens.txt"
 	info "qLen in echoed records: max $(sort -n "$TEST_OUT/qlens.txt" | tail -1) B; p0's peak $(int_pstat p0 max_qlen_bytes) B"
 	assert_gt "records with a qLen in the capture" "$(wc -l <"$TEST_OUT/qlens.txt")" 0
 	assert_eq "records with qLen above p0's peak" 0 "$(awk -v p="$(int_pstat p0 max_qlen_bytes)" '$1 > p' "$TEST_OUT/qlens.txt" | wc -l)"
