@@ -5,6 +5,8 @@
 # whose peer p<i> is a port of br0, and an rxe device rxe<i> on v<i>.
 
 TB_NET=10.77.0
+# The guest's CPUs, counted once (a process costs 0.2 s or more under TCG).
+TB_NCPU=$(nproc)
 # shellcheck disable=SC2034 # used by the tests that source this file
 TB_PORT_BASE=18515
 
@@ -25,17 +27,19 @@ tb_load_rxe() {
 	insmod "$ko"
 }
 
-# tb_capture_start <dev> <pcap> <log>: capture RoCEv2 on <dev> with tshark
-# in the background (its PID in TB_CAPTURE_PID; stop it with kill, TERM),
-# and return once it captures. tshark loads every dissector first: tens of
-# seconds under TCG. 1 if it did not start within 120 s.
+# tb_capture_start <dev> <pcap> <log>: capture RoCEv2 on <dev> into a
+# classic pcap in the background (its PID in TB_CAPTURE_PID; stop it with
+# kill, TERM), and return once it captures. dumpcap, not tshark: tshark
+# loads every dissector first, which takes 30 s under TCG; dumpcap starts
+# in well under one. Its log ends with the packets it received and dropped.
+# 1 if it did not start within 60 s.
 tb_capture_start() {
 	local i
-	tshark -q -i "$1" -F pcap -w "$2" -f "udp port 4791" >"$3" 2>&1 &
+	dumpcap -i "$1" -P -w "$2" -f "udp port 4791" >"$3" 2>&1 &
 	# shellcheck disable=SC2034 # read by the caller
 	TB_CAPTURE_PID=$!
-	for ((i = 0; i < 600; i++)); do
-		grep -qs "Capturing on" "$3" && { sleep 1; return 0; }
+	for ((i = 0; i < 300; i++)); do
+		grep -qs "Capturing on" "$3" && { sleep 0.5; return 0; }
 		sleep 0.2
 	done
 	return 1
@@ -44,38 +48,59 @@ tb_capture_start() {
 # tb_load_cc [params...]: load rxe_cc.ko, e.g. tb_load_cc cc=none.
 tb_load_cc() { insmod "${RXECC_CC_KO:-$RXECC_TOP/rxe_cc/rxe_cc.ko}" "$@"; }
 
+# Under TCG every process start costs 0.2 to 0.4 s, so the set-up goes
+# through ip's and rdma's batch mode: two ip processes for the bridge, the
+# namespaces and the veths, then two per host (its addresses and links,
+# and its rxe device, which must be created inside its namespace: rxe
+# opens its UDP socket in the netdev's). 5 hosts took 15 s one command at a
+# time, 3 s batched.
 tb_up() {
-	local n=$1 i
-	ip link add br0 type bridge
-	ip link set br0 mtu 9000 up
+	local n=$1 i mask
+	mask=$(tb_rps_mask)
+	{
+		echo "link add br0 type bridge"
+		echo "link set br0 mtu 9000 up"
+		for ((i = 0; i < n; i++)); do
+			echo "netns add h$i"
+			echo "link add v$i mtu 9000 type veth peer name p$i mtu 9000"
+			echo "link set p$i master br0 up"
+		done
+	} | ip -b - || return 1
 	for ((i = 0; i < n; i++)); do
-		ip netns add "h$i"
-		ip link add "v$i" mtu 9000 type veth peer name "p$i" mtu 9000
-		ip link set "v$i" netns "h$i"
-		ip link set "p$i" master br0 up
-		ip -n "h$i" addr add "$(tb_ip "$i")/24" dev "v$i"
-		ip -n "h$i" link set lo up
-		ip -n "h$i" link set "v$i" up
 		# Receive steering by flow hash, so that a QP's packets cannot
 		# overtake each other between two CPUs' backlogs (rxecc's
-		# topology.rs says more).
-		echo "$(tb_rps_mask)" >"/sys/class/net/p$i/queues/rx-0/rps_cpus"
-		ip netns exec "h$i" sh -c "echo $(tb_rps_mask) >/sys/class/net/v$i/queues/rx-0/rps_cpus"
-		ip netns exec "h$i" rdma link add "rxe$i" type rxe netdev "v$i"
+		# topology.rs says more). Set before v<i> moves: a netdev keeps
+		# its queues' settings across namespaces.
+		echo "$mask" >"/sys/class/net/p$i/queues/rx-0/rps_cpus"
+		echo "$mask" >"/sys/class/net/v$i/queues/rx-0/rps_cpus"
+	done
+	for ((i = 0; i < n; i++)); do echo "link set v$i netns h$i"; done | ip -b - || return 1
+	for ((i = 0; i < n; i++)); do
+		printf 'addr add %s/24 dev v%d\nlink set lo up\nlink set v%d up\n' "$(tb_ip "$i")" "$i" "$i" |
+			ip -n "h$i" -b - || return 1
+		ip netns exec "h$i" rdma link add "rxe$i" type rxe netdev "v$i" || return 1
 	done
 }
 
 # tb_rps_mask: the RPS mask of all CPUs (up to 32).
-tb_rps_mask() { local n; n=$(nproc); ((n > 32)) && n=32; printf '%x' $(((1 << n) - 1)); }
+tb_rps_mask() { local n=$TB_NCPU; ((n > 32)) && n=32; printf '%x' $(((1 << n) - 1)); }
 
+# tb_down: the rxe devices first (deleting one is synchronous; a namespace's
+# veth going away would unregister it in the background), then the
+# namespaces and the bridge.
 tb_down() {
-	local ns i
-	for ns in $(ip netns list | awk '/^h[0-9]/ {print $1}'); do
-		i=${ns#h}
-		rdma link delete "rxe$i" 2>/dev/null || true
-		ip netns del "$ns"
+	local ns names=()
+	for ns in /run/netns/h[0-9]*; do
+		[ -e "$ns" ] && names+=("${ns##*/}")
 	done
-	ip link del br0 2>/dev/null || true
+	if ((${#names[@]})); then
+		for ns in "${names[@]}"; do
+			[ -e "/sys/class/infiniband/rxe${ns#h}" ] && echo "link delete rxe${ns#h}"
+		done | rdma -f -b - 2>/dev/null || true
+		for ns in "${names[@]}"; do echo "netns del $ns"; done | ip -force -b - || true
+	fi
+	[ -e /sys/class/net/br0 ] && { ip link del br0 || true; }
+	return 0
 }
 
 # tb_gid <i>: index of rxe<i>'s RoCE v2 GID for its IPv4 address.
@@ -95,7 +120,7 @@ tb_gid() {
 # perftest times itself with the TSC, and under QEMU TCG the vCPUs' TSCs
 # are not in step: a perftest that migrates can compute a bandwidth of 0.
 # Each runs pinned to one vCPU: clients by host number, servers by port.
-tb_cpu() { echo $(($1 % $(nproc))); }
+tb_cpu() { echo $(($1 % TB_NCPU)); }
 
 # perftest busy-polls its completion queue, and a few pollers starve
 # ksoftirqd and the kworkers that run rxe and the emulated ports (their
@@ -157,12 +182,17 @@ tb_write_bw_server() {
 }
 
 # tb_write_bw_client <host> <server host> <port> <out> [perftest args]
+# Also writes <out>.wall: the client's start and end on the wall clock (s),
+# against which tb_bw_mbit checks perftest's own timing.
 tb_write_bw_client() {
-	local h=$1 s=$2 port=$3 out=$4
+	local h=$1 s=$2 port=$3 out=$4 t0 rc=0
 	shift 4
+	t0=$EPOCHREALTIME
 	# shellcheck disable=SC2046 # no flag must vanish, not become ""
 	ip netns exec "h$h" nice -n "$TB_NICE" taskset -c "$(tb_cpu "$h")" "${TB_BW_TOOL:-ib_write_bw}" -d "rxe$h" -x "$(tb_gid "$h")" \
-		-p "$port" -F $(tb_report_flag) "$@" "$(tb_ip "$s")" >"$out" 2>&1
+		-p "$port" -F $(tb_report_flag) "$@" "$(tb_ip "$s")" >"$out" 2>&1 || rc=$?
+	echo "$t0 $EPOCHREALTIME" >"$out.wall"
+	return $rc
 }
 
 # tb_perf_iters <messages per QP>: "<iterations> <cq_mod>" for a perftest
@@ -187,23 +217,51 @@ tb_perf_iters() {
 	fi
 }
 
-# tb_bw_mbit <perftest output>: average bandwidth in Mb/s (10^6 bit/s),
-# from either report unit (perftest's MB/sec is 2^20 bytes per second).
-tb_bw_mbit() {
-	awk '/BW average/ {hdr = 1; gb = /Gb\/sec/; next}
-	     hdr && NF >= 5 && $1 ~ /^[0-9]+$/ {
-		if (gb) printf "%.3f\n", $4 * 1000; else printf "%.3f\n", $4 * 8 * 1.048576; exit }' "$1"
+# perftest times a run with the TSC. Once in CI, a pinned client of a
+# 4-to-1 incast moved all its bytes and reported 0.000000 Gb/s: a run
+# longer than the process lived, which only a clock misread gives (the TSC
+# of a QEMU TCG vCPU follows the host's). Where the client's wall-clock
+# life is known (<out>.wall, from tb_write_bw_client) and perftest's rate
+# would need longer than that, the rate is the bytes over that life
+# instead (a lower bound: it includes the set-up), with a warning.
+# _tb_bw <perftest output> mbit|gbit: the checked average rate.
+_tb_bw() {
+	local wall=0
+	[ -f "$1.wall" ] && wall=$(awk '{printf "%.6f", $2 - $1}' "$1.wall")
+	awk -v wall="$wall" -v unit="$2" -v f="$1" '
+	/BW average/ {hdr = 1; gb = /Gb\/sec/; next}
+	hdr && NF >= 5 && $1 ~ /^[0-9]+$/ {
+		mbit = gb ? $4 * 1000 : $4 * 8 * 1.048576
+		bytes = $1 * $2
+		if (wall > 0 && bytes > 0 && (mbit <= 0 || bytes * 8 / (mbit * 1e6) > wall)) {
+			printf "warning: %s: perftest reports %s %s, which would take longer than the client lived (%.3f s); using the wall clock\n",
+				f, $4, gb ? "Gb/s" : "MB/s", wall > "/dev/stderr"
+			mbit = bytes * 8 / wall / 1e6
+			if (unit == "gbit") { printf "%.6f\n", mbit / 1000; exit }
+		}
+		if (unit == "mbit") printf "%.3f\n", mbit
+		else if (gb) print $4
+		else printf "%.6f\n", mbit / 1000
+		exit
+	}' "$1"
 }
 
+# tb_bw_mbit <perftest output>: average bandwidth in Mb/s (10^6 bit/s),
+# from either report unit (perftest's MB/sec is 2^20 bytes per second).
+tb_bw_mbit() { _tb_bw "$1" mbit; }
+
 # tb_bw_gbits <perftest output>: average bandwidth in Gb/s, or nothing.
-tb_bw_gbits() {
-	awk '/BW average/ {hdr = 1; next} hdr && NF >= 5 && $1 ~ /^[0-9]+$/ {print $4; exit}' "$1"
-}
+tb_bw_gbits() { _tb_bw "$1" gbit; }
 
 # tb_bw_bytes <perftest output>: bytes moved (size x iterations).
 tb_bw_bytes() {
 	awk '/BW average/ {hdr = 1; next} hdr && NF >= 5 && $1 ~ /^[0-9]+$/ {print $1 * $2; exit}' "$1"
 }
+
+# tb_monotonic_ns: CLOCK_MONOTONIC in ns, the clock of rxecc record's
+# timestamps (the kernel's "now" in /proc/timer_list: one awk, where
+# Python's time.monotonic_ns() costs a 2 s start under TCG).
+tb_monotonic_ns() { awk '/^now at [0-9]+ nsecs/ {print $3; exit}' /proc/timer_list; }
 
 # tb_cc_total <counter>: value of a counter in rxe_cc's debugfs totals.
 tb_cc_total() {

@@ -35,23 +35,23 @@ assert_gt() {
 	awk -v a="$2" -v b="$3" 'BEGIN {exit !(a + 0 > b + 0)}' || fail "$1: $2 is not > $3"
 }
 
-# Leave the guest as a test found it: no namespaces, no rxe devices, no modules.
+# Leave the guest as a test found it: no namespaces, no rxe devices, no
+# modules. Few processes: each costs 0.2 to 0.4 s under TCG.
 tb_reset() {
 	local d
-	local tool
-	for tool in flowgen ib_write_bw ib_send_bw ib_read_bw ib_atomic_bw ib_write_lat ib_send_lat ib_read_lat ib_atomic_lat; do
-		pkill -x "$tool" 2>/dev/null || true
-	done
-	sleep 0.2
+	pkill -x 'flowgen|ib_(write|send|read|atomic)_(bw|lat)' 2>/dev/null && sleep 0.2
 	for d in /sys/fs/bpf/rxecc/*/; do
 		[ -d "$d" ] && rxecc port detach --dev "$(basename "$d")"
 	done
-	rxecc mark --dev p0 --mode off 2>/dev/null || true
+	[ ! -e /sys/class/net/p0 ] || rxecc mark --dev p0 --mode off 2>/dev/null || true
 	[ ! -f /run/rxecc/topology.json ] || rxecc testbed down
 	tb_down
-	rmmod rxe_cc 2>/dev/null || true
-	rmmod rdma_rxe 2>/dev/null || true
-	rmmod rxecc_switch 2>/dev/null || true
+	# One rmmod for all (it tries each): rxe_cc before rdma_rxe, its user.
+	local mods=() m
+	for m in rxe_cc rdma_rxe rxecc_switch; do
+		[ -e "/sys/module/$m" ] && mods+=("$m")
+	done
+	((${#mods[@]} == 0)) || rmmod "${mods[@]}" 2>/dev/null || true
 }
 
 # tb_kill_tree <pid>: kill a process and all its descendants, children first.

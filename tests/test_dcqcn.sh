@@ -28,7 +28,7 @@ test_dcqcn_cnp() {
 
 	# Every data packet to h0 leaves p0 CE-marked.
 	rxecc mark --dev p0 --mode ce
-	tb_capture_start p0 "$cap" "$TEST_OUT/tshark.log" || fail "tshark did not start capturing in 120 s"
+	tb_capture_start p0 "$cap" "$TEST_OUT/capture.log" || fail "dumpcap did not start capturing in 60 s"
 	local tpid=$TB_CAPTURE_PID
 	ms=$(dcqcn_flow marked 20) || fail "marked flow failed"
 	sleep 0.5

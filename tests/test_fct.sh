@@ -21,7 +21,7 @@ test_fct_websearch() {
 		assert_eq "$cc: distinct (sip, dip, sport)" "$n" "$(awk '{print $1, $2, $3}' "$out/$cc/fct.txt" | sort -u | wc -l)"
 		assert_eq "$cc: bytes in fct.txt" "$(awk 'NR > 1 {s += $5} END {print s}' "$out/flows.txt")" \
 			"$(awk '{s += $5} END {print s}' "$out/$cc/fct.txt")"
-		assert_eq "$cc: drops (PFC is on)" 0 "$(python3 "$RXECC_TOP/tests/portsum.py" "$out/$cc/ports.jsonl" drops)"
+		assert_eq "$cc: drops (PFC is on)" 0 "$(rxecc port sum "$out/$cc/ports.jsonl" drops)"
 		mine=$(rxecc fct report "$cc=$out/$cc/fct.txt" --kind all --script --step 20)
 		theirs=$(python3 "$RXECC_TOP/tests/fct_analysis.py" "$out/$cc/fct.txt" -t 2 -s 20)
 		printf '%s\n' "$mine" >"$TEST_OUT/$cc-rxecc-fct.txt"
@@ -30,9 +30,9 @@ test_fct_websearch() {
 		assert_eq "$cc: rxecc fct report against fct_analysis.py" "$theirs" "$mine"
 		# pfc.txt: a line per PFC frame a port obeyed, from the events.
 		assert_eq "$cc: pfc.txt lines against the ports' PFC frames received" \
-			"$(($(python3 "$RXECC_TOP/tests/portsum.py" "$out/$cc/ports.jsonl" pfc_rx_xoff) + $(python3 "$RXECC_TOP/tests/portsum.py" "$out/$cc/ports.jsonl" pfc_rx_xon)))" \
+			"$(($(rxecc port sum "$out/$cc/ports.jsonl" pfc_rx_xoff) + $(rxecc port sum "$out/$cc/ports.jsonl" pfc_rx_xon)))" \
 			"$(wc -l <"$out/$cc/pfc.txt")"
-		assert_eq "$cc: PFC events lost" 0 "$(python3 "$RXECC_TOP/tests/portsum.py" "$out/$cc/ports.jsonl" events_lost)"
+		assert_eq "$cc: PFC events lost" 0 "$(rxecc port sum "$out/$cc/ports.jsonl" events_lost)"
 		# qlen.txt: each switch port's last histogram covers the time from
 		# the first flow's start to its dump, in 100 ns counts.
 		assert_eq "$cc: qlen.txt ports whose histogram misses the time" 0 "$(awk -v t0="$(awk 'NR == 2 {print $6}' "$out/flows.txt")" '
@@ -73,7 +73,7 @@ test_fct_ops() {
 		assert_eq "$op: incast flows (dport 200) in fct.txt" "$n" "$(awk '$4 == 200' "$out/dcqcn/fct.txt" | wc -l)"
 		assert_eq "$op: bytes in fct.txt" $((n * 200000)) "$(awk '{s += $5} END {print s}' "$out/dcqcn/fct.txt")"
 		assert_eq "$op: flows completed with op $op" "$n" "$(cat "$out/dcqcn"/flowgen-h*.csv | grep -c ",$op,[0-9]*,[0-9]*,[0-9]*,[0-9]*,ok$")"
-		assert_eq "$op: drops" 0 "$(python3 "$RXECC_TOP/tests/portsum.py" "$out/dcqcn/ports.jsonl" drops)"
+		assert_eq "$op: drops" 0 "$(rxecc port sum "$out/dcqcn/ports.jsonl" drops)"
 	done
 	# READ: h0 initiates all nine; SEND: the senders do.
 	assert_eq "read: flows h0 initiated" 9 "$(grep -c ',ok$' "$TEST_OUT/read/dcqcn/flowgen-h0.csv")"
@@ -98,7 +98,7 @@ test_fct_incast() {
 	for cc in none acc; do
 		assert_eq "$cc: lines in fct.txt" "$n" "$(wc -l <"$out/$cc/fct.txt")"
 		assert_eq "$cc: incast flows (dport 200) in fct.txt" "$n" "$(awk '$4 == 200' "$out/$cc/fct.txt" | wc -l)"
-		assert_eq "$cc: drops (PFC is on)" 0 "$(python3 "$RXECC_TOP/tests/portsum.py" "$out/$cc/ports.jsonl" drops)"
+		assert_eq "$cc: drops (PFC is on)" 0 "$(rxecc port sum "$out/$cc/ports.jsonl" drops)"
 	done
 	# summary.json's pauses are pfc.txt's pause lines.
 	assert_eq "none: pauses in summary.json against pfc.txt" "$(awk '$5 == 1' "$out/none/pfc.txt" | wc -l)" \

@@ -20,8 +20,7 @@ hpcc_flow() {
 # int_pstat <port> <counter>: a counter of `rxecc port stats --json` (all
 # test files share one shell: test_port.sh has its own pstat).
 int_pstat() {
-	rxecc port stats --dev "$1" --json | python3 -c 'import json, sys
-print(json.load(sys.stdin)[sys.argv[1]])' "$2"
+	rxecc port stats --dev "$1" --json | rxecc port sum - "$2"
 }
 
 test_hpcc_int() {
@@ -34,7 +33,7 @@ test_hpcc_int() {
 
 	# p0 sees the data before h0's NIC stamps p0's record into it, and the
 	# ACKs with that record echoed.
-	tb_capture_start p0 "$cap" "$TEST_OUT/tshark.log" || fail "tshark did not start capturing in 120 s"
+	tb_capture_start p0 "$cap" "$TEST_OUT/capture.log" || fail "dumpcap did not start capturing in 60 s"
 	tpid=$TB_CAPTURE_PID
 	hpcc_flow one 1 0 $n || fail "the flow h1 -> h0 failed: $(tail -1 "$TEST_OUT/one-client.txt")"
 	sleep 0.5
@@ -145,7 +144,7 @@ int_ack_run() {
 	tb_load_cc $(cci_knobs "$1")
 	cci_topology "$1" "$TEST_OUT/$2.toml" || fail "cannot derive the topology"
 	rxecc testbed up "$TEST_OUT/$2.toml" 2>"$TEST_OUT/up-$2.txt" || fail "testbed up: $(tail -3 "$TEST_OUT/up-$2.txt")"
-	tb_capture_start p1 "/tmp/$2.pcap" "$TEST_OUT/tshark-$2.log" || fail "tshark did not start capturing in 120 s"
+	tb_capture_start p1 "/tmp/$2.pcap" "$TEST_OUT/capture-$2.log" || fail "dumpcap did not start capturing in 60 s"
 	int_two_flows "$2" $n || fail "$1: the flows into h0 failed"
 	sleep 0.5
 	kill "$TB_CAPTURE_PID"

@@ -11,7 +11,7 @@ port_flow() { # <name> <iters>
 # snap: one consistent snapshot of p0's counters into $TEST_OUT/snap.json;
 # pstat <counter> reads from it, so related counters come from one instant.
 snap() { rxecc port stats --dev p0 --json >"$TEST_OUT/snap.json"; }
-pstat() { sed 's/[{}"]//g' "$TEST_OUT/snap.json" | tr ',' '\n' | awk -F: -v k="$1" '$1 == k {print $2}'; }
+pstat() { rxecc port sum "$TEST_OUT/snap.json" "$1"; }
 
 # Rate: the port, not the guest's CPU, is the bottleneck at 100 Mb/s, so the
 # flow's wire rate (goodput scaled by wire bytes per payload byte) follows

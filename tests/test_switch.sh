@@ -4,8 +4,8 @@
 
 # ports_snap <file>: every port's counters, one JSON object per line.
 ports_snap() { rxecc port stats --json >"$1"; }
-# psum <file> <key> [globs]: sum of a counter over ports (tests/portsum.py).
-psum() { python3 "$RXECC_TOP/tests/portsum.py" "$@"; }
+# psum <file> <key> [globs]: sum of a counter over ports (rxecc port sum).
+psum() { rxecc port sum "$@"; }
 
 # BPF_PROG_TEST_RUN: the PFC frame parser and receiver, and the marker in
 # every mode, on crafted frames and packets.

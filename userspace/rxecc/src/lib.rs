@@ -8,6 +8,7 @@ pub mod model;
 pub mod netlink;
 pub mod perftest;
 pub mod plot;
+pub mod portsum;
 pub mod record;
 pub mod report;
 pub mod selftest;

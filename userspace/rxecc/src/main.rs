@@ -422,6 +422,16 @@ enum PortCmd {
         #[arg(long)]
         json: bool,
     },
+    /// One number from saved `port stats --json` output: the sum of KEY
+    /// (`ingress.KEY` for a switch ingress record's) over the ports whose
+    /// names match a GLOB (all if none); `max:KEY` the largest value,
+    /// `list:KEY` dev=value for each port where it is not 0.
+    Sum {
+        /// The saved output; `-` reads stdin.
+        file: PathBuf,
+        key: String,
+        globs: Vec<String>,
+    },
     /// Set the port's RED thresholds (and mark with `rxecc mark --mode red`).
     Red {
         #[arg(long)]
@@ -857,6 +867,17 @@ fn main() -> Result<()> {
                     period_ns: gfc_period_us.saturating_mul(1000),
                 },
             )?,
+            PortCmd::Sum { file, key, globs } => {
+                let text = if file.as_os_str() == "-" {
+                    std::io::read_to_string(std::io::stdin()).context("reading stdin")?
+                } else {
+                    std::fs::read_to_string(&file)
+                        .with_context(|| format!("cannot read {}", file.display()))?
+                };
+                let out = rxecc::portsum::port_sum(&text, &key, &globs)
+                    .with_context(|| format!("in {}", file.display()))?;
+                println!("{out}");
+            }
             PortCmd::Stats { dev, json } => {
                 let devs = match dev {
                     Some(d) => vec![d],
