@@ -136,10 +136,11 @@ def pfc(vec=0xFF, quanta=0xFFFF, opcode=0x0101, dst=PFC_DST, length=60):
 
 # --- counters -------------------------------------------------------------
 
-# One `rxecc port stats` per reading of a case's counters, not one per
-# counter: under TCG each run takes about a second, and six of them per
-# poll made the PFC cases take minutes.
+# One snapshot per reading of a case's counters, not one per counter, all
+# from one `rxecc port stats --each-line`: under TCG each process start
+# takes about a second, and six per poll made the PFC cases take minutes.
 _ports = None
+_stats = None
 
 
 def fresh():
@@ -149,10 +150,20 @@ def fresh():
 
 
 def port_stats():
-    global _ports
+    global _ports, _stats
     if _ports is None:
-        out = subprocess.run(["rxecc", "port", "stats", "--json"], check=True, capture_output=True, text=True).stdout
-        _ports = {p["dev"]: p for p in map(json.loads, out.splitlines())}
+        # One rxecc for the whole run, a snapshot per line written to it.
+        if _stats is None:
+            _stats = subprocess.Popen(["rxecc", "port", "stats", "--json", "--each-line"],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        _stats.stdin.write("\n")
+        _stats.stdin.flush()
+        lines = []
+        while (line := _stats.stdout.readline()).strip():
+            lines.append(line)
+        if not line:
+            sys.exit(f"rxecc port stats --each-line ended (exit {_stats.wait()})")
+        _ports = {p["dev"]: p for p in map(json.loads, lines)}
     return _ports
 
 

@@ -123,21 +123,47 @@ int_two_flows() {
 	return $rc
 }
 
-# int_fields <pcap> <fields...>: tshark's fields of the packets with an
-# INT shim, one line each (the Lua dissector reads the shim).
-int_fields() {
-	local cap=$1 a=()
-	shift
-	for f in "$@"; do a+=(-e "$f"); done
-	tshark -X lua_script:"$RXECC_TOP/tests/rxecc_int.lua" -r "$cap" -Y rxecc_int -T fields "${a[@]}" 2>>"$TEST_OUT/tshark-read.log"
+# int_read_fields <tag>=<field>[,<field>...]...: for each tag, the BTH
+# opcode and those INT fields of every packet with a shim in its capture
+# (/tmp/<tag>.pcap): $TEST_OUT/int-<tag>.txt, and apart its opcodes
+# (opcodes-<tag>.txt) and its fields (<tag>-fields.txt). One tshark read
+# of the captures end to end (tshark takes 30 s to start under TCG); a
+# packet's frame number says whose it was.
+int_read_fields() {
+	local spec tag f i n lo=0 cols all=() fields a=(-e frame.number -e infiniband.bth.opcode) files=()
+	for spec in "$@"; do
+		files+=("/tmp/${spec%%=*}.pcap")
+		IFS=, read -ra fields <<<"${spec#*=}"
+		for f in "${fields[@]}"; do [[ " ${all[*]} " == *" $f "* ]] || all+=("$f"); done
+	done
+	for f in "${all[@]}"; do a+=(-e "$f"); done
+	mergecap -a -F pcap -w /tmp/int-all.pcap "${files[@]}" || return 1
+	tshark -X lua_script:"$RXECC_TOP/tests/rxecc_int.lua" -r /tmp/int-all.pcap -Y rxecc_int -T fields "${a[@]}" \
+		>"$TEST_OUT/int-all.txt" 2>>"$TEST_OUT/tshark-read.log" || return 1
+	for spec in "$@"; do
+		tag=${spec%%=*}
+		n=$(capinfos -T -r -c "/tmp/$tag.pcap" | cut -f2)
+		[[ $n =~ ^[0-9]+$ ]] || return 1
+		# Column 2 is the opcode, column 3 + i the field all[i].
+		cols=2
+		IFS=, read -ra fields <<<"${spec#*=}"
+		for f in "${fields[@]}"; do
+			for i in "${!all[@]}"; do [ "${all[$i]}" = "$f" ] && cols+=" $((i + 3))"; done
+		done
+		awk -F '\t' -v OFS='\t' -v lo="$lo" -v hi=$((lo + n)) -v cols="$cols" '
+			BEGIN {k = split(cols, c, " ")}
+			$1 > lo && $1 <= hi {s = $c[1]; for (j = 2; j <= k; j++) s = s OFS $c[j]; print s}' \
+			"$TEST_OUT/int-all.txt" >"$TEST_OUT/int-$tag.txt"
+		cut -f1 "$TEST_OUT/int-$tag.txt" >"$TEST_OUT/opcodes-$tag.txt"
+		cut -f2- "$TEST_OUT/int-$tag.txt" >"$TEST_OUT/$tag-fields.txt"
+		lo=$((lo + n))
+	done
 }
 
-# int_ack_run <cc> <tag> <fields...>: the two-flow incast on dumbbell under
-# <cc>, with the switch stamping for it and a capture at p1, as h1's ACKs
-# leave the switch (a capture at p0 would see them before p0's ingress
-# stamps them); leaves the testbed up, and those INT fields of every
-# packet with a shim in $TEST_OUT/<tag>-fields.txt (one tshark read: each
-# takes tens of seconds under TCG).
+# int_ack_run <cc> <tag>: the two-flow incast on dumbbell under <cc>, with
+# the switch stamping for it and a capture at p1 (/tmp/<tag>.pcap), as
+# h1's ACKs leave the switch (a capture at p0 would see them before p0's
+# ingress stamps them); leaves the testbed up.
 int_ack_run() {
 	local n=40
 	# shellcheck disable=SC2046 # the knobs are name=value words
@@ -155,63 +181,73 @@ int_ack_run() {
 	assert_eq "$1: bytes acked" $((2 * n * 65536)) "$(tb_cc_total acked_bytes)"
 	python3 "$RXECC_TOP/tests/roce_check.py" "/tmp/$2.pcap" >"$TEST_OUT/icrc-$2.txt" || { cat "$TEST_OUT/icrc-$2.txt" >&2; fail "$1: ICRC check"; }
 	info "$1: capture at p1: $(cat "$TEST_OUT/icrc-$2.txt")"
-	# FNCC and ICC stamp ACKs only: every shim in the capture is on an ACK
-	# (opcode 17), none on data.
-	int_fields "/tmp/$2.pcap" infiniband.bth.opcode "${@:3}" >"$TEST_OUT/int-$2.txt"
-	cut -f1 "$TEST_OUT/int-$2.txt" >"$TEST_OUT/opcodes-$2.txt"
-	cut -f2- "$TEST_OUT/int-$2.txt" >"$TEST_OUT/$2-fields.txt"
-	assert_gt "$1: ACKs with a shim in the capture" "$(awk '$1 == 17' "$TEST_OUT/opcodes-$2.txt" | wc -l)" 0
-	assert_eq "$1: other packets with a shim" 0 "$(awk '$1 != 17' "$TEST_OUT/opcodes-$2.txt" | wc -l)"
 	assert_eq "$1: drops at the bottleneck" 0 "$(int_pstat p0 drops)"
 	assert_eq "$1: flagged packets not ours at p0" 0 "$(int_pstat p0 int_bad)"
 	assert_eq "$1: records stamped into data at v0" 0 "$(int_pstat v0 int_stamped)"
+}
+
+# int_shims_on_acks_only <cc> <tag>: FNCC and ICC stamp ACKs only: every
+# shim in the capture is on an ACK (opcode 17), none on data.
+int_shims_on_acks_only() {
+	assert_gt "$1: ACKs with a shim in the capture" "$(awk '$1 == 17' "$TEST_OUT/opcodes-$2.txt" | wc -l)" 0
+	assert_eq "$1: other packets with a shim" 0 "$(awk '$1 != 17' "$TEST_OUT/opcodes-$2.txt" | wc -l)"
 }
 
 # FNCC and ICC: INT rides on the ACKs, stamped on the way back with the
 # state of the port the data left by (FNCC a record per hop and the
 # receiver's flow count N, ICC one feedback record), and never on data.
 test_int_on_acks() {
-	local acks peak stamped quiet
+	local acks stamped quiet fncc_peak icc_peak
 	tb_load_rxe patched
 
 	# FNCC, two flows into h0: one hop (p0) per ACK, N = 2 while both run.
-	int_ack_run fncc fncc rxecc_int.nhops rxecc_int.n_flows rxecc_int.hop.qlen
+	int_ack_run fncc fncc
 	acks=$(tb_cc_total acks)
-	peak=$(int_pstat p0 max_qlen_bytes)
+	fncc_peak=$(int_pstat p0 max_qlen_bytes)
+	stamped=$(int_pstat p0 int_stamped)
 	info "fncc: $acks ACKs, $(tb_cc_total int_acks) with INT, $(tb_cc_total int_hops) records," \
-		"$(int_pstat p0 int_stamped) stamped at p0; N seen: $(awk '{print $2}' "$TEST_OUT/fncc-fields.txt" | sort -n | uniq -c | tr '\n' ' ');" \
-		"qLen max $(awk '$3 > m {m = $3} END {print m + 0}' "$TEST_OUT/fncc-fields.txt") B, port peak $peak B; $(tb_cc_total lhcs_jumps) LHCS jumps"
+		"$stamped stamped at p0; port peak $fncc_peak B; $(tb_cc_total lhcs_jumps) LHCS jumps"
 	assert_eq "fncc: ACKs with INT" "$acks" "$(tb_cc_total int_acks)"
 	assert_eq "fncc: records (the path's one switch port each)" "$acks" "$(tb_cc_total int_hops)"
-	assert_eq "fncc: ACKs stamped at p0" "$acks" "$(int_pstat p0 int_stamped)"
-	assert_eq "fncc: shims in the capture with other than one record" 0 "$(awk '$1 != 1' "$TEST_OUT/fncc-fields.txt" | wc -l)"
-	assert_eq "fncc: ACKs whose N is not 1 or 2" 0 "$(awk '$2 != 1 && $2 != 2' "$TEST_OUT/fncc-fields.txt" | wc -l)"
-	assert_gt "fncc: ACKs with N = 2 (both flows running)" "$(awk '$2 == 2' "$TEST_OUT/fncc-fields.txt" | wc -l)" 0
-	assert_eq "fncc: records with qLen above the port's peak" 0 \
-		"$(awk -v p="$peak" '$3 > p' "$TEST_OUT/fncc-fields.txt" | wc -l)"
+	assert_eq "fncc: ACKs stamped at p0" "$acks" "$stamped"
 	rxecc testbed down
 	rmmod rxe_cc
 
 	# ICC: p0 feeds back on each ACK unless its queue drains at low
 	# utilisation; the record holds p0's state and its flow count.
-	int_ack_run icc icc rxecc_int.nhops rxecc_int.hop.qlen rxecc_int.icc.flows rxecc_int.icc.lu_permille
+	int_ack_run icc icc
 	acks=$(tb_cc_total acks)
-	peak=$(int_pstat p0 max_qlen_bytes)
+	icc_peak=$(int_pstat p0 max_qlen_bytes)
 	stamped=$(int_pstat p0 int_stamped)
 	quiet=$(int_pstat p0 int_quiet)
 	info "icc: $acks ACKs, $(tb_cc_total int_acks) with a shim, $(tb_cc_total int_hops) with feedback;" \
-		"p0: $stamped fed back, $quiet quiet; flows seen: $(awk '$1 == 1 {print $3}' "$TEST_OUT/icc-fields.txt" | sort -n | uniq -c | tr '\n' ' ');" \
-		"qLen max $(awk '$1 == 1 && $2 > m {m = $2} END {print m + 0}' "$TEST_OUT/icc-fields.txt") B, port peak $peak B"
+		"p0: $stamped fed back, $quiet quiet; port peak $icc_peak B"
 	assert_eq "icc: ACKs with a shim" "$acks" "$(tb_cc_total int_acks)"
 	assert_eq "icc: ACKs p0 fed back or left quiet" "$acks" $((stamped + quiet))
 	assert_eq "icc: feedback records the senders got" "$stamped" "$(tb_cc_total int_hops)"
 	assert_gt "icc: feedback records" "$stamped" 0
+	rxecc testbed down
+	rmmod rxe_cc
+
+	# What the senders got, from both captures.
+	int_read_fields fncc=rxecc_int.nhops,rxecc_int.n_flows,rxecc_int.hop.qlen \
+		icc=rxecc_int.nhops,rxecc_int.hop.qlen,rxecc_int.icc.flows,rxecc_int.icc.lu_permille ||
+		fail "tshark could not read the captures: $(tail -3 "$TEST_OUT/tshark-read.log")"
+	info "fncc: N seen: $(awk '{print $2}' "$TEST_OUT/fncc-fields.txt" | sort -n | uniq -c | tr '\n' ' ');" \
+		"qLen max $(awk '$3 > m {m = $3} END {print m + 0}' "$TEST_OUT/fncc-fields.txt") B, port peak $fncc_peak B"
+	int_shims_on_acks_only fncc fncc
+	assert_eq "fncc: shims in the capture with other than one record" 0 "$(awk '$1 != 1' "$TEST_OUT/fncc-fields.txt" | wc -l)"
+	assert_eq "fncc: ACKs whose N is not 1 or 2" 0 "$(awk '$2 != 1 && $2 != 2' "$TEST_OUT/fncc-fields.txt" | wc -l)"
+	assert_gt "fncc: ACKs with N = 2 (both flows running)" "$(awk '$2 == 2' "$TEST_OUT/fncc-fields.txt" | wc -l)" 0
+	assert_eq "fncc: records with qLen above the port's peak" 0 \
+		"$(awk -v p="$fncc_peak" '$3 > p' "$TEST_OUT/fncc-fields.txt" | wc -l)"
+	info "icc: flows seen: $(awk '$1 == 1 {print $3}' "$TEST_OUT/icc-fields.txt" | sort -n | uniq -c | tr '\n' ' ');" \
+		"qLen max $(awk '$1 == 1 && $2 > m {m = $2} END {print m + 0}' "$TEST_OUT/icc-fields.txt") B, port peak $icc_peak B"
+	int_shims_on_acks_only icc icc
 	assert_eq "icc: shims with more than one record" 0 "$(awk '$1 > 1' "$TEST_OUT/icc-fields.txt" | wc -l)"
 	assert_eq "icc: records counting other than 1 or 2 flows" 0 "$(awk '$1 == 1 && $3 != 1 && $3 != 2' "$TEST_OUT/icc-fields.txt" | wc -l)"
 	assert_eq "icc: records with qLen above the port's peak" 0 \
-		"$(awk -v p="$peak" '$1 == 1 && $2 > p' "$TEST_OUT/icc-fields.txt" | wc -l)"
-	rxecc testbed down
-	rmmod rxe_cc
+		"$(awk -v p="$icc_peak" '$1 == 1 && $2 > p' "$TEST_OUT/icc-fields.txt" | wc -l)"
 
 	# FNCC over three switches (chain: h0 -> s0 -> s1 -> s2 -> h3): three
 	# records per ACK, the path's length.

@@ -130,7 +130,7 @@ test_switch_lossy_incast() {
 	local pids=()
 	for ((i = 1; i <= 8; i++)); do
 		timeout 120 bash -c "$(declare -f tb_write_bw_client tb_cpu tb_gid tb_ip tb_report_flag); \
-			TB_NET=$TB_NET TB_NICE=$TB_NICE; \
+			TB_NET=$TB_NET TB_NICE=$TB_NICE TB_NCPU=$TB_NCPU; \
 			tb_write_bw_client $i 0 $((TB_PORT_BASE + i)) $TEST_OUT/client$i.txt -s 65536 -n 20" &
 		pids+=($!)
 	done

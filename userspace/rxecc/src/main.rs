@@ -421,6 +421,11 @@ enum PortCmd {
         dev: Option<String>,
         #[arg(long)]
         json: bool,
+        /// Print a snapshot each time a line arrives on stdin, each ending
+        /// with an empty line, until stdin closes: for a test that reads
+        /// the counters many times (one process, not one per snapshot).
+        #[arg(long, requires = "json")]
+        each_line: bool,
     },
     /// One number from saved `port stats --json` output: the sum of KEY
     /// (`ingress.KEY` for a switch ingress record's) over the ports whose
@@ -878,18 +883,36 @@ fn main() -> Result<()> {
                     .with_context(|| format!("in {}", file.display()))?;
                 println!("{out}");
             }
-            PortCmd::Stats { dev, json } => {
-                let devs = match dev {
-                    Some(d) => vec![d],
-                    None => switch::ports(),
-                };
-                for d in devs {
-                    let s = switch::port_stats(&d)?;
-                    if json {
-                        println!("{}", serde_json::to_string(&s)?);
-                    } else {
-                        print_port(&s);
+            PortCmd::Stats {
+                dev,
+                json,
+                each_line,
+            } => {
+                let snapshot = |json: bool| -> Result<()> {
+                    let devs = match &dev {
+                        Some(d) => vec![d.clone()],
+                        None => switch::ports(),
+                    };
+                    for d in devs {
+                        let s = switch::port_stats(&d)?;
+                        if json {
+                            println!("{}", serde_json::to_string(&s)?);
+                        } else {
+                            print_port(&s);
+                        }
                     }
+                    Ok(())
+                };
+                if each_line {
+                    use std::io::{BufRead, Write};
+                    for line in std::io::stdin().lock().lines() {
+                        line.context("reading stdin")?;
+                        snapshot(true)?;
+                        println!();
+                        std::io::stdout().flush().context("writing stdout")?;
+                    }
+                } else {
+                    snapshot(json)?;
                 }
             }
         },
