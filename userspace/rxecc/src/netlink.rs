@@ -69,6 +69,66 @@ impl Net {
         nl(self.rt.block_on(req), what)
     }
 
+    /// `tc qdisc replace dev <index> root <kind>`, for a kind that takes no
+    /// options (a registered BPF qdisc): a request on this socket, where a
+    /// `tc` process cost 0.3 s per port under TCG.
+    pub fn replace_root_qdisc(&self, index: u32, kind: &str) -> Result<()> {
+        use rtnetlink::packet_core::{
+            NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_CREATE, NLM_F_REPLACE, NLM_F_REQUEST,
+        };
+        use rtnetlink::packet_route::tc::{TcAttribute, TcHandle, TcMessage};
+        use rtnetlink::packet_route::RouteNetlinkMessage;
+        let Ok(idx) = i32::try_from(index) else {
+            bail!("link index {index} out of range");
+        };
+        let mut msg = TcMessage::with_index(idx);
+        msg.header.parent = TcHandle::ROOT;
+        msg.attributes.push(TcAttribute::Kind(kind.to_string()));
+        let mut req = NetlinkMessage::from(RouteNetlinkMessage::NewQueueDiscipline(msg));
+        req.header.flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
+        let mut handle = self.handle.clone();
+        self.exec(
+            async move {
+                let mut resp = handle.request(req)?;
+                while let Some(m) = futures::StreamExt::next(&mut resp).await {
+                    if let NetlinkPayload::Error(e) = m.payload {
+                        return Err(rtnetlink::Error::NetlinkError(e));
+                    }
+                }
+                Ok(())
+            },
+            &format!("replacing the root qdisc of link {index} by {kind}"),
+        )
+    }
+
+    /// `tc qdisc del dev <index> root`, or `... clsact`; false if there
+    /// was none of ours to delete (ENOENT: the default qdisc, or none).
+    pub fn del_qdisc(&self, index: u32, clsact: bool) -> Result<bool> {
+        use rtnetlink::packet_route::tc::TcHandle;
+        let Ok(idx) = i32::try_from(index) else {
+            bail!("link index {index} out of range");
+        };
+        let mut req = self.handle.qdisc().del(idx);
+        let m = req.message_mut();
+        if clsact {
+            m.header.parent = TcHandle::CLSACT;
+            m.header.handle = TcHandle::from(0xffff_0000u32);
+        } else {
+            m.header.parent = TcHandle::ROOT;
+        }
+        match self.rt.block_on(req.execute()) {
+            Ok(()) => Ok(true),
+            Err(rtnetlink::Error::NetlinkError(e)) if e.raw_code() == -libc::ENOENT => Ok(false),
+            Err(e) => nl(
+                Err(e),
+                &format!(
+                    "deleting the {} qdisc of link {index}",
+                    if clsact { "clsact" } else { "root" }
+                ),
+            ),
+        }
+    }
+
     /// The index of link `name` in this namespace.
     pub fn index(&self, name: &str) -> Result<u32> {
         let mut s = self

@@ -41,7 +41,8 @@ fn value_at(port: &Value, key: &str) -> Result<u64> {
             Some(x) => v = x,
         }
     }
-    v.as_u64().with_context(|| format!("'{key}' is not a count: {v}"))
+    v.as_u64()
+        .with_context(|| format!("'{key}' is not a count: {v}"))
 }
 
 /// Applies `spec` over the ports in `text` whose names match one of
@@ -53,7 +54,11 @@ pub fn port_sum(text: &str, spec: &str, globs: &[String]) -> Result<String> {
         .map(|g| glob::Pattern::new(g).with_context(|| format!("bad port pattern '{g}'")))
         .collect::<Result<Vec<_>>>()?;
     let mut vals = Vec::new();
-    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let port: Value =
             serde_json::from_str(line).with_context(|| format!("line {}: not JSON", n + 1))?;
         let dev = port
@@ -66,7 +71,11 @@ pub fn port_sum(text: &str, spec: &str, globs: &[String]) -> Result<String> {
         vals.push((dev.to_string(), value_at(&port, key)?));
     }
     Ok(match mode {
-        Mode::Sum => vals.iter().map(|(_, v)| *v).fold(0u64, u64::saturating_add).to_string(),
+        Mode::Sum => vals
+            .iter()
+            .map(|(_, v)| *v)
+            .fold(0u64, u64::saturating_add)
+            .to_string(),
         Mode::Max => vals.iter().map(|(_, v)| *v).max().unwrap_or(0).to_string(),
         Mode::List => vals
             .iter()

@@ -1300,10 +1300,26 @@ pub fn down() -> Result<()> {
     let plan = current()?;
     // Best effort: whatever a failed bring-up left is removed, and what is
     // gone already is skipped.
-    for (i, _) in plan.hosts.iter().enumerate() {
-        let _ = std::process::Command::new("rdma")
-            .args(["link", "delete", &format!("rxe{i}")])
-            .output();
+    // One rdma for all hosts (-force: on past a device already gone); a
+    // process start costs about 0.4 s under TCG.
+    let batch: String = (0..plan.hosts.len())
+        .filter(|i| Path::new(&format!("/sys/class/infiniband/rxe{i}")).exists())
+        .map(|i| format!("link delete rxe{i}\n"))
+        .collect();
+    if !batch.is_empty() {
+        use std::io::Write;
+        if let Ok(mut child) = std::process::Command::new("rdma")
+            .args(["-f", "-b", "-"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+        {
+            if let Some(mut stdin) = child.stdin.take() {
+                let _ = stdin.write_all(batch.as_bytes());
+            }
+            let _ = child.wait();
+        }
     }
     let net = Net::open()?;
     for v in &plan.veths {
