@@ -8,17 +8,21 @@ for f in "$RXECC_TOP"/tests/test_*.sh; do
 	. "$f"
 done
 
+# test_cc_victim is not in the list either: it is an experiment (two
+# rounds of ACC and DCQCN took 463 s, and one round cannot carry its claim,
+# docs/experiments.md), so `make bench` runs it, three rounds of five
+# algorithms; run it alone with tests/run.sh test_cc_victim.
 # test_verbs_rdma_cm is not in the list: a perftest -R server takes from
 # 30 s to over 3 minutes to start under TCG, inside librdmacm's start-up
 # (docs/testing.md); run it by name: tests/run.sh test_verbs_rdma_cm.
-ALL_TESTS=(test_params test_readme_by_hand test_throughput test_incast test_reload test_reload_paced test_pacing test_ecn_echo test_acc test_port_rate test_port_queue test_port_drops test_port_red test_switch_bpf_unit test_topology_netlink test_verbs_all_cc test_verbs_ud test_stress_reload test_stress_qp_churn test_stress_qps_flows test_stress_knobs test_stress_host_gone test_stress_malformed test_switch_lossless_incast test_switch_lossy_incast test_switch_tcd_chain test_dcqcn_cnp test_hpcc_int test_int_on_acks test_fncc_hops test_halt_cpu test_cc_incast test_cc_victim test_fct_websearch test_fct_ops test_fct_incast test_gfc_ring_pfc_deadlock test_gfc_ring_buffer test_gfc_ring_time test_gfc_ring_acc)
+ALL_TESTS=(test_params test_readme_by_hand test_throughput test_incast test_reload test_reload_paced test_pacing test_ecn_echo test_acc test_port_rate test_port_queue test_port_drops test_port_red test_switch_bpf_unit test_topology_netlink test_verbs_all_cc test_verbs_ud test_stress_reload test_stress_qp_churn test_stress_qps_flows test_stress_knobs test_stress_host_gone test_stress_malformed test_switch_lossless_incast test_switch_lossy_incast test_switch_tcd_chain test_dcqcn_cnp test_hpcc_int test_int_on_acks test_fncc_hops test_halt_cpu test_cc_incast test_fct_websearch test_fct_ops test_fct_incast test_gfc_ring_pfc_deadlock test_gfc_ring_buffer test_gfc_ring_time test_gfc_ring_acc)
 # On the debug kernel (make test-debug: lockdep, KASAN, kmemleak, 6-13x
 # slower under TCG) the functional tests run; the experiments that assert
 # rates, timing or CC dynamics, and the README's by-hand lines (which load
 # the normal build's modules), do not. Nor does test_stress_malformed:
 # each of its cases polls counters through a dozen short processes, and
 # there a case took 4 minutes (11 of its 50-odd cases in the 45-minute limit).
-DEBUG_SKIPPED=(test_readme_by_hand test_pacing test_port_rate test_port_queue test_port_red test_switch_lossless_incast test_switch_lossy_incast test_switch_tcd_chain test_dcqcn_cnp test_fncc_hops test_halt_cpu test_cc_incast test_cc_victim test_stress_malformed)
+DEBUG_SKIPPED=(test_readme_by_hand test_pacing test_port_rate test_port_queue test_port_red test_switch_lossless_incast test_switch_lossy_incast test_switch_tcd_chain test_dcqcn_cnp test_fncc_hops test_halt_cpu test_cc_incast test_stress_malformed)
 if [ -n "${RXECC_DEBUG_KERNEL:-}" ] && [ $# = 0 ]; then
 	echo "debug kernel: not running the timing-sensitive ${DEBUG_SKIPPED[*]}" >&2
 	set --
