@@ -34,7 +34,7 @@ endif
 # (docs/architecture.md); everything else shows.
 QUIET_PAHOLE = 2> >(grep -Ev '^(die__[a-z_]+|tag__recode_dwarf_type): ' >&2)
 
-.PHONY: all setup kernel bpf-headers modules userspace guest test lint cargo-test guest-test test-debug bench demo clean
+.PHONY: all setup kernel bpf-headers modules userspace guest test lint cargo-test guest-test vms-test vms test-debug bench demo clean
 
 all: modules userspace
 
@@ -82,6 +82,18 @@ cargo-test: bpf-headers
 
 guest-test: all
 	@bash tests/run.sh
+
+# The testbed of several guests beside one guest, on the same incast
+# (docs/vms.md); on the host, after the guest suite.
+vms-test: all
+	@bash tests/test_vms.sh
+
+# A testbed of several guests by hand: TOPO's guests booted and linked,
+# SCRIPT's vms_main run in each (docs/vms.md).
+TOPO ?= incast2
+SCRIPT ?= tests/vms_incast.sh
+vms: all
+	@bash testbed/vms.sh $(TOPO) $(SCRIPT)
 
 # Static checks, first because they take seconds: every shell script, and
 # clippy on the userspace crates (the algorithm core included) with

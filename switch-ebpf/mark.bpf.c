@@ -33,6 +33,8 @@
 #define ECN_UE		0x2
 #define ECN_CE		0x3
 #define NSEC_PER_SEC	1000000000ULL
+/* Ethernet, IPv4 without options, UDP. */
+#define HDRS_LEN	(sizeof(struct ethhdr) + sizeof(struct iphdr) + sizeof(struct udphdr))
 
 /* Packets seen and marked; index 0 seen, 1 marked. */
 struct {
@@ -149,6 +151,17 @@ int mark_egress(struct __sk_buff *skb)
 	__u8 ecn, want;
 	__u16 old, new;
 
+	/* A NIC's driver may leave only the Ethernet header in the linear area
+	 * (virtio-net does for a frame over 128 bytes, so on a testbed of
+	 * several guests every RoCE packet from another guest): pull in the
+	 * headers read below. A frame shorter than them is not RoCE. */
+	if (data + HDRS_LEN > data_end) {
+		if (bpf_skb_pull_data(skb, HDRS_LEN))
+			return TC_ACT_OK;
+		data = (void *)(long)skb->data;
+		data_end = (void *)(long)skb->data_end;
+		eth = data;
+	}
 	if ((void *)(eth + 1) > data_end || eth->h_proto != bpf_htons(ETH_P_IP))
 		return TC_ACT_OK;
 	ip = (void *)(eth + 1);

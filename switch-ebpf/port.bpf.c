@@ -897,6 +897,14 @@ static __always_inline enum pfc_kind pfc_parse(struct __sk_buff *skb, __u32 cls,
 
 	if (skb->protocol != bpf_htons(ETH_P_PAUSE))
 		return PFC_NOT_CTL;
+	/* Only the Ethernet header may be linear (mark.bpf.c says why). */
+	if ((void *)(f + 1) > data_end && skb->len >= sizeof(*f)) {
+		if (bpf_skb_pull_data(skb, sizeof(*f)))
+			return PFC_BAD;
+		data = (void *)(long)skb->data;
+		data_end = (void *)(long)skb->data_end;
+		f = data;
+	}
 	if ((void *)(f + 1) > data_end || skb->len < PFC_LEN_MIN || skb->len > PFC_LEN_MAX)
 		return PFC_BAD;
 	if (f->proto != bpf_htons(ETH_P_PAUSE) || f->opcode != bpf_htons(PFC_OPCODE))

@@ -293,6 +293,20 @@ enum TestbedCmd {
         /// Print what would be run instead of running it.
         #[arg(long)]
         dry_run: bool,
+        /// Build only this guest's part of a testbed of several guests
+        /// (run by testbed/vms.sh in each guest it boots).
+        #[arg(long)]
+        guest: Option<String>,
+    },
+    /// The guests of a testbed of several (testbed/vms.sh), a line each:
+    /// `file PATH` (the topology's), `hosts N`, `guest NAME NODE...`, then
+    /// per NIC `nic GUEST DEV MAC LOCAL_PORT
+    /// REMOTE_PORT` (QEMU dgram netdevs on 127.0.0.1).
+    Guests {
+        topology: String,
+        /// The first UDP port of the links between guests.
+        #[arg(long, default_value_t = 47000)]
+        base_port: u16,
     },
     /// Tear down what `up` built.
     Down,
@@ -648,7 +662,15 @@ fn main() -> Result<()> {
             }
         }
         Cmd::Testbed { cmd } => match cmd {
-            TestbedCmd::Up { topology, dry_run } => topology::up(&topology, dry_run)?,
+            TestbedCmd::Up {
+                topology,
+                dry_run,
+                guest,
+            } => topology::up_logged(&topology, dry_run, true, guest.as_deref())?,
+            TestbedCmd::Guests {
+                topology,
+                base_port,
+            } => print!("{}", topology::guests_text(&topology, base_port)?),
             TestbedCmd::Down => topology::down()?,
             TestbedCmd::FlowControl { mode } => topology::set_flow_control(mode)?,
             TestbedCmd::Show => {

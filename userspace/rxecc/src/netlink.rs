@@ -203,6 +203,22 @@ impl Net {
         )
     }
 
+    /// `ip link set OLD down name NEW promisc on|off`: a guest's NIC takes
+    /// the name of the port it plays (a renamed link must be down).
+    /// Promiscuous, a host's virtio NIC takes PFC frames (to the 802.1Qbb
+    /// multicast address, which QEMU's receive filter drops otherwise).
+    pub fn rename(&self, old: &str, new: &str, promisc: bool) -> Result<()> {
+        let m = LinkUnspec::new_with_index(self.index(old)?)
+            .down()
+            .name(new.to_string())
+            .promiscuous(promisc)
+            .build();
+        self.exec(
+            self.handle.link().set(m).execute(),
+            &format!("renaming {old} to {new}"),
+        )
+    }
+
     /// `ip link set NAME mtu MTU master BRIDGE up`, then `bridge link set
     /// dev NAME learning off flood off mcast_flood off`: the switch's
     /// forwarding is its static FDB.

@@ -166,6 +166,10 @@ pub struct Switch {
     /// ICC's switch parameters, for `int = "icc"`.
     #[serde(default)]
     pub icc: IccParams,
+    /// The guest this switch runs in under `testbed/vms.sh` (nodes that
+    /// name the same guest share it); absent: a guest of its own.
+    #[serde(default)]
+    pub guest: Option<Spanned<String>>,
 }
 
 impl Switch {
@@ -209,6 +213,9 @@ pub struct TcdCfg {
 #[serde(deny_unknown_fields)]
 pub struct Host {
     pub name: Spanned<String>,
+    /// As [`Switch::guest`].
+    #[serde(default)]
+    pub guest: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -321,8 +328,11 @@ pub fn set_flow_control(mode: FlowControl) -> Result<()> {
             }
         }
     }
-    let b = parse(&plan.file, &toml::to_string(&t)?)
+    let mut b = parse(&plan.file, &toml::to_string(&t)?)
         .with_context(|| format!("{} cannot run {mode_str}", plan.file.display()))?;
+    if let Some(g) = &plan.guest {
+        b.scope_to(g)?;
+    }
     // The obeying ends first. Meanwhile a GFC receiver still takes the old
     // PFC pauses as pauses (a time past the deepest stage is one); then
     // each ingress port's first frame in the new mode releases the pause
@@ -360,6 +370,12 @@ pub struct Plan {
     pub ports: Vec<(String, Option<String>)>,
     /// Root-namespace veths to delete (one end of each pair).
     pub veths: Vec<String>,
+    /// The rxe devices `up` made (one per host built here).
+    #[serde(default)]
+    pub rxe: Vec<String>,
+    /// The guest this is the part of (`up --guest`); none: the whole.
+    #[serde(default)]
+    pub guest: Option<String>,
 }
 
 /// A parsed and checked topology, with what it takes to build it.
@@ -373,6 +389,8 @@ pub struct Built {
     trunks: Vec<(usize, usize, String, String)>,
     /// Host i's port on its switch.
     host_port: Vec<(usize, String)>,
+    /// Built in part: this guest's (see [`Built::scope_to`]).
+    guest: Option<String>,
 }
 
 /// Host `i`'s address on the testbed network (its NIC `v<i>`).
@@ -390,7 +408,222 @@ pub struct SimPort {
     pub ifindex: u32,
 }
 
+/// A NIC of one guest of a testbed of several (`testbed/vms.sh`): one end
+/// of a link between two guests, a QEMU `dgram` netdev (UDP datagrams
+/// between two ports on 127.0.0.1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VmNic {
+    pub guest: String,
+    /// The NIC's MAC, by which `up --guest` finds it.
+    pub mac: String,
+    /// The port it plays: a host's `v<i>`, a switch's `p<i>` or `x<a>_<b>`.
+    pub dev: String,
+    pub local_port: u16,
+    pub remote_port: u16,
+}
+
+/// The MAC of a switch's end of a link between guests: `p<h>` and
+/// `x<a>_<b>` by their numbers (a host's end keeps the host's MAC).
+fn switch_nic_mac(dev: &str) -> Option<String> {
+    if let Some(h) = dev.strip_prefix('p').and_then(|h| h.parse::<usize>().ok()) {
+        return Some(format!(
+            "02:78:00:00:{:02x}:{:02x}",
+            (h + 1) >> 8,
+            (h + 1) & 0xff
+        ));
+    }
+    let (a, b) = dev.strip_prefix('x')?.split_once('_')?;
+    let (a, b): (u8, u8) = (a.parse().ok()?, b.parse().ok()?);
+    Some(format!("02:79:00:00:{a:02x}:{b:02x}"))
+}
+
 impl Built {
+    /// The guest host `h` runs in under `testbed/vms.sh`.
+    pub fn host_guest(&self, h: usize) -> &str {
+        let n = &self.topo.hosts[h];
+        n.guest.as_ref().unwrap_or(&n.name).get_ref()
+    }
+
+    /// The guest switch `s` runs in.
+    pub fn switch_guest(&self, s: usize) -> &str {
+        let n = &self.topo.switches[s];
+        n.guest.as_ref().unwrap_or(&n.name).get_ref()
+    }
+
+    /// Every guest, in the order of the file's first node in each.
+    pub fn guests(&self) -> Vec<String> {
+        let mut g: Vec<String> = Vec::new();
+        let all = (0..self.topo.hosts.len())
+            .map(|h| self.host_guest(h))
+            .chain((0..self.topo.switches.len()).map(|s| self.switch_guest(s)));
+        for n in all {
+            if !g.iter().any(|x| x == n) {
+                g.push(n.to_string());
+            }
+        }
+        g
+    }
+
+    /// The NICs of a testbed of several guests: two per link between
+    /// guests, on UDP ports from `base_port` up. A link inside a guest
+    /// stays a veth pair.
+    pub fn vm_nics(&self, base_port: u16) -> Result<Vec<VmNic>> {
+        let mut ends: Vec<[(String, String, String); 2]> = Vec::new();
+        for (h, (sw, port)) in self.host_port.iter().enumerate() {
+            let (gh, gs) = (self.host_guest(h), self.switch_guest(*sw));
+            if gh != gs {
+                let m = switch_nic_mac(port).context("switch port name")?;
+                ends.push([
+                    (gh.to_string(), mac(h), format!("v{h}")),
+                    (gs.to_string(), m, port.clone()),
+                ]);
+            }
+        }
+        for (a, b, da, db) in &self.trunks {
+            let (ga, gb) = (self.switch_guest(*a), self.switch_guest(*b));
+            if ga != gb {
+                ends.push([
+                    (
+                        ga.to_string(),
+                        switch_nic_mac(da).context("trunk port")?,
+                        da.clone(),
+                    ),
+                    (
+                        gb.to_string(),
+                        switch_nic_mac(db).context("trunk port")?,
+                        db.clone(),
+                    ),
+                ]);
+            }
+        }
+        let mut nics = Vec::new();
+        for (i, [a, b]) in ends.into_iter().enumerate() {
+            let pa = u16::try_from(i * 2)
+                .ok()
+                .and_then(|k| base_port.checked_add(k))
+                .and_then(|p| p.checked_add(1).map(|q| (p, q)))
+                .context("too many links between guests for the UDP port range")?;
+            nics.push(VmNic {
+                guest: a.0,
+                mac: a.1,
+                dev: a.2,
+                local_port: pa.0,
+                remote_port: pa.1,
+            });
+            nics.push(VmNic {
+                guest: b.0,
+                mac: b.1,
+                dev: b.2,
+                local_port: pa.1,
+                remote_port: pa.0,
+            });
+        }
+        Ok(nics)
+    }
+
+    /// Is host `h` built here (all are, unless scoped to a guest)?
+    fn host_here(&self, h: usize) -> bool {
+        self.guest
+            .as_deref()
+            .is_none_or(|g| self.host_guest(h) == g)
+    }
+
+    /// Is switch `s` built here?
+    fn switch_here(&self, s: usize) -> bool {
+        self.guest
+            .as_deref()
+            .is_none_or(|g| self.switch_guest(s) == g)
+    }
+
+    /// Is port `p` built here?
+    fn port_here(&self, p: &PortPlan) -> bool {
+        match (
+            p.switch,
+            p.dev.strip_prefix('v').and_then(|h| h.parse().ok()),
+        ) {
+            (Some(s), _) => self.switch_here(s),
+            (None, Some(h)) => self.host_here(h),
+            (None, None) => false,
+        }
+    }
+
+    /// Narrows what `up` builds and `down` removes to guest `g`'s nodes:
+    /// its hosts' namespaces and rxe devices, its switches, their ports,
+    /// and the veths of links inside it. A link to another guest is a NIC
+    /// that `testbed/vms.sh` gave this guest.
+    pub fn scope_to(&mut self, g: &str) -> Result<()> {
+        let guests = self.guests();
+        if !guests.iter().any(|x| x == g) {
+            bail!(
+                "{}: no guest '{g}' (its guests: {})",
+                self.plan.file.display(),
+                guests.join(", ")
+            );
+        }
+        // HPCC's INT is written at the link's far end from the switch
+        // port's own state (a shared map): both ends must share a kernel.
+        for (h, (sw, _)) in self.host_port.iter().enumerate() {
+            if self.topo.switches[*sw].int == IntMode::Hpcc
+                && self.host_guest(h) != self.switch_guest(*sw)
+            {
+                bail!(
+                    "switch '{}' stamps INT for HPCC at the far end of its links, which needs host '{}' in its guest (fncc and icc stamp at the switch)",
+                    self.topo.switches[*sw].name.get_ref(),
+                    self.topo.hosts[h].name.get_ref()
+                );
+            }
+        }
+        for (a, b, _, _) in &self.trunks {
+            let hpcc = |s: usize| self.topo.switches[s].int == IntMode::Hpcc;
+            if (hpcc(*a) || hpcc(*b)) && self.switch_guest(*a) != self.switch_guest(*b) {
+                bail!(
+                    "switches '{}' and '{}' stamp INT for HPCC across guests, which needs them in one guest",
+                    self.topo.switches[*a].name.get_ref(),
+                    self.topo.switches[*b].name.get_ref()
+                );
+            }
+        }
+        self.guest = Some(g.to_string());
+        let hosts: Vec<usize> = (0..self.topo.hosts.len())
+            .filter(|h| self.host_here(*h))
+            .collect();
+        self.plan.guest = Some(g.to_string());
+        self.plan.hosts = hosts
+            .iter()
+            .map(|h| self.topo.hosts[*h].name.get_ref().clone())
+            .collect();
+        self.plan.rxe = hosts.iter().map(|h| format!("rxe{h}")).collect();
+        self.plan.switches = (0..self.topo.switches.len())
+            .filter(|s| self.switch_here(*s))
+            .map(|s| self.topo.switches[s].name.get_ref().clone())
+            .collect();
+        let ports: Vec<PortPlan> = self
+            .ports
+            .iter()
+            .filter(|p| self.port_here(p))
+            .cloned()
+            .collect();
+        self.plan.ports = ports
+            .iter()
+            .map(|p| (p.dev.clone(), p.netns.clone()))
+            .collect();
+        self.ports = ports;
+        self.plan.veths = self
+            .host_port
+            .iter()
+            .enumerate()
+            .filter(|(h, (sw, _))| self.host_here(*h) && self.switch_here(*sw))
+            .map(|(_, (_, p))| p.clone())
+            .chain(
+                self.trunks
+                    .iter()
+                    .filter(|t| self.switch_here(t.0) && self.switch_here(t.1))
+                    .map(|t| t.2.clone()),
+            )
+            .collect();
+        Ok(())
+    }
+
     /// Host `h`'s port on its switch: its traffic's ingress.
     pub fn host_port(&self, h: usize) -> Option<&str> {
         self.host_port.get(h).map(|(_, d)| d.as_str())
@@ -599,6 +832,26 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
         }
         if let Err(e) = s.icc.validate() {
             return Err(at(file, src, s.name.span(), "switch.icc", e));
+        }
+    }
+    for (g, field) in topo
+        .hosts
+        .iter()
+        .filter_map(|h| h.guest.as_ref().map(|g| (g, "host.guest")))
+        .chain(
+            topo.switches
+                .iter()
+                .filter_map(|s| s.guest.as_ref().map(|g| (g, "switch.guest"))),
+        )
+    {
+        if !valid_name(g.get_ref(), 32) {
+            return Err(at(
+                file,
+                src,
+                g.span(),
+                field,
+                "use 1-32 letters, digits, '-' or '_'",
+            ));
         }
     }
     let node = |s: &Spanned<String>, field: &str| -> Result<Node> {
@@ -850,6 +1103,8 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
             .map(|(_, p)| p.clone())
             .chain(trunks.iter().map(|t| t.2.clone()))
             .collect(),
+        rxe: (0..topo.hosts.len()).map(|h| format!("rxe{h}")).collect(),
+        guest: None,
     };
     Ok(Built {
         topo,
@@ -858,7 +1113,20 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
         fdb,
         trunks,
         host_port,
+        guest: None,
     })
+}
+
+/// The device (in this namespace) whose MAC is `mac`.
+fn nic_by_mac(mac: &str) -> Result<String> {
+    let dir = std::fs::read_dir("/sys/class/net").context("listing /sys/class/net")?;
+    for e in dir.flatten() {
+        let a = std::fs::read_to_string(e.path().join("address")).unwrap_or_default();
+        if a.trim().eq_ignore_ascii_case(mac) {
+            return Ok(e.file_name().to_string_lossy().into_owned());
+        }
+    }
+    bail!("no NIC with MAC {mac} here: a guest of several must be booted by testbed/vms.sh with this topology")
 }
 
 fn mac(h: usize) -> String {
@@ -1027,16 +1295,45 @@ fn rps_mask() -> String {
     format!("{:x}", (1u64 << n) - 1)
 }
 
-/// Brings a topology up: namespaces, bridges, veths, rxe devices, ports.
-pub fn up(name: &str, dry_run: bool) -> Result<()> {
-    up_logged(name, dry_run, true)
-}
-
-/// [`up`], with its line per host on stderr or not (`rxecc run` prints a
-/// progress line per run instead).
-pub fn up_logged(name: &str, dry_run: bool, log: bool) -> Result<()> {
+/// `rxecc testbed guests`: the guests of a testbed of several and their
+/// NICs, a line each, for testbed/vms.sh.
+pub fn guests_text(name: &str, base_port: u16) -> Result<String> {
     let file = resolve(name)?;
     let b = load(&file)?;
+    let path = std::fs::canonicalize(&file).unwrap_or(file);
+    let mut out = format!("file {}\nhosts {}\n", path.display(), b.topo.hosts.len());
+    for g in b.guests() {
+        let mut line = format!("guest {g}");
+        for h in (0..b.topo.hosts.len()).filter(|h| b.host_guest(*h) == g) {
+            line.push(' ');
+            line.push_str(b.topo.hosts[h].name.get_ref());
+        }
+        for s in (0..b.topo.switches.len()).filter(|s| b.switch_guest(*s) == g) {
+            line.push(' ');
+            line.push_str(b.topo.switches[s].name.get_ref());
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    for n in b.vm_nics(base_port)? {
+        out.push_str(&format!(
+            "nic {} {} {} {} {}\n",
+            n.guest, n.dev, n.mac, n.local_port, n.remote_port
+        ));
+    }
+    Ok(out)
+}
+
+/// Brings a topology up: namespaces, bridges, veths, rxe devices, ports;
+/// with its line per host on stderr or not (`rxecc run` prints a progress
+/// line per run instead); with `guest`, only that guest's part of a
+/// testbed of several (`testbed/vms.sh`).
+pub fn up_logged(name: &str, dry_run: bool, log: bool, guest: Option<&str>) -> Result<()> {
+    let file = resolve(name)?;
+    let mut b = load(&file)?;
+    if let Some(g) = guest {
+        b.scope_to(g)?;
+    }
     if !dry_run && Path::new(STATE_FILE).exists() {
         bail!("a topology is up already ({STATE_FILE}): run `rxecc testbed down` first");
     }
@@ -1047,10 +1344,11 @@ pub fn up_logged(name: &str, dry_run: bool, log: bool) -> Result<()> {
     let t = &b.topo;
     if log {
         eprintln!(
-            "rxecc: {}: {} hosts, {} switches, {} ports{}",
+            "rxecc: {}{}: {} hosts, {} switches, {} ports{}",
             file.display(),
-            t.hosts.len(),
-            t.switches.len(),
+            guest.map_or(String::new(), |g| format!(" (guest {g})")),
+            b.plan.hosts.len(),
+            b.plan.switches.len(),
             b.ports.len(),
             if t.description.is_empty() {
                 String::new()
@@ -1076,7 +1374,10 @@ pub fn up_logged(name: &str, dry_run: bool, log: bool) -> Result<()> {
 fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
     let t = &b.topo;
     let mtu: u32 = MTU.parse().context("MTU")?;
-    for s in &t.switches {
+    for (si, s) in t.switches.iter().enumerate() {
+        if !b.switch_here(si) {
+            continue;
+        }
         let n = s.name.get_ref();
         r.op(
             &format!("ip link add {n} mtu {MTU} up type bridge stp_state 0 mcast_snooping 0"),
@@ -1116,7 +1417,28 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
         steer(None, dev)?;
         no_v6(None, dev)
     };
+    // A link to another guest: the NIC testbed/vms.sh gave this guest for
+    // it (found by its MAC) takes the name of the port it plays.
+    let nic = |mac: &str, dev: &str, promisc: bool| -> Result<()> {
+        if dry_run {
+            println!(
+                "ip link set <NIC with MAC {mac}> down name {dev} promisc {}",
+                if promisc { "on" } else { "off" }
+            );
+            return Ok(());
+        }
+        let old = nic_by_mac(mac)?;
+        r.op("", |net| net.rename(&old, dev, promisc))
+    };
     for (h, (sw, port)) in b.host_port.iter().enumerate() {
+        let (host_here, switch_here) = (b.host_here(h), b.switch_here(*sw));
+        if !host_here {
+            if switch_here {
+                nic(&switch_nic_mac(port).context("switch port")?, port, false)?;
+                enslave(port, *sw)?;
+            }
+            continue;
+        }
         let ns = t.hosts[h].name.get_ref();
         let v = format!("v{h}");
         let (m, ip) = (mac(h), format!("{NET}.{}", h + 1));
@@ -1131,13 +1453,24 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
         } else {
             netlink::add_netns(ns)?;
         }
-        r.op(
-            &format!("ip link add {v} mtu {MTU} address {m} type veth peer name {port} mtu {MTU}\nip link set {v} netns {ns}"),
-            |net| {
-                net.add_veth(&v, port, mtu, Some(&m))?;
+        if switch_here {
+            r.op(
+                &format!("ip link add {v} mtu {MTU} address {m} type veth peer name {port} mtu {MTU}\nip link set {v} netns {ns}"),
+                |net| {
+                    net.add_veth(&v, port, mtu, Some(&m))?;
+                    net.move_to_netns(&v, ns)
+                },
+            )?;
+        } else {
+            nic(&m, &v, true)?;
+            // The guest's CPUs, not the namespace's, decide the mask, and
+            // a NIC keeps its queues' settings across namespaces.
+            steer(None, &v)?;
+            r.op(&format!("ip link set {v} mtu {MTU} netns {ns}"), |net| {
+                net.up(&v, Some(mtu))?;
                 net.move_to_netns(&v, ns)
-            },
-        )?;
+            })?;
+        }
         no_v6(Some(ns), &v)?;
         let addr: std::net::Ipv4Addr = ip.parse().with_context(|| format!("host address {ip}"))?;
         r.op_in(
@@ -1149,18 +1482,36 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
                 net.up(&v, None)
             },
         )?;
-        steer(Some(ns), &v)?;
-        enslave(port, *sw)?;
+        if switch_here {
+            steer(Some(ns), &v)?;
+            enslave(port, *sw)?;
+        }
     }
     for (a, bb, da, db) in &b.trunks {
-        r.op(
-            &format!("ip link add {da} mtu {MTU} type veth peer name {db} mtu {MTU}"),
-            |net| net.add_veth(da, db, mtu, None),
-        )?;
-        enslave(da, *a)?;
-        enslave(db, *bb)?;
+        match (b.switch_here(*a), b.switch_here(*bb)) {
+            (true, true) => {
+                r.op(
+                    &format!("ip link add {da} mtu {MTU} type veth peer name {db} mtu {MTU}"),
+                    |net| net.add_veth(da, db, mtu, None),
+                )?;
+                enslave(da, *a)?;
+                enslave(db, *bb)?;
+            }
+            (true, false) => {
+                nic(&switch_nic_mac(da).context("trunk port")?, da, false)?;
+                enslave(da, *a)?;
+            }
+            (false, true) => {
+                nic(&switch_nic_mac(db).context("trunk port")?, db, false)?;
+                enslave(db, *bb)?;
+            }
+            (false, false) => {}
+        }
     }
-    for (_, h, dev) in &b.fdb {
+    for (sw, h, dev) in &b.fdb {
+        if !b.switch_here(*sw) {
+            continue;
+        }
         let m = mac(*h);
         r.op(
             &format!("bridge fdb replace {m} dev {dev} master static"),
@@ -1168,6 +1519,9 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
         )?;
     }
     for (h, host) in t.hosts.iter().enumerate() {
+        if !b.host_here(h) {
+            continue;
+        }
         let ns = host.name.get_ref();
         let v = format!("v{h}");
         let others: Vec<(String, String)> = (0..t.hosts.len())
@@ -1272,6 +1626,11 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             IntMode::Hpcc => (peer, port),
             _ => (port, String::new()),
         };
+        // scope_to() refused HPCC across guests; the rest stamp at the
+        // switch's own port.
+        if !b.plan.ports.iter().any(|(d, _)| *d == dev) {
+            continue;
+        }
         if dry_run {
             println!(
                 "# int {dev} stamps {}'s egress: {:?}",
@@ -1302,9 +1661,11 @@ pub fn down() -> Result<()> {
     // gone already is skipped.
     // One rdma for all hosts (-force: on past a device already gone); a
     // process start costs about 0.4 s under TCG.
-    let batch: String = (0..plan.hosts.len())
-        .filter(|i| Path::new(&format!("/sys/class/infiniband/rxe{i}")).exists())
-        .map(|i| format!("link delete rxe{i}\n"))
+    let batch: String = plan
+        .rxe
+        .iter()
+        .filter(|d| Path::new(&format!("/sys/class/infiniband/{d}")).exists())
+        .map(|d| format!("link delete {d}\n"))
         .collect();
     if !batch.is_empty() {
         use std::io::Write;
@@ -1450,6 +1811,91 @@ rate_mbps = 50
                 "{name}: a device name is too long"
             );
         }
+    }
+
+    #[test]
+    fn guests_share_by_name_and_link_by_udp() {
+        let src = r#"
+            [[switch]]
+            name = "sw0"
+            guest = "g"
+            [[switch]]
+            name = "sw1"
+            [[host]]
+            name = "h0"
+            guest = "g"
+            [[host]]
+            name = "h1"
+            [[host]]
+            name = "h2"
+            guest = "sw1"
+            [[link]]
+            a = "h0"
+            b = "sw0"
+            [[link]]
+            a = "h1"
+            b = "sw0"
+            [[link]]
+            a = "h2"
+            b = "sw1"
+            [[link]]
+            a = "sw0"
+            b = "sw1"
+        "#;
+        let b = p(src).unwrap();
+        assert_eq!(b.guests(), ["g", "h1", "sw1"]);
+        let nics = b.vm_nics(47000).unwrap();
+        let show: Vec<(&str, &str, &str, u16, u16)> = nics
+            .iter()
+            .map(|n| {
+                (
+                    n.guest.as_str(),
+                    n.dev.as_str(),
+                    n.mac.as_str(),
+                    n.local_port,
+                    n.remote_port,
+                )
+            })
+            .collect();
+        // h0 shares g with sw0, h2 shares sw1's guest: veths, no NICs.
+        assert_eq!(
+            show,
+            [
+                ("h1", "v1", "02:77:00:00:00:02", 47000, 47001),
+                ("g", "p1", "02:78:00:00:00:02", 47001, 47000),
+                ("g", "x0_1", "02:79:00:00:00:01", 47002, 47003),
+                ("sw1", "x1_0", "02:79:00:00:01:00", 47003, 47002),
+            ]
+        );
+        let mut g = p(src).unwrap();
+        g.scope_to("g").unwrap();
+        assert_eq!(g.plan.hosts, ["h0"]);
+        assert_eq!(g.plan.switches, ["sw0"]);
+        assert_eq!(g.plan.rxe, ["rxe0"]);
+        assert_eq!(g.plan.veths, ["p0"]);
+        let devs: Vec<&str> = g.ports.iter().map(|p| p.dev.as_str()).collect();
+        assert_eq!(devs, ["v0", "p0", "p1", "x0_1"]);
+        let mut h = p(src).unwrap();
+        h.scope_to("h1").unwrap();
+        assert_eq!((h.plan.hosts.len(), h.plan.switches.len()), (1, 0));
+        assert!(h.plan.veths.is_empty());
+        assert_eq!(h.ports.len(), 1);
+        let e = p(src).unwrap().scope_to("nope").unwrap_err().to_string();
+        assert!(
+            e.contains("no guest 'nope'") && e.contains("g, h1, sw1"),
+            "{e}"
+        );
+        // HPCC's INT is written at the far end: not across guests.
+        let hpcc = src.replace(
+            "guest = \"g\"\n            [[switch]]",
+            "guest = \"g\"\n            int = \"hpcc\"\n            [[switch]]",
+        );
+        assert!(hpcc.contains("hpcc"));
+        let e = p(&hpcc).unwrap().scope_to("g").unwrap_err().to_string();
+        assert!(e.contains("HPCC"), "{e}");
+        let bad = src.replacen("guest = \"g\"", "guest = \"a b\"", 1);
+        let e = p(&bad).err().unwrap().to_string();
+        assert!(e.contains("t.toml:4: switch.guest"), "{e}");
     }
 
     #[test]

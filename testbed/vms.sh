@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# A testbed of several guests (docs/vms.md): boots one QEMU guest of the
+# testbed kernel per guest of TOPOLOGY (its `guest` keys; a node without
+# one has a guest of its own), links them by QEMU `dgram` netdevs (UDP
+# datagrams on 127.0.0.1: no bridge, tap or host module), and in each guest
+# brings its part of the topology up (rxecc testbed up --guest), waits
+# until every host reaches every other, sources SCRIPT and runs its
+# vms_main, then tears down. Every guest is stopped on exit or Ctrl-C.
+#   testbed/vms.sh [--one] TOPOLOGY SCRIPT
+# --one: the same, with the whole topology in one 2-vCPU guest (the usual
+# testbed), for a side-by-side run.
+# Environment: VMS_OUT (default $RESULTS/vms), VMS_CC_ARGS (rxe_cc's
+# parameters, default cc=none), VMS_BASE_PORT (first UDP port, 47000),
+# VMS_MAX_GUESTS (default: CPUs + 1), VMS_TIMEOUT (s, default 1200), and
+# any VMS_* setting, which reaches the guests' SCRIPT.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+. "$here/lib.sh"
+one=0
+if [ "${1:-}" = --one ]; then
+	one=1
+	shift
+fi
+[ $# = 2 ] || die "usage: testbed/vms.sh [--one] TOPOLOGY SCRIPT"
+topo=$1 script=$(realpath "$2")
+[ -f "$script" ] || die "no script $2"
+kdir=$(cat "$top/build/kdir" 2>/dev/null) || die "no kernel yet: run 'make' first"
+rxecc=$top/userspace/target/release/rxecc
+[ -x "$rxecc" ] || die "no $rxecc: run 'make' first"
+RESULTS=${RESULTS:-$top/build/results}
+export VMS_OUT=${VMS_OUT:-$RESULTS/vms}
+case $VMS_OUT in "$RESULTS"/*) ;; *) die "VMS_OUT must be under RESULTS ($RESULTS), which the guests can write" ;; esac
+plan=$("$rxecc" testbed guests "$topo" --base-port "${VMS_BASE_PORT:-47000}") || exit 1
+topo_file=$(awk '$1 == "file" {print $2}' <<<"$plan")
+VMS_NHOSTS=$(awk '$1 == "hosts" {print $2}' <<<"$plan")
+mapfile -t guests < <(awk '$1 == "guest" {print $2}' <<<"$plan")
+if [ "$one" = 1 ]; then
+	guests=(one)
+fi
+ncpu=$(nproc)
+max=${VMS_MAX_GUESTS:-$((ncpu + 1))}
+# Each guest's vCPU is a host thread under TCG: with more guests than
+# cores plus one, each gets well under a core, its timers fire tens of ms
+# late, and PFC's round trip outgrows any headroom (docs/vms.md).
+((${#guests[@]} <= max)) || die "$topo: ${#guests[@]} guests on $ncpu CPUs: at most $max give results worth having (share guests with 'guest = ...' in the topology, or set VMS_MAX_GUESTS)"
+rm -rf "$VMS_OUT" && mkdir -p "$VMS_OUT/barrier"
+
+# Each guest's command: what guest.sh would run, then the guest's part.
+settings=$(compgen -e | { grep -E '^VMS_' || true; } | while read -r v; do printf 'export %s=%q\n' "$v" "${!v}"; done)
+pids=()
+stop_all() {
+	local p
+	for p in "${pids[@]}"; do kill -- "-$p" 2>/dev/null || true; done
+}
+trap 'stop_all' EXIT
+trap 'echo "vms.sh: interrupted; stopping every guest" >&2; exit 130' INT TERM
+
+launch() {
+	local g=$1 cpus=$2 mem=$3 qopts=$4
+	cat >"$VMS_OUT/$g.cmd.sh" <<GUEST
+echo @@rxecc-guest-command@@
+cd '$top' || exit 99
+$settings
+export VMS_GUEST='$([ "$one" = 1 ] || echo "$g")' VMS_GUESTS='${guests[*]}' VMS_TOPO='$topo_file' VMS_SCRIPT='$script' VMS_NHOSTS=$VMS_NHOSTS RESULTS='$RESULTS'
+. testbed/guest-env.sh || exit 99
+. testbed/vms-guest.sh
+vms_guest_run >'$VMS_OUT/$g.log' 2>&1
+echo \$? >'$VMS_OUT/$g.status'
+GUEST
+	# Its own process group, so that stop_all takes QEMU with it.
+	# shellcheck disable=SC2086 # qopts is a list of QEMU options
+	setsid timeout "${VMS_TIMEOUT:-1200}" vng --run "$kdir" --disable-kvm --cpus "$cpus" --memory "$mem" \
+		--append tsc=reliable --verbose --rwdir "$RESULTS" ${qopts:+--qemu-opts="$qopts"} \
+		--exec "bash $VMS_OUT/$g.cmd.sh" >"$VMS_OUT/$g.console.log" 2>&1 </dev/null &
+	pids+=($!)
+}
+
+t0=$SECONDS
+if [ "$one" = 1 ]; then
+	progress "vms: $topo in one guest (2 vCPUs)"
+	launch one 2 2G ""
+else
+	progress "vms: $topo in ${#guests[@]} guests of one vCPU: ${guests[*]}"
+	for g in "${guests[@]}"; do
+		q=
+		k=0
+		while read -r _ ng dev mac lport rport; do
+			[ "$ng" = "$g" ] || continue
+			q+=" -netdev dgram,id=n$k,local.type=inet,local.host=127.0.0.1,local.port=$lport,remote.type=inet,remote.host=127.0.0.1,remote.port=$rport"
+			q+=" -device virtio-net-pci,netdev=n$k,mac=$mac"
+			echo "    $g: $dev ($mac) udp $lport -> $rport" >&2
+			k=$((k + 1))
+		done < <(grep '^nic ' <<<"$plan")
+		launch "$g" 1 1G "${q# }"
+	done
+fi
+
+# Wait for every guest, with a line every 30 s; a guest that dies before
+# its status is written makes the others give up at their next barrier.
+rc=0 said=$SECONDS ndone=0
+declare -A done_=()
+while ((ndone < ${#guests[@]})); do
+	for i in "${!guests[@]}"; do
+		g=${guests[$i]}
+		[ -n "${done_[$g]:-}" ] && continue
+		kill -0 "${pids[$i]}" 2>/dev/null && continue
+		wait "${pids[$i]}" || true
+		done_[$g]=1
+		ndone=$((ndone + 1))
+		if [ ! -f "$VMS_OUT/$g.status" ]; then
+			echo "vms: guest $g died before its run ended; console tail ($VMS_OUT/$g.console.log):" >&2
+			tail -15 "$VMS_OUT/$g.console.log" >&2
+			[ -e "$VMS_OUT/abort" ] || echo "guest $g died" >"$VMS_OUT/abort"
+			rc=1
+		elif [ "$(cat "$VMS_OUT/$g.status")" != 0 ]; then
+			echo "vms: guest $g failed (status $(cat "$VMS_OUT/$g.status")); its log's tail:" >&2
+			tail -15 "$VMS_OUT/$g.log" >&2
+			rc=1
+		fi
+	done
+	if ((ndone < ${#guests[@]})); then
+		sleep 1
+		((SECONDS - said < 30)) && continue
+		said=$SECONDS
+		progress "vms: $((SECONDS - t0)) s; $(ls "$VMS_OUT/barrier" | sed 's/\..*//' | sort | uniq -c | awk '{printf "%s%s x%s", s, $2, $1; s = ", "}')"
+	fi
+done
+progress "vms: done in $((SECONDS - t0)) s"
+exit "$rc"

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Merges the recordings of a testbed of several guests onto one clock.
+
+  vms_merge.py VMS_OUT MERGED_DIR
+
+Each guest's `rxecc record` directory (VMS_OUT/rec.<guest>) is on that
+guest's CLOCK_MONOTONIC; VMS_OUT/offset.<guest> ("offset_ns rtt_ns", from
+tests/clock_probe.py) is h0's guest's clock minus its own. Every row's t_ns
+is moved onto h0's guest's clock, and the rows of each of rxecc record's
+CSV files are concatenated in time order, so that `rxecc report` reads the
+merge as one recording. Prints the largest error the offsets allow (half
+the probe's round trip), in ms.
+"""
+import csv
+import glob
+import os
+import sys
+
+FILES = ["rates.csv", "halts.csv", "ports.csv", "qps.csv", "deadlocks.csv"]
+
+
+def main(vms_out, merged):
+    os.makedirs(merged, exist_ok=True)
+    recs = sorted(glob.glob(os.path.join(vms_out, "rec.*")))
+    if not recs:
+        sys.exit(f"vms_merge: no recordings (rec.*) in {vms_out}")
+    shift, err = {}, 0
+    for r in recs:
+        g = r.rsplit("rec.", 1)[1]
+        path = os.path.join(vms_out, f"offset.{g}")
+        try:
+            off, rtt = (int(x) for x in open(path).read().split())
+        except (OSError, ValueError) as e:
+            sys.exit(f"vms_merge: no clock offset for guest {g} ({path}: {e})")
+        shift[r] = off
+        err = max(err, rtt / 2)
+    for name in FILES:
+        header, rows = None, []
+        for r in recs:
+            p = os.path.join(r, name)
+            if not os.path.exists(p):
+                continue
+            with open(p, newline="") as f:
+                rd = csv.reader(f)
+                h = next(rd, None)
+                if h is None:
+                    continue
+                if header is None:
+                    header = h
+                elif h != header:
+                    sys.exit(f"vms_merge: {p}: header differs from the other guests'")
+                for row in rd:
+                    row[0] = str(int(row[0]) + shift[r])
+                    rows.append(row)
+        if header is None:
+            continue
+        rows.sort(key=lambda row: int(row[0]))
+        with open(os.path.join(merged, name), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(header)
+            w.writerows(rows)
+    print(f"{err / 1e6:.2f}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2])
