@@ -104,7 +104,7 @@ lint: bpf-headers
 	@shellcheck -s bash -S warning $(SHELL_SCRIPTS)
 	@cd userspace && $(CARGO_ENV) $(CARGO) clippy -q --release --all-targets -- -D warnings
 
-test: lint cargo-test guest-test
+test: lint cargo-test guest-test vms-test
 
 # The suite's functional tests on a second kernel with lockdep, KASAN and
 # kmemleak (testbed/kernel-debug.config), cached beside the first; its

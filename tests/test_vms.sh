@@ -105,6 +105,7 @@ for layout in one several; do
 		for i in 1 2; do
 			assert_eq "$layout: flow h$i bytes" $((MSG * ITERS)) "$(tb_bw_bytes "$out/$layout/client$i.txt")"
 		done
+		assert_eq "$layout: frames the links between guests dropped" 0 "$(cat "$out/$layout/link_drops")"
 		assert_eq "$layout: flows recorded" 2 "$(rj $layout flows)"
 		assert_eq "$layout: drops (PFC is on)" 0 "$(rj $layout drops)"
 		assert_gt "$layout: pauses at the senders" "$(rj $layout pauses)" 0
@@ -119,8 +120,8 @@ done
 	for layout in one several; do
 		[ -f "$out/$layout/report.json" ] || continue
 		read -r f1 f2 late rtt tau <<<"$(facts $layout)"
-		printf '%-8s %9s %9s %9.1f %9s %8.0f%% %6s %6s %8.0f %8s %9s %8s %7s\n' "$layout" "$f1" "$f2" \
-			"$(rj $layout throughput_mbps)" "$(rj $layout converge_periods)" "$(awk -v b="$(rj $layout in_band)" 'BEGIN {print b * 100}')" \
+		printf '%-8s %9.1f %9.1f %9.1f %9s %8.0f%% %6s %6s %8.0f %8s %9s %8s %7s\n' "$layout" "$f1" "$f2" \
+			"$(rj $layout throughput_mbps)" "$(awk -v c="$(rj $layout converge_periods)" 'BEGIN {if (c == "null") print "never"; else printf "%.1f", c}')" "$(awk -v b="$(rj $layout in_band)" 'BEGIN {print b * 100}')" \
 			"$(rj $layout pauses)" "$(rj $layout halts)" "$(awk -v q="$(rj $layout peak_queue_bytes)" 'BEGIN {print q / 1024}')" \
 			"$late" "$rtt" "$tau" "$(cat "$out/$layout/seconds")"
 	done
