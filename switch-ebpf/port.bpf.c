@@ -136,8 +136,13 @@ static __always_inline void pause_end(struct port_state *st, __u64 now)
  * the link peer took when it decided a frame to its effect here, now. */
 static __always_inline void tau_sample(struct port_state *st, __u64 stamp, __u64 now)
 {
-	if (!stamp || stamp > now)
+	if (!stamp)
 		return;
+	if (stamp > now) {
+		st->stats.tau_early_n++;
+		st->stats.tau_early_sum_ns += stamp - now;
+		return;
+	}
 	st->stats.tau_n++;
 	st->stats.tau_sum_ns += now - stamp;
 	if (now - stamp > st->stats.tau_max_ns)

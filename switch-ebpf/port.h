@@ -35,6 +35,11 @@ struct rxecc_port_stats {
 	__u64 resume_qlen_bytes;	/* queue then; 0 once it has drained (TCD) */
 	/* Feedback latency: XOFF crossing at the peer to pause applied here. */
 	__u64 tau_n, tau_sum_ns, tau_max_ns;
+	/* Stamps ahead of this port's clock: the peer is another machine (a
+	 * guest of testbed/vms.sh) whose clock runs ahead. With the sum of
+	 * how far, the raw mean over all samples is known, and a known
+	 * offset between the clocks gives tau. */
+	__u64 tau_early_n, tau_early_sum_ns;
 	/* PFC frames carry the stamp their sender took when it decided them,
 	 * increasing per sender; a frame that overtook a newer one on its way
 	 * is stale and ignored (an XOFF arriving after its XON). */

@@ -5,8 +5,8 @@
 #
 # Set by vms.sh: VMS_OUT (shared directory), VMS_GUEST (this guest; empty:
 # the whole topology in one guest), VMS_GUESTS (all guests' names),
-# VMS_TOPO, VMS_NHOSTS (its hosts), VMS_SCRIPT, VMS_CC_ARGS (rxe_cc's
-# module parameters).
+# VMS_TOPO, VMS_NHOSTS (its hosts), VMS_NIC_MACS (PORT=MAC of each NIC
+# this guest has), VMS_SCRIPT, VMS_CC_ARGS (rxe_cc's module parameters).
 
 . "$RXECC_TOP/testbed/netns.sh"
 # Kernel reports that fail a guest (as tests/lib.sh).
@@ -54,11 +54,20 @@ vms_check_links() {
 
 # The whole run in this guest; its status is the guest's.
 vms_guest_run() {
-	local rc=0
+	local rc=0 pm port mac name nics=()
 	mkdir -p "$VMS_OUT/barrier"
-	vms_log "loading modules; up $VMS_TOPO${VMS_GUEST:+ --guest $VMS_GUEST}"
+	# As on real machines (docs/vms.md): each link to another guest is a
+	# NIC, named to rxecc by --nic PORT=DEV; here its name is found by the
+	# MAC vms.sh gave it.
+	for pm in ${VMS_NIC_MACS:-}; do
+		port=${pm%%=*} mac=${pm#*=}
+		name=$(ip -br link | awk -v m="$mac" 'tolower($3) == m {print $1; exit}')
+		[ -n "$name" ] || { vms_abort "no NIC with MAC $mac (for $port)"; return 1; }
+		nics+=(--nic "$port=$name")
+	done
+	vms_log "loading modules; rxecc testbed up $VMS_TOPO${VMS_GUEST:+ --guest $VMS_GUEST} ${nics[*]}"
 	{ tb_load_rxe patched && tb_load_cc ${VMS_CC_ARGS:-cc=none} &&
-		rxecc testbed up "$VMS_TOPO" ${VMS_GUEST:+--guest "$VMS_GUEST"}; } ||
+		rxecc testbed up "$VMS_TOPO" ${VMS_GUEST:+--guest "$VMS_GUEST"} "${nics[@]}"; } ||
 		{ vms_abort "bring-up failed"; return 1; }
 	vms_barrier up || return 1
 	vms_check_links "$VMS_NHOSTS" || return 1

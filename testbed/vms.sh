@@ -57,12 +57,13 @@ trap 'stop_all' EXIT
 trap 'echo "vms.sh: interrupted; stopping every guest" >&2; exit 130' INT TERM
 
 launch() {
-	local g=$1 cpus=$2 mem=$3 qopts=$4
+	local g=$1 cpus=$2 mem=$3 qopts=$4 macs
+	macs=$(awk -v g="$g" '$1 == "nic" && $2 == g {printf "%s%s=%s", s, $3, $4; s = " "}' <<<"$plan")
 	cat >"$VMS_OUT/$g.cmd.sh" <<GUEST
 echo @@rxecc-guest-command@@
 cd '$top' || exit 99
 $settings
-export VMS_GUEST='$([ "$one" = 1 ] || echo "$g")' VMS_GUESTS='${guests[*]}' VMS_TOPO='$topo_file' VMS_SCRIPT='$script' VMS_NHOSTS=$VMS_NHOSTS RESULTS='$RESULTS'
+export VMS_GUEST='$([ "$one" = 1 ] || echo "$g")' VMS_GUESTS='${guests[*]}' VMS_TOPO='$topo_file' VMS_SCRIPT='$script' VMS_NHOSTS=$VMS_NHOSTS VMS_NIC_MACS='$macs' RESULTS='$RESULTS'
 . testbed/guest-env.sh || exit 99
 . testbed/vms-guest.sh
 vms_guest_run >'$VMS_OUT/$g.log' 2>&1

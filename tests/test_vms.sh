@@ -79,9 +79,11 @@ for f in glob.glob(f"{d}/ports.*.json"):
     for line in open(f):
         p = json.loads(line)
         # A host NIC obeys the switch: its tau samples are now minus the
-        # switch's stamp, on two clocks when they are in two guests.
-        if re.fullmatch(r"v\d+", p["dev"]) and p["tau_n"]:
-            tau_sum += (p["tau_mean_ns"] + off) * p["tau_n"]; tau_n += p["tau_n"]
+        # switch's stamp, on two clocks when they are in two guests (the
+        # raw mean keeps the samples whose stamp was ahead of this clock).
+        n = p["tau_n"] + p.get("tau_early_n", 0)
+        if re.fullmatch(r"v\d+", p["dev"]) and n:
+            tau_sum += (p["tau_raw_mean_ns"] + off) * n; tau_n += n
 print(rate(1), rate(2),
       f"{late / fires / 1e6:.2f}" if fires else "nan",
       f"{min(rtt) / 1e6:.2f}" if rtt else "-",

@@ -420,7 +420,7 @@ fn run_one(
         flows.iter().all(|f| f.src < n && f.dst < n),
         "the workload uses a host beyond the experiment's {n}"
     );
-    topology::up_logged(&topo_file.display().to_string(), false, false, None)?;
+    topology::up_logged(&topo_file.display().to_string(), false, false, None, &[])?;
     let result = (|| -> Result<usize> {
         let ips: Vec<String> = (0..n as usize).map(topology::host_ip).collect();
         let epoch = monotonic_ns() + e.setup_s * 1_000_000_000;

@@ -297,6 +297,11 @@ enum TestbedCmd {
         /// (run by testbed/vms.sh in each guest it boots).
         #[arg(long)]
         guest: Option<String>,
+        /// With --guest: the device that plays a port on a link to another
+        /// guest or machine, PORT=DEV (e.g. --nic p1=enp3s0, --nic
+        /// v1=eth1); a port not named is the NIC with its MAC (vms.sh).
+        #[arg(long, value_name = "PORT=DEV")]
+        nic: Vec<String>,
     },
     /// The guests of a testbed of several (testbed/vms.sh), a line each:
     /// `file PATH` (the topology's), `hosts N`, `guest NAME NODE...`, then
@@ -666,7 +671,8 @@ fn main() -> Result<()> {
                 topology,
                 dry_run,
                 guest,
-            } => topology::up_logged(&topology, dry_run, true, guest.as_deref())?,
+                nic,
+            } => topology::up_logged(&topology, dry_run, true, guest.as_deref(), &nic)?,
             TestbedCmd::Guests {
                 topology,
                 base_port,

@@ -203,16 +203,19 @@ impl Net {
         )
     }
 
-    /// `ip link set OLD down name NEW promisc on|off`: a guest's NIC takes
+    /// `ip link set OLD down name NEW promisc on|off [address MAC]`: a NIC takes
     /// the name of the port it plays (a renamed link must be down).
     /// Promiscuous, a host's virtio NIC takes PFC frames (to the 802.1Qbb
     /// multicast address, which QEMU's receive filter drops otherwise).
-    pub fn rename(&self, old: &str, new: &str, promisc: bool) -> Result<()> {
-        let m = LinkUnspec::new_with_index(self.index(old)?)
+    pub fn rename(&self, old: &str, new: &str, promisc: bool, mac: Option<&str>) -> Result<()> {
+        let mut b = LinkUnspec::new_with_index(self.index(old)?)
             .down()
             .name(new.to_string())
-            .promiscuous(promisc)
-            .build();
+            .promiscuous(promisc);
+        if let Some(mac) = mac {
+            b = b.address(mac_bytes(mac)?);
+        }
+        let m = b.build();
         self.exec(
             self.handle.link().set(m).execute(),
             &format!("renaming {old} to {new}"),

@@ -1090,6 +1090,12 @@ pub struct PortStats {
     pub tau_n: u64,
     pub tau_mean_ns: u64,
     pub tau_max_ns: u64,
+    /// Now minus the peer's stamp, averaged over every sample, those
+    /// whose stamp was ahead of this clock included: tau plus the peer's
+    /// clock offset, when the peer is another machine (docs/vms.md).
+    pub tau_raw_mean_ns: i64,
+    /// Samples whose stamp was ahead of this clock (not in tau_n).
+    pub tau_early_n: u64,
     pub ctl_pkts: u64,
     pub stalls: u64,
     pub stall_ns: u64,
@@ -1197,6 +1203,12 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         tau_n: s.tau_n,
         tau_mean_ns: s.tau_sum_ns.checked_div(s.tau_n).unwrap_or(0),
         tau_max_ns: s.tau_max_ns,
+        tau_raw_mean_ns: {
+            let n = i128::from(s.tau_n) + i128::from(s.tau_early_n);
+            let sum = i128::from(s.tau_sum_ns) - i128::from(s.tau_early_sum_ns);
+            i64::try_from(sum.checked_div(n).unwrap_or(0)).unwrap_or(0)
+        },
+        tau_early_n: s.tau_early_n,
         ctl_pkts: s.ctl_pkts,
         stalls: s.stalls,
         stall_ns: s.stall_ns,

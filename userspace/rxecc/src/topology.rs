@@ -391,6 +391,8 @@ pub struct Built {
     host_port: Vec<(usize, String)>,
     /// Built in part: this guest's (see [`Built::scope_to`]).
     guest: Option<String>,
+    /// The device playing a port on a link to another guest, where named.
+    nic_devs: BTreeMap<String, String>,
 }
 
 /// Host `i`'s address on the testbed network (its NIC `v<i>`).
@@ -414,7 +416,7 @@ pub struct SimPort {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VmNic {
     pub guest: String,
-    /// The NIC's MAC, by which `up --guest` finds it.
+    /// The NIC's MAC (testbed/vms.sh finds the NIC's name by it).
     pub mac: String,
     /// The port it plays: a host's `v<i>`, a switch's `p<i>` or `x<a>_<b>`.
     pub dev: String,
@@ -622,6 +624,26 @@ impl Built {
             )
             .collect();
         Ok(())
+    }
+
+    /// This guest's ports on links to other guests.
+    pub fn remote_links(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for (h, (sw, port)) in self.host_port.iter().enumerate() {
+            match (self.host_here(h), self.switch_here(*sw)) {
+                (true, false) => v.push(format!("v{h}")),
+                (false, true) => v.push(port.clone()),
+                _ => {}
+            }
+        }
+        for (a, b, da, db) in &self.trunks {
+            match (self.switch_here(*a), self.switch_here(*b)) {
+                (true, false) => v.push(da.clone()),
+                (false, true) => v.push(db.clone()),
+                _ => {}
+            }
+        }
+        v
     }
 
     /// Host `h`'s port on its switch: its traffic's ingress.
@@ -1114,19 +1136,8 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
         trunks,
         host_port,
         guest: None,
+        nic_devs: BTreeMap::new(),
     })
-}
-
-/// The device (in this namespace) whose MAC is `mac`.
-fn nic_by_mac(mac: &str) -> Result<String> {
-    let dir = std::fs::read_dir("/sys/class/net").context("listing /sys/class/net")?;
-    for e in dir.flatten() {
-        let a = std::fs::read_to_string(e.path().join("address")).unwrap_or_default();
-        if a.trim().eq_ignore_ascii_case(mac) {
-            return Ok(e.file_name().to_string_lossy().into_owned());
-        }
-    }
-    bail!("no NIC with MAC {mac} here: a guest of several must be booted by testbed/vms.sh with this topology")
 }
 
 fn mac(h: usize) -> String {
@@ -1328,11 +1339,38 @@ pub fn guests_text(name: &str, base_port: u16) -> Result<String> {
 /// with its line per host on stderr or not (`rxecc run` prints a progress
 /// line per run instead); with `guest`, only that guest's part of a
 /// testbed of several (`testbed/vms.sh`).
-pub fn up_logged(name: &str, dry_run: bool, log: bool, guest: Option<&str>) -> Result<()> {
+///
+/// `nics` names the device that plays each port on a link to another
+/// guest or machine (`PORT=DEV`, e.g. `p1=enp3s0`): it is renamed to the
+/// port, and a host's takes the host's MAC.
+pub fn up_logged(
+    name: &str,
+    dry_run: bool,
+    log: bool,
+    guest: Option<&str>,
+    nics: &[String],
+) -> Result<()> {
     let file = resolve(name)?;
     let mut b = load(&file)?;
     if let Some(g) = guest {
         b.scope_to(g)?;
+    }
+    for n in nics {
+        let Some((port, dev)) = n.split_once('=') else {
+            bail!("--nic {n}: give PORT=DEV, e.g. p1=enp3s0");
+        };
+        let links = b.remote_links();
+        if guest.is_none() {
+            bail!("--nic {n}: only with --guest (a link to another machine)");
+        }
+        if !links.iter().any(|p| p == port) {
+            bail!(
+                "--nic {n}: {port} is not a port of guest '{}' on a link to another guest (those are: {})",
+                guest.unwrap_or_default(),
+                links.join(", ")
+            );
+        }
+        b.nic_devs.insert(port.to_string(), dev.to_string());
     }
     if !dry_run && Path::new(STATE_FILE).exists() {
         bail!("a topology is up already ({STATE_FILE}): run `rxecc testbed down` first");
@@ -1417,18 +1455,28 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
         steer(None, dev)?;
         no_v6(None, dev)
     };
-    // A link to another guest: the NIC testbed/vms.sh gave this guest for
-    // it (found by its MAC) takes the name of the port it plays.
-    let nic = |mac: &str, dev: &str, promisc: bool| -> Result<()> {
+    // A link to another guest or machine: the device named for it (--nic)
+    // takes the name of the port it plays.
+    // A host's NIC also takes the host's MAC (the switches' FDBs and the
+    // other hosts' neighbour entries name it), and is promiscuous.
+    let nic = |mac: &str, dev: &str, host: bool| -> Result<()> {
+        let named = b.nic_devs.get(dev);
         if dry_run {
-            println!(
-                "ip link set <NIC with MAC {mac}> down name {dev} promisc {}",
-                if promisc { "on" } else { "off" }
-            );
+            let which = named.map_or(format!("<the --nic for {dev}>"), |d| d.clone());
+            let how = if host {
+                format!(" promisc on address {mac}")
+            } else {
+                String::new()
+            };
+            println!("ip link set {which} down name {dev}{how}");
             return Ok(());
         }
-        let old = nic_by_mac(mac)?;
-        r.op("", |net| net.rename(&old, dev, promisc))
+        let Some(old) = named else {
+            bail!("{dev} is on a link to another guest or machine: name the device that plays it (--nic {dev}=DEV)");
+        };
+        r.op("", |net| {
+            net.rename(old, dev, host, if host { Some(mac) } else { None })
+        })
     };
     for (h, (sw, port)) in b.host_port.iter().enumerate() {
         let (host_here, switch_here) = (b.host_here(h), b.switch_here(*sw));
@@ -1875,11 +1923,13 @@ rate_mbps = 50
         assert_eq!(g.plan.veths, ["p0"]);
         let devs: Vec<&str> = g.ports.iter().map(|p| p.dev.as_str()).collect();
         assert_eq!(devs, ["v0", "p0", "p1", "x0_1"]);
+        assert_eq!(g.remote_links(), ["p1", "x0_1"]);
         let mut h = p(src).unwrap();
         h.scope_to("h1").unwrap();
         assert_eq!((h.plan.hosts.len(), h.plan.switches.len()), (1, 0));
         assert!(h.plan.veths.is_empty());
         assert_eq!(h.ports.len(), 1);
+        assert_eq!(h.remote_links(), ["v1"]);
         let e = p(src).unwrap().scope_to("nope").unwrap_err().to_string();
         assert!(
             e.contains("no guest 'nope'") && e.contains("g, h1, sw1"),
@@ -1893,6 +1943,22 @@ rate_mbps = 50
         assert!(hpcc.contains("hpcc"));
         let e = p(&hpcc).unwrap().scope_to("g").unwrap_err().to_string();
         assert!(e.contains("HPCC"), "{e}");
+        // --nic names only this guest's ports towards other guests.
+        let f = std::env::temp_dir().join(format!("rxecc-guests-{}.toml", std::process::id()));
+        std::fs::write(&f, src).unwrap();
+        let path = f.display().to_string();
+        let nic = |g: &str, n: &str| up_logged(&path, true, false, Some(g), &[n.to_string()]);
+        assert!(nic("g", "p1=eth3").is_ok());
+        let e = nic("g", "p0=eth3").unwrap_err().to_string();
+        assert!(
+            e.contains("p0 is not a port of guest 'g'") && e.contains("p1, x0_1"),
+            "{e}"
+        );
+        let e = nic("g", "p1").unwrap_err().to_string();
+        assert!(e.contains("PORT=DEV"), "{e}");
+        let e = up_logged(&path, true, false, None, &["p1=eth3".into()]).unwrap_err();
+        assert!(e.to_string().contains("only with --guest"), "{e}");
+        std::fs::remove_file(&f).unwrap();
         let bad = src.replacen("guest = \"g\"", "guest = \"a b\"", 1);
         let e = p(&bad).err().unwrap().to_string();
         assert!(e.contains("t.toml:4: switch.guest"), "{e}");
