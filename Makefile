@@ -86,7 +86,7 @@ guest-test: all
 # The testbed of several guests beside one guest, on the same incast
 # (docs/vms.md); on the host, after the guest suite.
 vms-test: all
-	@bash tests/test_vms.sh
+	@bash tests/run_vms.sh
 
 # A testbed of several guests by hand: TOPO's guests booted and linked,
 # SCRIPT's vms_main run in each (docs/vms.md).

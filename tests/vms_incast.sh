@@ -1,4 +1,4 @@
-# The incast of test_vms (tests/test_vms.sh), run in each guest by
+# The incast of test_vms (tests/run_vms.sh), run in each guest by
 # testbed/vms.sh: every host but h0 sends one WRITE flow of VMS_ITERS x
 # 64 KB to h0, all at once. Each guest records its own QPs and ports
 # (rxecc record) and writes, into $VMS_OUT:

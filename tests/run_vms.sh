@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test_vms: the testbed of several guests (testbed/vms.sh, docs/vms.md)
+# test_vms, on the host (not tests/test_*.sh: the guest suite sources
+# those): the testbed of several guests (testbed/vms.sh, docs/vms.md)
 # beside the usual one guest, on the same 2 -> 1 incast under ACC with PFC
 # (testbed/topologies/incast2.toml, tests/vms_incast.sh): the switch and
 # the receiver in one guest, each sender in a guest of its own, linked by
