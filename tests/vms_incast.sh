@@ -39,6 +39,9 @@ vms_main() {
 		(
 			sleep "${VMS_FLOW_TIMEOUT_S:-300}"
 			vms_log "flows still running after ${VMS_FLOW_TIMEOUT_S:-300} s: stopping them"
+			# The stuck QPs' state, for docs/vms.md's known problem.
+			grep -H . /sys/kernel/debug/rxe_cc/qps/*/stats >"$VMS_OUT/stuck.$g.txt" 2>&1
+			grep -H . /sys/class/infiniband/rxe*/ports/1/hw_counters/* >>"$VMS_OUT/stuck.$g.txt" 2>/dev/null
 			pkill -x ib_write_bw
 		) &
 		local dog=$!
