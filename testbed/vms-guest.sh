@@ -8,9 +8,8 @@
 # VMS_TOPO, VMS_NHOSTS (its hosts), VMS_NIC_MACS (PORT=MAC of each NIC
 # this guest has), VMS_SCRIPT, VMS_CC_ARGS (rxe_cc's module parameters).
 
-. "$RXECC_TOP/testbed/netns.sh"
-# Kernel reports that fail a guest (as tests/lib.sh).
-VMS_DMESG_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|lockdep|possible circular|KASAN|UBSAN|refcount_t:|rcu_sched self-detected|soft lockup|hung_task'
+# The testbed helpers, and DMESG_BAD: the kernel reports that fail a test.
+. "$RXECC_TOP/tests/lib.sh"
 
 vms_log() { echo "[${VMS_GUEST:-one} $(awk '{print $1}' /proc/uptime)] $*" >&2; }
 
@@ -79,9 +78,9 @@ vms_guest_run() {
 	# Nobody tears a switch down under another guest's traffic.
 	vms_barrier finished || rc=1
 	dmesg >"$VMS_OUT/dmesg.${VMS_GUEST:-one}.txt"
-	if grep -Eq "$VMS_DMESG_BAD" "$VMS_OUT/dmesg.${VMS_GUEST:-one}.txt"; then
+	if grep -Eq "$DMESG_BAD" "$VMS_OUT/dmesg.${VMS_GUEST:-one}.txt"; then
 		vms_log "FAIL: kernel warning in dmesg:"
-		grep -E -A5 "$VMS_DMESG_BAD" "$VMS_OUT/dmesg.${VMS_GUEST:-one}.txt" | head -20 >&2
+		grep -E -A5 "$DMESG_BAD" "$VMS_OUT/dmesg.${VMS_GUEST:-one}.txt" | head -20 >&2
 		rc=1
 	fi
 	rxecc testbed down || rc=1

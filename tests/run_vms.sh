@@ -55,16 +55,13 @@ m = json.load(open(sys.argv[1]))[0][sys.argv[2]]
 print("null" if m is None else m)' "$out/$1/report.json" "$2"
 }
 
-# facts <layout>: "flow1 flow2 late_ms rtt_ms tau_ms" from its guests'
-# files (rates in Mb/s; tau corrected by each guest's clock offset).
+# facts <layout>: "late_ms rtt_ms tau_ms" from its guests' files (tau
+# corrected by each guest's clock offset).
 facts() {
 	local d=$out/$1
 	python3 - "$d" <<'PY'
-import glob, json, os, re, subprocess, sys
+import glob, json, os, re, sys
 d = sys.argv[1]
-def rate(i):
-    return subprocess.run(["bash", "-c", f". '{os.environ['RXECC_TOP']}/testbed/netns.sh'; tb_bw_mbit '{d}/client{i}.txt'"],
-                          capture_output=True, text=True).stdout.strip() or "0"
 late = fires = 0
 for f in glob.glob(f"{d}/cc.*"):
     kv = dict(l.split()[:2] for l in open(f) if len(l.split()) >= 2)
@@ -85,8 +82,7 @@ for f in glob.glob(f"{d}/ports.*.json"):
         n = p["tau_n"] + p.get("tau_early_n", 0)
         if re.fullmatch(r"v\d+", p["dev"]) and n:
             tau_sum += (p["tau_raw_mean_ns"] + off) * n; tau_n += n
-print(rate(1), rate(2),
-      f"{late / fires / 1e6:.2f}" if fires else "nan",
+print(f"{late / fires / 1e6:.2f}" if fires else "nan",
       f"{min(rtt) / 1e6:.2f}" if rtt else "-",
       f"{tau_sum / tau_n / 1e6:.2f}" if tau_n else "nan")
 PY
@@ -122,7 +118,9 @@ done
 	printf '%-8s %9s %9s %9s %9s %8s %7s %6s %8s %8s %9s %8s %7s\n' layout "h1 Mb/s" "h2 Mb/s" "tput" "conv T" "in band" pauses halts "peak KB" "late ms" "RTT ms" "tau ms" "time s"
 	for layout in one several; do
 		[ -f "$out/$layout/report.json" ] || continue
-		read -r f1 f2 late rtt tau <<<"$(facts $layout)"
+		f1=$(tb_bw_mbit "$out/$layout/client1.txt") || f1=0
+		f2=$(tb_bw_mbit "$out/$layout/client2.txt") || f2=0
+		read -r late rtt tau <<<"$(facts $layout)"
 		printf '%-8s %9.1f %9.1f %9.1f %9s %8.0f%% %6s %6s %8.0f %8s %9s %8s %7s\n' "$layout" "$f1" "$f2" \
 			"$(rj $layout throughput_mbps)" "$(awk -v c="$(rj $layout converge_periods)" 'BEGIN {if (c == "null") print "never"; else printf "%.1f", c}')" "$(awk -v b="$(rj $layout in_band)" 'BEGIN {print b * 100}')" \
 			"$(rj $layout pauses)" "$(rj $layout halts)" "$(awk -v q="$(rj $layout peak_queue_bytes)" 'BEGIN {print q / 1024}')" \

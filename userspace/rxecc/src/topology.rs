@@ -1355,11 +1355,11 @@ pub fn up_logged(
     if let Some(g) = guest {
         b.scope_to(g)?;
     }
+    let links = b.remote_links();
     for n in nics {
         let Some((port, dev)) = n.split_once('=') else {
             bail!("--nic {n}: give PORT=DEV, e.g. p1=enp3s0");
         };
-        let links = b.remote_links();
         if guest.is_none() {
             bail!("--nic {n}: only with --guest (a link to another machine)");
         }
@@ -1459,30 +1459,25 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
     // takes the name of the port it plays.
     // A host's NIC also takes the host's MAC (the switches' FDBs and the
     // other hosts' neighbour entries name it), and is promiscuous.
-    let nic = |mac: &str, dev: &str, host: bool| -> Result<()> {
+    // `host_mac`: the host's, for a host's NIC; none for a switch port.
+    let nic = |dev: &str, host_mac: Option<&str>| -> Result<()> {
         let named = b.nic_devs.get(dev);
         if dry_run {
             let which = named.map_or(format!("<the --nic for {dev}>"), |d| d.clone());
-            let how = if host {
-                format!(" promisc on address {mac}")
-            } else {
-                String::new()
-            };
+            let how = host_mac.map_or(String::new(), |m| format!(" promisc on address {m}"));
             println!("ip link set {which} down name {dev}{how}");
             return Ok(());
         }
         let Some(old) = named else {
             bail!("{dev} is on a link to another guest or machine: name the device that plays it (--nic {dev}=DEV)");
         };
-        r.op("", |net| {
-            net.rename(old, dev, host, if host { Some(mac) } else { None })
-        })
+        r.op("", |net| net.rename(old, dev, host_mac.is_some(), host_mac))
     };
     for (h, (sw, port)) in b.host_port.iter().enumerate() {
         let (host_here, switch_here) = (b.host_here(h), b.switch_here(*sw));
         if !host_here {
             if switch_here {
-                nic(&switch_nic_mac(port).context("switch port")?, port, false)?;
+                nic(port, None)?;
                 enslave(port, *sw)?;
             }
             continue;
@@ -1510,7 +1505,7 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
                 },
             )?;
         } else {
-            nic(&m, &v, true)?;
+            nic(&v, Some(&m))?;
             // The guest's CPUs, not the namespace's, decide the mask, and
             // a NIC keeps its queues' settings across namespaces.
             steer(None, &v)?;
@@ -1546,11 +1541,11 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
                 enslave(db, *bb)?;
             }
             (true, false) => {
-                nic(&switch_nic_mac(da).context("trunk port")?, da, false)?;
+                nic(da, None)?;
                 enslave(da, *a)?;
             }
             (false, true) => {
-                nic(&switch_nic_mac(db).context("trunk port")?, db, false)?;
+                nic(db, None)?;
                 enslave(db, *bb)?;
             }
             (false, false) => {}
