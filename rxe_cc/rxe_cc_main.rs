@@ -605,6 +605,13 @@ impl QpCc {
         }
     }
 
+    /// Knobs that act on running QPs: `fixed` follows `fixed_rate_mbps`.
+    fn follow_knobs(&mut self) {
+        if let Self::Fixed(f) = self {
+            f.set_rate(Knob::FixedRateMbps.bps());
+        }
+    }
+
     fn get(&mut self) -> &mut dyn CongestionControl {
         match self {
             Self::None(cc) => cc,
@@ -1278,6 +1285,7 @@ pub extern "C" fn rxe_cc_rs_tx_done(
     let first = qp.stats.counters.get(Counter::TxPackets) == 0;
     qp.run_due_period(&mut ctl, now_ns);
     let pace_ns = qp.pacing_time(&mut ctl, now_ns);
+    ctl.cc.follow_knobs();
     ctl.cc.get().on_send(pace_ns, psn, payload);
     // Caught up once the next send must wait for its time again.
     ctl.behind = ctl.behind && ctl.cc.get().pacing(now_ns).next_send_ns <= now_ns;

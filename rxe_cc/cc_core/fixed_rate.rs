@@ -11,6 +11,9 @@ use super::fixed::tx_time_ns;
 pub struct FixedRate {
     rate_bps: u64,
     burst_ns: u64,
+    /// The burst asked for, and the packet size that is its floor.
+    min_burst_ns: u64,
+    mtu: u32,
     next_send_ns: u64,
 }
 
@@ -23,7 +26,21 @@ impl FixedRate {
         Self {
             rate_bps,
             burst_ns: burst_ns.max(tx_time_ns(u64::from(mtu), rate_bps)),
+            min_burst_ns: burst_ns,
+            mtu,
             next_send_ns: now_ns,
+        }
+    }
+
+    /// Paces at `rate_bps` from the next packet on: the rate knob written
+    /// while a flow runs.
+    pub fn set_rate(&mut self, rate_bps: u64) {
+        let rate_bps = rate_bps.max(1);
+        if rate_bps != self.rate_bps {
+            self.rate_bps = rate_bps;
+            self.burst_ns = self
+                .min_burst_ns
+                .max(tx_time_ns(u64::from(self.mtu), rate_bps));
         }
     }
 }

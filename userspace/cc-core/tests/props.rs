@@ -250,4 +250,12 @@ fn fixed_rate_paces_exactly() {
         sent += 1;
     }
     assert_eq!(sent, 4, "the due packet plus 1 ms (3.05 packets) of credit");
+    // A rate set while the flow runs paces the packets after the next one.
+    let mut h = FixedRate::new(100_000_000, 0, 4096, 0);
+    h.on_send(0, 0, 4096);
+    h.set_rate(10_000_000);
+    assert_eq!(h.pacing(0).next_send_ns, 327_680, "the packet sent keeps its time");
+    h.on_send(327_680, 0, 4096);
+    assert_eq!(h.pacing(0).next_send_ns, 327_680 + 3_276_800);
+    assert_eq!(h.pacing(0).rate_bps, 10_000_000);
 }
