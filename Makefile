@@ -84,9 +84,7 @@ guest-test: all
 	@bash tests/run.sh
 
 # The testbed of several guests beside one guest, on the same incast
-# (docs/vms.md), on the host. Not in `make test` yet: about one run in
-# three, one sender's ACC flow falls to its floor rate and its ACKs stop
-# advancing (docs/vms.md, "Known problem").
+# (docs/vms.md), on the host; the last part of `make test`.
 vms-test: all
 	@bash tests/run_vms.sh
 
@@ -106,7 +104,7 @@ lint: bpf-headers
 	@shellcheck -s bash -S warning $(SHELL_SCRIPTS)
 	@cd userspace && $(CARGO_ENV) $(CARGO) clippy -q --release --all-targets -- -D warnings
 
-test: lint cargo-test guest-test
+test: lint cargo-test guest-test vms-test
 
 # The suite's functional tests on a second kernel with lockdep, KASAN and
 # kmemleak (testbed/kernel-debug.config), cached beside the first; its
