@@ -12,10 +12,14 @@ done
 # rounds of ACC and DCQCN took 463 s, and one round cannot carry its claim,
 # docs/experiments.md), so `make bench` runs it, three rounds of five
 # algorithms; run it alone with tests/run.sh test_cc_victim.
+# test_fct_incast is not in the list: it is the bench's repeated incast
+# (incast-fct.toml, 118 s), whose claim (ACC needs fewer pauses than no CC)
+# is about dynamics; test_fct_websearch and test_fct_ops check the FCT
+# files. `make bench` runs the same file; run the test by name.
 # test_verbs_rdma_cm is not in the list: a perftest -R server takes from
 # 30 s to over 3 minutes to start under TCG, inside librdmacm's start-up
 # (docs/testing.md); run it by name: tests/run.sh test_verbs_rdma_cm.
-ALL_TESTS=(test_params test_readme_by_hand test_throughput test_incast test_reload test_reload_paced test_pacing test_ecn_echo test_acc test_port_rate test_port_queue test_port_drops test_port_red test_switch_bpf_unit test_topology_netlink test_verbs_all_cc test_verbs_ud test_retry_coalesced_ack test_stress_reload test_stress_qp_churn test_stress_qps_flows test_stress_knobs test_stress_host_gone test_stress_malformed test_switch_lossless_incast test_switch_lossy_incast test_switch_tcd_chain test_dcqcn_cnp test_hpcc_int test_int_on_acks test_fncc_hops test_halt_cpu test_cc_incast test_fct_websearch test_fct_ops test_fct_incast test_gfc_ring_pfc_deadlock test_gfc_ring_buffer test_gfc_ring_time test_gfc_ring_acc)
+ALL_TESTS=(test_params test_readme_by_hand test_throughput test_incast test_reload test_reload_paced test_pacing test_ecn_echo test_acc test_port_rate test_port_queue test_port_drops test_port_red test_switch_bpf_unit test_topology_netlink test_verbs_all_cc test_verbs_ud test_retry_coalesced_ack test_stress_reload test_stress_qp_churn test_stress_qps_flows test_stress_knobs test_stress_host_gone test_stress_malformed test_switch_lossless_incast test_switch_lossy_incast test_switch_tcd_chain test_dcqcn_cnp test_hpcc_int test_int_on_acks test_fncc_hops test_halt_cpu test_cc_incast test_fct_websearch test_fct_ops test_gfc_ring_pfc_deadlock test_gfc_ring_buffer test_gfc_ring_time test_gfc_ring_acc)
 # On the debug kernel (make test-debug: lockdep, KASAN, kmemleak, 6-13x
 # slower under TCG) the functional tests run; the experiments that assert
 # rates, timing or CC dynamics, and the README's by-hand lines (which load

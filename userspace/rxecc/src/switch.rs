@@ -193,14 +193,44 @@ pub fn ensure_switch_module() -> Result<()> {
 /// queue, pause state and thresholds; on a plain device only the CE and UE
 /// fixtures make sense. The filter stays after this process exits.
 pub fn attach_marker(dev: &str, mode: MarkMode) -> Result<()> {
-    libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Info, libbpf_print)));
-    let idx = ifindex(dev)? as i32;
+    ifindex(dev)?;
     let mut storage = MaybeUninit::uninit();
+    let skel = load_marker(&mut storage, dev, mode)?;
+    attach_loaded_marker(dev, mode, skel)
+}
+
+/// A marker's program, loaded but not attached: what [`load_markers`]
+/// returns.
+pub type LoadedMarker<'obj> = mark_skel::MarkSkel<'obj>;
+
+/// Loads the markers of several ports (`(dev, mode)`, each already a port),
+/// on every CPU as [`load_ports`] does, for [`attach_loaded_marker`].
+pub fn load_markers<'obj>(
+    storage: &'obj mut [MaybeUninit<libbpf_rs::OpenObject>],
+    marks: &[(&str, MarkMode)],
+) -> Result<Vec<LoadedMarker<'obj>>> {
+    if storage.len() != marks.len() {
+        bail!(
+            "load_markers: {} object slots for {} markers",
+            storage.len(),
+            marks.len()
+        );
+    }
+    let items: Vec<_> = storage.iter_mut().zip(marks).collect();
+    on_all_cpus(items, |(slot, (dev, mode))| load_marker(slot, dev, *mode))
+}
+
+/// Opens and loads mark.bpf.o for `dev`, on the port's maps if it is one.
+fn load_marker<'obj>(
+    storage: &'obj mut MaybeUninit<libbpf_rs::OpenObject>,
+    dev: &str,
+    mode: MarkMode,
+) -> Result<LoadedMarker<'obj>> {
+    libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Info, libbpf_print)));
     let mut open = MarkSkelBuilder::default()
-        .open(&mut storage)
+        .open(storage)
         .context("opening mark.bpf.o")?;
-    let port = is_port(dev);
-    if port {
+    if is_port(dev) {
         let dir = pin_dir(dev);
         open.maps
             .port_state
@@ -215,9 +245,15 @@ pub fn attach_marker(dev: &str, mode: MarkMode) -> Result<()> {
             "{dev} is not a port: {mode:?} marks need the port's queue (`rxecc port attach` first)"
         );
     }
-    let skel = open
-        .load()
-        .context("loading mark.bpf.o (is this the testbed kernel, and are you root?)")?;
+    open.load()
+        .context("loading mark.bpf.o (is this the testbed kernel, and are you root?)")
+}
+
+/// Attaches a loaded marker to `dev`'s TC egress in `mode`, replacing any
+/// marker already there; `Off` removes it.
+pub fn attach_loaded_marker(dev: &str, mode: MarkMode, skel: LoadedMarker<'_>) -> Result<()> {
+    let idx = ifindex(dev)? as i32;
+    let port = is_port(dev);
     let mut hook = TcHookBuilder::new(skel.progs.mark_egress.as_fd())
         .ifindex(idx)
         .replace(true)
@@ -349,8 +385,86 @@ fn ops_id(dev: &str) -> Result<String> {
 /// attaches its PFC receiver to `dev`'s TC ingress. An existing port on
 /// `dev` is replaced.
 pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
+    ifindex(dev)?;
+    let mut storage = MaybeUninit::uninit();
+    let skel = load_port(&mut storage, dev, cfg)?;
+    attach_loaded_port(dev, cfg, skel)
+}
+
+/// A port's programs, loaded into the kernel (verified) but not attached
+/// to a device yet: what [`load_ports`] returns.
+pub type LoadedPort<'obj> = port_skel::PortSkel<'obj>;
+
+/// Loads the programs of several ports (`(dev, config)`), in order, for
+/// [`attach_loaded_port`]. The verifier takes 1 to 1.5 s per port under
+/// TCG, most of `rxecc testbed up`'s time, so the loads run on every CPU;
+/// the first runs alone, as it pins the maps all ports share.
+pub fn load_ports<'obj>(
+    storage: &'obj mut [MaybeUninit<libbpf_rs::OpenObject>],
+    ports: &[(&str, PortConfig)],
+) -> Result<Vec<LoadedPort<'obj>>> {
+    if storage.len() != ports.len() {
+        bail!(
+            "load_ports: {} object slots for {} ports",
+            storage.len(),
+            ports.len()
+        );
+    }
+    let Some((first_slot, rest_slots)) = storage.split_first_mut() else {
+        return Ok(Vec::new());
+    };
+    let mut loaded = vec![load_port(first_slot, ports[0].0, &ports[0].1)?];
+    let rest: Vec<_> = rest_slots.iter_mut().zip(&ports[1..]).collect();
+    loaded.extend(on_all_cpus(rest, |(slot, (dev, cfg))| {
+        load_port(slot, dev, cfg)
+    })?);
+    Ok(loaded)
+}
+
+/// `f` on each item, the items shared out in order among as many threads
+/// as there are CPUs; the results in the items' order, or the first error.
+fn on_all_cpus<I: Send, R: Send>(
+    items: Vec<I>,
+    f: impl Fn(I) -> Result<R> + Sync,
+) -> Result<Vec<R>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per_thread = items.len().div_ceil(threads).max(1);
+    let mut chunks: Vec<Vec<I>> = Vec::new();
+    for item in items {
+        match chunks.last_mut() {
+            Some(c) if c.len() < per_thread => c.push(item),
+            _ => chunks.push(vec![item]),
+        }
+    }
+    let f = &f;
+    let done: Vec<Result<Vec<R>>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| sc.spawn(move || chunk.into_iter().map(f).collect::<Result<Vec<R>>>()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a loading thread panicked")))
+            })
+            .collect()
+    });
+    let mut out = Vec::new();
+    for d in done {
+        out.extend(d?);
+    }
+    Ok(out)
+}
+
+/// Opens and loads one instance of port.bpf.o for `dev` (no device is
+/// touched), reusing the shared maps or pinning them if they are new.
+fn load_port<'obj>(
+    storage: &'obj mut MaybeUninit<libbpf_rs::OpenObject>,
+    dev: &str,
+    cfg: &PortConfig,
+) -> Result<LoadedPort<'obj>> {
     libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Info, libbpf_print)));
-    let idx = ifindex(dev)?;
     if cfg.rate_mbps == 0 {
         bail!("a port needs a rate above 0 Mb/s");
     }
@@ -359,10 +473,8 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
     }
     ensure_switch_module()?;
     let id = ops_id(dev)?;
-    detach_port(dev)?;
-    let mut storage = MaybeUninit::uninit();
     let mut open = PortSkelBuilder::default()
-        .open(&mut storage)
+        .open(storage)
         .context("opening port.bpf.o")?;
     let ro = open
         .maps
@@ -412,6 +524,15 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
         };
         map.pin(&path).with_context(|| format!("pinning {path}"))?;
     }
+    Ok(skel)
+}
+
+/// Makes `dev` (in the calling thread's network namespace) the port whose
+/// programs [`load_ports`] loaded, replacing any port already there.
+pub fn attach_loaded_port(dev: &str, cfg: &PortConfig, mut skel: LoadedPort<'_>) -> Result<()> {
+    let idx = ifindex(dev)?;
+    let id = ops_id(dev)?;
+    detach_port(dev)?;
     // The link configuration must be in place before the first packet.
     let port_id = alloc_port_id(dev)?;
     update_cfg_map(&skel.maps.port_cfg, |pc| {
@@ -420,7 +541,6 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
         pc.pfc_class = cfg.pfc_class;
         pc.port_id = port_id;
     })?;
-
     let mut link = skel
         .maps
         .port

@@ -1599,15 +1599,42 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             ],
         )?;
     }
-    // The ports: host NICs (in their namespaces), then switch ports.
-    for p in &b.ports {
-        let pc = PortConfig {
+    // The ports: host NICs (in their namespaces), then switch ports. Their
+    // programs are loaded first, all at once (load_ports: the verifier's
+    // time is most of `up`), then attached one by one.
+    let configs: Vec<PortConfig> = b
+        .ports
+        .iter()
+        .map(|p| PortConfig {
             rate_mbps: p.rate_mbps,
             limit_pkts: p.limit_pkts,
             burst_us: t.defaults.burst_us,
             delay_us: p.delay_us,
             pfc_class: p.switch.map_or(3, |s| t.switches[s].pfc_class),
-        };
+        })
+        .collect();
+    let mut storage: Vec<_> = if dry_run {
+        Vec::new()
+    } else {
+        b.ports
+            .iter()
+            .map(|_| std::mem::MaybeUninit::uninit())
+            .collect()
+    };
+    let mut loaded = if dry_run {
+        Vec::new()
+    } else {
+        let specs: Vec<(&str, PortConfig)> = b
+            .ports
+            .iter()
+            .map(|p| p.dev.as_str())
+            .zip(configs.iter().copied())
+            .collect();
+        switch::load_ports(&mut storage, &specs)?
+    }
+    .into_iter();
+    let mut marks: Vec<(&str, MarkMode)> = Vec::new();
+    for (p, pc) in b.ports.iter().zip(configs) {
         if dry_run {
             println!(
                 "# port {} ({}): {:?} {:?}",
@@ -1618,9 +1645,12 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             );
             continue;
         }
+        let skel = loaded
+            .next()
+            .context("load_ports returned fewer ports than asked")?;
         match &p.netns {
-            Some(ns) => in_netns(ns, || switch::attach_port(&p.dev, &pc))?,
-            None => switch::attach_port(&p.dev, &pc)?,
+            Some(ns) => in_netns(ns, || switch::attach_loaded_port(&p.dev, &pc, skel))?,
+            None => switch::attach_loaded_port(&p.dev, &pc, skel)?,
         }
         if let Some(peer) = p.fc_peer() {
             switch::set_fc_mode(
@@ -1646,8 +1676,19 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             switch::set_tcd(&p.dev, tcd.thresh_bytes, tcd.max_ton_us, tcd.stall_us)?;
         }
         if s.mark != MarkMode::Off {
-            switch::attach_marker(&p.dev, s.mark)?;
+            marks.push((p.dev.as_str(), s.mark));
         }
+    }
+    // The markers, loaded all at once as the ports were, on their ports.
+    let mut mark_storage: Vec<_> = marks
+        .iter()
+        .map(|_| std::mem::MaybeUninit::uninit())
+        .collect();
+    for ((dev, mode), skel) in marks
+        .iter()
+        .zip(switch::load_markers(&mut mark_storage, &marks)?)
+    {
+        switch::attach_loaded_marker(dev, *mode, skel)?;
     }
     // INT: for HPCC each egress port of a stamping switch is described at
     // its link's far end (the next switch's port, or the host's NIC), where
