@@ -1613,4 +1613,24 @@ mod tests {
         assert_eq!(f.stages, 4);
         assert_eq!(f.stage_of(102_400 + 9000), 4);
     }
+
+    /// The loads are shared out among threads; results come back in the
+    /// items' order, and one failure is the whole call's error.
+    #[test]
+    fn on_all_cpus_keeps_order_and_errors() {
+        let items: Vec<u32> = (0..37).collect();
+        let out = super::on_all_cpus(items.clone(), |i| Ok(i * 2)).unwrap();
+        assert_eq!(out, items.iter().map(|i| i * 2).collect::<Vec<_>>());
+        let err = super::on_all_cpus(items, |i| {
+            if i == 20 {
+                anyhow::bail!("item {i} failed")
+            }
+            Ok(i)
+        })
+        .unwrap_err();
+        assert_eq!(err.to_string(), "item 20 failed");
+        assert!(super::on_all_cpus(Vec::<u32>::new(), Ok)
+            .unwrap()
+            .is_empty());
+    }
 }
