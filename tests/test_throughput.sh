@@ -23,7 +23,16 @@ test_throughput() {
 	cat /sys/kernel/debug/rxe_cc/totals >"$TEST_OUT/totals.txt"
 	assert_eq "QPs destroyed" 2 "$(tb_cc_total qps_destroyed)"
 	assert_eq "bytes acked to the requester" "$moved" "$(tb_cc_total acked_bytes)"
-	assert_eq "bytes taken up by the responder" "$moved" "$(tb_cc_total rx_bytes)"
+	# The responder's hook sees every request before rxe's PSN check, so a
+	# packet resent after rxe's retry timeout (on a loaded or debug kernel:
+	# 102 of 24,000 packets on the debug kernel) is taken up twice; rxe
+	# counts those as duplicate or out of sequence, each a full 4 KB packet.
+	local again rx pkt
+	again=$(($(rxe_counter 0 duplicate_request) + $(rxe_counter 0 out_of_seq_request)))
+	rx=$(tb_cc_total rx_bytes)
+	pkt=$((rx / $(tb_cc_total rx_packets)))
+	((again == 0)) || info "$again packets arrived again (retransmitted), $pkt B each"
+	assert_eq "bytes taken up by the responder, less those taken up again" "$moved" $((rx - again * pkt))
 	local tx
 	tx=$(tb_cc_total tx_bytes)
 	# Retransmissions may send some bytes twice, never fewer.
