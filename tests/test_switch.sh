@@ -201,6 +201,12 @@ rxe_counter() {
 		awk -v k="$2" '{for (i = 1; i < NF; i++) if ($i == k) {print $(i + 1); exit}}'
 }
 
+# rxe_taken_again <host>: requests rxe<host> took up again, as rxe counts
+# them (duplicate or out of sequence): a retransmission's packets.
+rxe_taken_again() {
+	echo $(($(rxe_counter "$1" duplicate_request) + $(rxe_counter "$1" out_of_seq_request)))
+}
+
 # qp_rx_started <dev>: whether any QP on rxe_cc device <dev> has received data.
 qp_rx_started() {
 	cat /sys/kernel/debug/rxe_cc/qps/"$1"-qp*/stats 2>/dev/null |

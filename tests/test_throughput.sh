@@ -28,7 +28,7 @@ test_throughput() {
 	# 102 of 24,000 packets on the debug kernel) is taken up twice; rxe
 	# counts those as duplicate or out of sequence, each a full 4 KB packet.
 	local again rx pkt
-	again=$(($(rxe_counter 0 duplicate_request) + $(rxe_counter 0 out_of_seq_request)))
+	again=$(rxe_taken_again 0)
 	rx=$(tb_cc_total rx_bytes)
 	pkt=$((rx / $(tb_cc_total rx_packets)))
 	((again == 0)) || info "$again packets arrived again (retransmitted), $pkt B each"

@@ -52,8 +52,7 @@ verbs_flow() {
 # verbs_again: packets the receivers (rxe0, rxe2) took up again, as rxe
 # counts them (duplicate or out of sequence).
 verbs_again() {
-	echo $(($(rxe_counter 0 duplicate_request) + $(rxe_counter 0 out_of_seq_request) +
-		$(rxe_counter 2 duplicate_request) + $(rxe_counter 2 out_of_seq_request)))
+	echo $(($(rxe_taken_again 0) + $(rxe_taken_again 2)))
 }
 
 # The programs in pairs that run at once, h1 -> h0 and h3 -> h2 (perftest's

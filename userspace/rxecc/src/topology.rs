@@ -1613,26 +1613,20 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             pfc_class: p.switch.map_or(3, |s| t.switches[s].pfc_class),
         })
         .collect();
-    let mut storage: Vec<_> = if dry_run {
+    let specs: Vec<(&str, PortConfig)> = if dry_run {
         Vec::new()
     } else {
         b.ports
             .iter()
-            .map(|_| std::mem::MaybeUninit::uninit())
-            .collect()
-    };
-    let mut loaded = if dry_run {
-        Vec::new()
-    } else {
-        let specs: Vec<(&str, PortConfig)> = b
-            .ports
-            .iter()
             .map(|p| p.dev.as_str())
             .zip(configs.iter().copied())
-            .collect();
-        switch::load_ports(&mut storage, &specs)?
-    }
-    .into_iter();
+            .collect()
+    };
+    let mut storage: Vec<_> = specs
+        .iter()
+        .map(|_| std::mem::MaybeUninit::uninit())
+        .collect();
+    let mut loaded = switch::load_ports(&mut storage, &specs)?.into_iter();
     let mut marks: Vec<(&str, MarkMode)> = Vec::new();
     for (p, pc) in b.ports.iter().zip(configs) {
         if dry_run {
