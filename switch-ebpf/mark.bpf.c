@@ -87,8 +87,10 @@ static __always_inline int red_mark(struct port_state *st, const struct rxecc_po
  * Packets that reached the switch faster than their link could carry them
  * (`compressed`: an upstream port's catch-up burst after a late timer,
  * port.bpf.c's arrival()) are queue the emulation built, not congestion:
- * their bytes are kept as `excess`, drained at this port's rate, and the
- * growth test judges the queue less that excess. Counts the decision.
+ * their bytes are kept as `excess`, drained at this port's rate. Nor is
+ * the queue this port's own late dequeues left (`lag_bytes`, port.h: an
+ * ideal link would have sent it). TCD judges the queue less both. Counts
+ * the decision.
  */
 static __always_inline __u8 tcd_mark(struct port_state *st, const struct rxecc_port_params *cfg,
 				     bool compressed, __u32 len)
@@ -110,6 +112,7 @@ static __always_inline __u8 tcd_mark(struct port_state *st, const struct rxecc_p
 	}
 	st->stats.excess_bytes = excess;
 	st->stats.excess_ns = now;
+	excess += st->stats.lag_bytes;
 	q = q > excess ? q - excess : 0;
 	if (q <= cfg->tcd_thresh_bytes) {
 		want = ECN_NOT_ECT;

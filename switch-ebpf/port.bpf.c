@@ -610,7 +610,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	struct rxecc_port_params cfg;
 	__u64 now = bpf_ktime_get_ns(), start, floor, until = 0, ready = 0;
 	__u64 rate, resumed_at = 0, stall, deq_bytes, qlen_bytes, old_qlen, since;
-	__u64 next_tx_ns = 0, stage = 0, wake, credit = 0, lost_from, pace_floor = 0;
+	__u64 next_tx_ns = 0, stage = 0, wake, credit = 0, lost_from, pace_floor = 0, lost, lag;
 	bool timed = false;
 	struct bpf_list_node *node;
 	struct switch_ports *sp;
@@ -752,6 +752,8 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	st->stats.qlen_since_ns = now;
 	st->stats.qlen_changes++;
 	st->stats.qlen_bytes -= len;
+	if (st->stats.lag_bytes > st->stats.qlen_bytes)
+		st->stats.lag_bytes = st->stats.qlen_bytes;
 	deq_bytes = st->stats.deq_bytes;
 	qlen_bytes = st->stats.qlen_bytes;
 	bpf_spin_unlock(&st->lock);
@@ -776,8 +778,13 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	if (pace_floor > lost_from)
 		lost_from = pace_floor;
 	if (tx_len && !timed && floor > lost_from) {
+		/* At most 1 s: 1e9 ns x 1.25e10 B/s (100 Gb/s) fits. */
+		lost = floor - lost_from < NSEC_PER_SEC ? floor - lost_from : NSEC_PER_SEC;
+		lag = lost * (rate / 8) / NSEC_PER_SEC;
 		bpf_spin_lock(&st->lock);
 		st->stats.late_ns += floor - lost_from;
+		lag += st->stats.lag_bytes;
+		st->stats.lag_bytes = lag < st->stats.qlen_bytes ? lag : st->stats.qlen_bytes;
 		bpf_spin_unlock(&st->lock);
 	}
 	if (start < floor)

@@ -97,6 +97,11 @@ struct rxecc_port_stats {
 	 * was not the link's to lose (late_ns). A stall also ends the
 	 * pacer's credit (last_resume_ns), and that credit counts as lost. */
 	__u64 pace_floor_ns;
+	/* How far the queue is behind an ideal link of this rate: the bytes
+	 * the link would have sent in the time late_ns counts, kept while
+	 * the queue holds that many (an ideal queue empties that much
+	 * sooner). TCD judges the queue less this. */
+	__u64 lag_bytes;
 };
 
 /*

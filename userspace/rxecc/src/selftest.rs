@@ -674,6 +674,7 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
         let mut st: mark_skel::types::port_state = read(&skel.maps.port_state)?;
         st.stats.excess_bytes = excess;
         st.stats.excess_ns = now_ns();
+        st.stats.lag_bytes = 0;
         write(&skel.maps.port_state, &st)
     };
     with_excess(60_000, 58_000)?;
@@ -681,6 +682,20 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
     let ecn = out.get(15).map_or(255, |b| b & 3);
     t.check(
         "tcd: a queue that compressed arrivals built is judged without them: unmarked",
+        rv == TC_ACT_OK && ecn == ECT1,
+        format!("rv {rv}, ECN {ecn:#b}"),
+    );
+    // Nor is the queue the port's own late dequeues left (lag): an ideal
+    // link would have sent it.
+    set_state(60_000, 0, now_ns().saturating_sub(far), 0)?;
+    let mut st: mark_skel::types::port_state = read(&skel.maps.port_state)?;
+    st.stats.lag_bytes = 58_000;
+    st.stats.excess_bytes = 0;
+    write(&skel.maps.port_state, &st)?;
+    let (rv, out) = run_prog(prog, &udp_packet(4791, ECT1))?;
+    let ecn = out.get(15).map_or(255, |b| b & 3);
+    t.check(
+        "tcd: a queue the port's late dequeues left is judged without it: unmarked",
         rv == TC_ACT_OK && ecn == ECT1,
         format!("rv {rv}, ECN {ecn:#b}"),
     );
@@ -700,14 +715,14 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
     );
 
     // Every ECN-capable RoCE packet in TCD mode is one decision (and the
-    // two above: one unmarked, one CE).
+    // three above: two unmarked, one CE).
     let tcd = |d: u8| {
         cases
             .iter()
             .filter(|c| c.1 == 4 && c.2 == 4791 && c.3 != 0 && c.9 == d)
             .count() as u64
     };
-    let (want_ce, want_ue, want_none) = (tcd(CE) + 1, tcd(UE), tcd(0) + 1);
+    let (want_ce, want_ue, want_none) = (tcd(CE) + 1, tcd(UE), tcd(0) + 2);
     let s: mark_skel::types::port_state = read(&skel.maps.port_state)?;
     t.check(
         "tcd: decisions are counted",

@@ -1223,6 +1223,9 @@ pub struct PortStats {
     /// while a packet waited free to go: the port ran this much below its
     /// rate.
     pub late_ns: u64,
+    /// Bytes of the queue that an ideal link of the port's rate would
+    /// have sent by now (late_ns while they waited); TCD discounts them.
+    pub lag_bytes: u64,
     /// Arrivals from the link peer faster than the link's rate allows (an
     /// upstream catch-up burst), and TCD decisions re-based on them.
     pub compressed_pkts: u64,
@@ -1333,6 +1336,7 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         stalls: s.stalls,
         stall_ns: s.stall_ns,
         late_ns: s.late_ns,
+        lag_bytes: s.lag_bytes,
         compressed_pkts: s.compressed_pkts,
         tcd_compressed: s.tcd_compressed,
         int_stamped: s.int_stamped,
