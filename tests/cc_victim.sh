@@ -46,18 +46,17 @@ ccv_run() {
 	tb_load_cc $(rxecc experiment knobs "$CCV_EXP" "$cc") || return 1
 	rxecc experiment topology "$CCV_EXP" "$cc" >"$out/topology.toml" || return 1
 	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }
-	# F0 and F1 must outlast the bursts, which start 1 s after them plus
-	# their own set-up: with 300 messages (3 s alone) one DCQCN run saw only
-	# 2 pauses upstream, against 28 when the bursts overlapped F1 longer.
-	# The bursts start seconds apart under TCG (perftest's set-up), so
-	# they are long enough (150 x 64 KB, 1.6 s alone at 50 Mb/s) to overlap
-	# each other: with 60, one round's three bursts ended 3.6 s apart and
-	# barely congested the root.
+	# F0 and F1 must outlast the bursts, which start 1 s after them: with
+	# 300 messages (3 s alone) one DCQCN run saw only 2 pauses upstream,
+	# against 28 when the bursts overlapped F1 longer. The bursts (150 x 64
+	# KB, 1.6 s alone at 50 Mb/s) start together (flowgen, chain_flows);
+	# with perftest they started seconds apart, and with 60 messages one
+	# round's three ended 3.6 s apart and barely congested the root.
 	TEST_OUT=$out CHAIN_ITERS=${CCV_ITERS:-800} CHAIN_BURST_ITERS=${CCV_BURST_ITERS:-150} chain_flows "$tag" "$bursts" || { echo "ccv_run: cc=$cc: a flow failed" >&2; rc=2; }
 	s=$out/ports.jsonl
 	rxecc port stats --json >"$s"
 	printf '%-6s F0 %6s Mb/s  F1 %6s Mb/s  pauses (ms paused): s0->s1 %3s (%6s), s1->s2 %3s (%6s), F0 NIC %3s (%6s), F1 NIC %3s (%6s)  drops %s\n' \
-		"$cc" "$(tb_bw_mbit "$out/$tag-f0.txt")" "$(tb_bw_mbit "$out/$tag-f1.txt")" \
+		"$cc" "$(chain_mbit "$out/$tag" 0)" "$(chain_mbit "$out/$tag" 1)" \
 		"$(psum "$s" pfc_rx_xoff x0_1)" "$(ccv_ms "$s" x0_1)" "$(psum "$s" pfc_rx_xoff x1_2)" "$(ccv_ms "$s" x1_2)" \
 		"$(psum "$s" pfc_rx_xoff v0)" "$(ccv_ms "$s" v0)" "$(psum "$s" pfc_rx_xoff v1)" "$(ccv_ms "$s" v1)" \
 		"$(psum "$s" drops)"

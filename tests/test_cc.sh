@@ -100,7 +100,7 @@ test_cc_victim() {
 	# Twice at most: perftest now and then reports a rate of 0 (below).
 	for r in 1 2; do
 		ccv_run acc "$TEST_OUT/quiet" 0 >"$TEST_OUT/quiet.txt" 2>>"$TEST_OUT/runs.txt" || fail "the run without bursts failed"
-		quiet=$(tb_bw_mbit "$TEST_OUT/quiet/quiet-f0.txt")
+		quiet=$(chain_mbit "$TEST_OUT/quiet/quiet" 0)
 		awk -v f="$quiet" 'BEGIN {exit !(f + 0 == 0)}' || break
 	done
 	assert_gt "F0's rate without bursts" "$quiet" 0
@@ -119,7 +119,7 @@ test_cc_victim() {
 		# Once in about 20 runs perftest reports 0 for a flow that moved all
 		# its messages, on both sides (its cycle-counter clock under TCG);
 		# such a round has no rate to judge.
-		f0=$(tb_bw_mbit "$r/burst-f0.txt")
+		f0=$(chain_mbit "$r/burst" 0)
 		if awk -v f="$f0" 'BEGIN {exit !(f + 0 == 0)}'; then
 			info "$r: perftest reported no rate for F0; not judged"
 			continue

@@ -181,10 +181,11 @@ print(first, -last[1])
 PY
 }
 
-# first_qp <poll file> <dev>: the lowest-numbered QP seen on <dev>.
-first_qp() {
-	awk -v d="$2-qp" 'index($1, d) == 1 {n = substr($1, length(d) + 1) + 0
-		if (min == "" || n < min) min = n} END {print d min}' "$1"
+# largest_qp <poll file> <dev>: the QP on <dev> that received the most
+# bytes (on h3: F1, whose flow is ten times a burst's).
+largest_qp() {
+	awk -v d="$2-qp" 'index($1, d) == 1 && $2 == "rx_bytes" {v[$1] = $3}
+		END {for (q in v) if (best == "" || v[q] > v[best]) best = q; print best}' "$1"
 }
 poll_qps() { # <file>: sample every QP's counters until killed
 	while :; do
@@ -213,57 +214,47 @@ qp_rx_started() {
 		awk '$1 == "rx_bytes" && $2 > 0 {f = 1} END {exit !f}'
 }
 
-# chain_flows <tag> <bursts: 0|1>: F0 h0->h2 and F1 h1->h3, and with
-# bursts h4..h6 -> h3 too, started 1 s after F0 and F1 both carry data. All
-# are ECN-capable (ECT(1)); F1 is the first QP on rxe3, the bursts' come
-# after it. CHAIN_ITERS: F0's and F1's 64 KB messages, or CHAIN_SECS: their
-# duration (perftest -D); CHAIN_BURST_ITERS: each burst's messages. When
-# each step began goes to $TEST_OUT/<tag>-times.txt.
+# chain_flows <tag> <bursts: 0|1>: F0 h0->h2 and F1 h1->h3 at time 0,
+# and with bursts h4..h6 -> h3 at 1 s, RDMA WRITEs that flowgen posts on
+# that schedule (its connections are set up before time 0). With perftest
+# clients, whose set-up under TCG takes 0.5 to over 15 s, the bursts now and
+# then began as F1 ended. All are ECN-capable under data_ecn=1.
+# CHAIN_ITERS: F0's and F1's size in 64 KB messages; CHAIN_BURST_ITERS:
+# each burst's. Each host's records go to $TEST_OUT/<tag>-h<host>.csv
+# (chain_mbit reads them), its log to <tag>-h<host>.log, and when each
+# flow ran, from time 0, to $TEST_OUT/<tag>-times.txt.
 chain_flows() {
-	local tag=$1 bursts=$2 n=${CHAIN_ITERS:-150} nb=${CHAIN_BURST_ITERS:-60} i pids=() rc=0 len t0
-	local times=$TEST_OUT/$tag-times.txt
-	len=(-n "$n")
-	[ -n "${CHAIN_SECS:-}" ] && len=(-D "$CHAIN_SECS")
-	t0=$(date +%s%N)
-	stamp() { echo "$1 $((($(date +%s%N) - t0) / 1000000)) ms" >>"$times"; }
-	: >"$times"
-	tb_write_bw_server 2 18600 "$TEST_OUT/$tag-f0-server.txt" "${SW_PERF[@]}" "${len[@]}"
-	tb_write_bw_server 3 18601 "$TEST_OUT/$tag-f1-server.txt" "${SW_PERF[@]}" "${len[@]}"
-	# The bursts' servers start first too (a perftest takes seconds to start
-	# under TCG), so that the bursts surely overlap F0 and F1.
-	if [ "$bursts" = 1 ]; then
-		for i in 4 5 6; do
-			tb_write_bw_server 3 $((18600 + i)) "$TEST_OUT/$tag-b$i-server.txt" "${SW_PERF[@]}" -n "$nb"
-		done
-	fi
-	stamp "F0 and F1 clients start"
-	tb_write_bw_client 0 2 18600 "$TEST_OUT/$tag-f0.txt" "${SW_PERF[@]}" "${len[@]}" &
-	pids+=($!)
-	tb_write_bw_client 1 3 18601 "$TEST_OUT/$tag-f1.txt" "${SW_PERF[@]}" "${len[@]}" &
-	pids+=($!)
-	if [ "$bursts" = 1 ]; then
-		# Not a fixed delay: perftest's set-up under TCG takes 0.5 to several
-		# seconds, and twice a fixed 2 s let F1 finish before the bursts
-		# reached the root (no CE for F1, no pause upstream).
-		for ((i = 0; i < 300; i++)); do
-			qp_rx_started rxe2 && qp_rx_started rxe3 && break
-			sleep 0.1
-		done
-		stamp "F0 and F1 carry data"
-		sleep 1
-		stamp "burst clients start"
-		for i in 4 5 6; do
-			tb_write_bw_client $i 3 $((18600 + i)) "$TEST_OUT/$tag-b$i.txt" "${SW_PERF[@]}" -n "$nb" &
-			pids+=($!)
-		done
-	fi
+	local tag=$1 bursts=$2 n=${CHAIN_ITERS:-150} nb=${CHAIN_BURST_ITERS:-60} h pids=() rc=0 epoch
+	local flows=$TEST_OUT/$tag-flows.txt hosts=(0 1 2 3)
+	{
+		echo $((bursts == 1 ? 5 : 2))
+		echo "0 2 3 100 $((n * 65536)) 0"
+		echo "1 3 3 100 $((n * 65536)) 0"
+		if [ "$bursts" = 1 ]; then
+			for h in 4 5 6; do echo "$h 3 3 100 $((nb * 65536)) 1"; done
+			hosts+=(4 5 6)
+		fi
+	} >"$flows"
+	# 12 s for seven processes' librdmacm set-up (as fct_incast_send.toml).
+	epoch=$(($(flowgen --now) + 12000000000))
+	for h in "${hosts[@]}"; do
+		ip netns exec "h$h" flowgen --host "$h" --hosts 10.77.0.1,10.77.0.2,10.77.0.3,10.77.0.4,10.77.0.5,10.77.0.6,10.77.0.7 \
+			--flows "$flows" --epoch "$epoch" --op write --timeout 300 \
+			--out "$TEST_OUT/$tag-h$h.csv" 2>"$TEST_OUT/$tag-h$h.log" &
+		pids+=($!)
+	done
 	# Not a bare `wait`: the caller may have a sampler running.
-	for i in "${pids[@]}"; do wait "$i" || rc=1; done
-	stamp "all clients done"
-	# A failed client leaves its server waiting for ever.
-	((rc == 0)) || pkill -x "${TB_BW_TOOL:-ib_write_bw}"
-	tb_wait_servers || rc=1
+	for h in "${pids[@]}"; do wait "$h" || rc=1; done
+	cat "$TEST_OUT/$tag"-h?.csv | awk -F, -v e="$epoch" '$1 ~ /^[0-9]+$/ {
+		printf "flow %d h%d -> h%d: %s, posted %d ms, done %d ms\n", $1, $2, $3, $10, ($8 - e) / 1e6, ($9 - e) / 1e6}' \
+		| sort >"$TEST_OUT/$tag-times.txt"
 	return $rc
+}
+
+# chain_mbit <TEST_OUT>/<tag> <host>: the rate of the flow <host> sent
+# (chain_flows), Mb/s, from its post to its completion.
+chain_mbit() {
+	awk -F, 'NR == 2 && $9 > $8 {printf "%.3f\n", $6 * 8 * 1000 / ($9 - $8); f = 1} END {if (!f) print 0}' "$1-h$2.csv"
 }
 
 # TCD on chain: with bursts into h3, F1 gets CE at the root (s2's port to
@@ -288,7 +279,7 @@ sys.exit("no link h3 - s2") if n != 1 else sys.stdout.write(s)
 EOF
 	rxecc testbed up "$TEST_OUT/chain-quiet.toml" 2>"$TEST_OUT/up.txt" || { cat "$TEST_OUT/up.txt" >&2; fail "testbed up"; }
 
-	chain_flows quiet 0 || fail "F0/F1 without bursts did not complete"
+	chain_flows quiet 0 || fail "F0/F1 without bursts did not complete: $(tail -qn1 "$TEST_OUT"/quiet-h?.log | head -3)"
 	ports_snap "$s"
 	info "no bursts: TCD CE $(psum "$s" tcd_ce), UE $(psum "$s" tcd_ue), none $(psum "$s" tcd_none);" \
 		"receivers counted CE $(tb_cc_total rx_ecn_ce), UE $(tb_cc_total rx_ecn_ue)"
@@ -303,12 +294,9 @@ EOF
 	: >"$poll" # a fresh poll: QP names repeat from one run to the next
 	poll_qps "$poll" &
 	pid=$!
-	# F0 and F1 run long enough to outlast the bursts, which start 1 s
-	# after they do plus the bursts' own set-up: for 20 s, not a count of
-	# messages. With counts (800, 1200, 1600 x 64 KB, 8 to 17 s at 50
-	# Mb/s), the bursts' set-up under a loaded guest took so long, now and
-	# then, that they began as F1 ended, and F1 got no CE.
-	CHAIN_SECS=${CHAIN_BURST_SECS:-20} chain_flows burst 1 || fail "flows with bursts did not complete"
+	# F0 and F1 (400 x 64 KB, 5.5 s alone at their 38 Mb/s) outlast the
+	# bursts (3 x 60 x 64 KB from 1 s, into F1's 50 Mb/s last hop).
+	CHAIN_ITERS=${CHAIN_BURST_F_ITERS:-400} chain_flows burst 1 || fail "flows with bursts did not complete: $(tail -qn1 "$TEST_OUT"/burst-h?.log | head -3)"
 	info "burst phase: $(sed 's/$/;/' "$TEST_OUT/burst-times.txt" | tr '\n' ' ')"
 	kill $pid 2>/dev/null || true
 	wait $pid 2>/dev/null || true
@@ -316,20 +304,21 @@ EOF
 	local f0_ce f0_ue f1_ce root_ce up_ue up_ce pauses
 	f0_ce=$(qp_marks "$poll" '^rxe2-' rx_ecn_ce)
 	f0_ue=$(qp_marks "$poll" '^rxe2-' rx_ecn_ue)
-	f1_ce=$(qp_marks "$poll" "^$(first_qp "$poll" rxe3)\$" rx_ecn_ce)
+	f1_qp=$(largest_qp "$poll" rxe3)
+	f1_ce=$(qp_marks "$poll" "^$f1_qp\$" rx_ecn_ce)
 	root_ce=$(psum "$s" tcd_ce p3)
 	up_ue=$(psum "$s" tcd_ue 'x0_1' 'x1_2')
 	up_ce=$(psum "$s" tcd_ce 'x0_1')
 	pauses=$(psum "$s" pfc_rx_xoff 'x0_1')
-	info "bursts: root port p3 marked $root_ce CE; F1's receiver QP ($(first_qp "$poll" rxe3)) got $f1_ce CE;" \
+	info "bursts: root port p3 marked $root_ce CE; F1's receiver QP ($f1_qp) got $f1_ce CE;" \
 		"upstream ports x0_1+x1_2 marked $up_ue UE (x0_1: $up_ce CE, $pauses pauses received);" \
 		"F0's receiver got $f0_ue UE, $f0_ce CE (CE at s0 -> s1: $up_ce, at s1 -> h2: $(psum "$s" tcd_ce p2));" \
 		"emulation stalls (root, s0 -> s1): $(psum "$s" stalls p3), $(psum "$s" stalls x0_1);" \
 		"compressed arrivals by port: $(psum "$s" list:compressed_pkts); TCD re-based on them: $(psum "$s" list:tcd_compressed)"
-	info "F0 $(tb_bw_mbit "$TEST_OUT/burst-f0.txt") Mb/s with bursts, $(tb_bw_mbit "$TEST_OUT/quiet-f0.txt") Mb/s without"
+	info "F0 $(chain_mbit "$TEST_OUT/burst" 0) Mb/s with bursts, $(chain_mbit "$TEST_OUT/quiet" 0) Mb/s without"
 	# The bursts must meet F1 at the root, or nothing here is tested.
 	local ov
-	read -r -a ov <<<"$(overlap "$poll" "$(first_qp "$poll" rxe3)")"
+	read -r -a ov <<<"$(overlap "$poll" "$f1_qp")"
 	info "the bursts' first byte in poll sample ${ov[0]}, F1's last in sample ${ov[1]}"
 	assert_gt "F1's last sample, against the bursts' first (they overlap)" "${ov[1]}" "${ov[0]}"
 	assert_gt "ECN-capable packets judged at the root" "$(psum "$s" tcd_none p3)" 0
