@@ -125,3 +125,26 @@ tb_summary() {
 	echo "$TESTS_PASSED passed, $TESTS_FAILED failed"
 	((TESTS_FAILED == 0))
 }
+
+# tb_flowgen <prefix> <flow file> <op> <host...>: flowgen in each host's
+# namespace, replaying the flow file (the HPCC simulator's format) with
+# <op> (write, send or read), its time 0 twelve seconds from now
+# (TB_FLOWGEN_EPOCH, CLOCK_MONOTONIC ns), so that every connection is set
+# up before any flow starts (librdmacm set-up under TCG; as
+# fct_incast_send.toml). Host h's records go to <prefix>-h<h>.csv, its log
+# to <prefix>-h<h>.log. 0 if every host's flowgen succeeded.
+tb_flowgen() {
+	local prefix=$1 flows=$2 op=$3 h max=0 ips=() pids=() rc=0
+	shift 3
+	for h in "$@"; do if ((h > max)); then max=$h; fi; done
+	for ((h = 0; h <= max; h++)); do ips+=("$TB_NET.$((h + 1))"); done
+	TB_FLOWGEN_EPOCH=$(($(flowgen --now) + 12000000000))
+	for h in "$@"; do
+		ip netns exec "h$h" flowgen --host "$h" --hosts "$(IFS=,; echo "${ips[*]}")" --flows "$flows" \
+			--epoch "$TB_FLOWGEN_EPOCH" --op "$op" --timeout 300 --out "$prefix-h$h.csv" 2>"$prefix-h$h.log" &
+		pids+=($!)
+	done
+	# Not a bare `wait`: the caller may have a sampler running.
+	for h in "${pids[@]}"; do wait "$h" || rc=1; done
+	return $rc
+}

@@ -107,22 +107,13 @@ test_hpcc_int() {
 
 # int_two_flows <tag> <messages>: h1 and h2 each SEND <messages> x 64 KB
 # into h0 as one work request, both posted at one instant (flowgen, its
-# connections set up before that epoch), so that the two always overlap.
+# connections set up before that instant), so that the two always overlap.
 # (Two perftest clients, whose set-up under TCG takes 0.5 s to several,
 # now and then ran one after the other: no ACK saw both flows.) Each
 # host's records go to $TEST_OUT/<tag>-h<host>.csv.
 int_two_flows() {
-	local h pids=() rc=0 epoch flows=$TEST_OUT/$1-flows.txt
-	printf '2\n1 0 3 100 %d 0\n2 0 3 100 %d 0\n' $(($2 * 65536)) $(($2 * 65536)) >"$flows"
-	# 12 s for three processes' librdmacm set-up (fct_incast_send.toml's).
-	epoch=$(($(flowgen --now) + 12000000000))
-	for h in 0 1 2; do
-		ip netns exec "h$h" flowgen --host $h --hosts 10.77.0.1,10.77.0.2,10.77.0.3 --flows "$flows" \
-			--epoch "$epoch" --op send --timeout 120 --out "$TEST_OUT/$1-h$h.csv" 2>"$TEST_OUT/$1-h$h.log" &
-		pids+=($!)
-	done
-	for h in "${pids[@]}"; do wait "$h" || rc=1; done
-	return $rc
+	printf '2\n1 0 3 100 %d 0\n2 0 3 100 %d 0\n' $(($2 * 65536)) $(($2 * 65536)) >"$TEST_OUT/$1-flows.txt"
+	tb_flowgen "$TEST_OUT/$1" "$TEST_OUT/$1-flows.txt" send 0 1 2
 }
 
 # int_read_fields <tag>=<field>[,<field>...]...: for each tag, the BTH

@@ -208,12 +208,6 @@ rxe_taken_again() {
 	echo $(($(rxe_counter "$1" duplicate_request) + $(rxe_counter "$1" out_of_seq_request)))
 }
 
-# qp_rx_started <dev>: whether any QP on rxe_cc device <dev> has received data.
-qp_rx_started() {
-	cat /sys/kernel/debug/rxe_cc/qps/"$1"-qp*/stats 2>/dev/null |
-		awk '$1 == "rx_bytes" && $2 > 0 {f = 1} END {exit !f}'
-}
-
 # chain_flows <tag> <bursts: 0|1>: F0 h0->h2 and F1 h1->h3 at time 0,
 # and with bursts h4..h6 -> h3 at 1 s, RDMA WRITEs that flowgen posts on
 # that schedule (its connections are set up before time 0). With perftest
@@ -224,7 +218,7 @@ qp_rx_started() {
 # (chain_mbit reads them), its log to <tag>-h<host>.log, and when each
 # flow ran, from time 0, to $TEST_OUT/<tag>-times.txt.
 chain_flows() {
-	local tag=$1 bursts=$2 n=${CHAIN_ITERS:-150} nb=${CHAIN_BURST_ITERS:-60} h pids=() rc=0 epoch
+	local tag=$1 bursts=$2 n=${CHAIN_ITERS:-150} nb=${CHAIN_BURST_ITERS:-60} h rc=0
 	local flows=$TEST_OUT/$tag-flows.txt hosts=(0 1 2 3)
 	{
 		echo $((bursts == 1 ? 5 : 2))
@@ -235,19 +229,10 @@ chain_flows() {
 			hosts+=(4 5 6)
 		fi
 	} >"$flows"
-	# 12 s for seven processes' librdmacm set-up (as fct_incast_send.toml).
-	epoch=$(($(flowgen --now) + 12000000000))
-	for h in "${hosts[@]}"; do
-		ip netns exec "h$h" flowgen --host "$h" --hosts 10.77.0.1,10.77.0.2,10.77.0.3,10.77.0.4,10.77.0.5,10.77.0.6,10.77.0.7 \
-			--flows "$flows" --epoch "$epoch" --op write --timeout 300 \
-			--out "$TEST_OUT/$tag-h$h.csv" 2>"$TEST_OUT/$tag-h$h.log" &
-		pids+=($!)
-	done
-	# Not a bare `wait`: the caller may have a sampler running.
-	for h in "${pids[@]}"; do wait "$h" || rc=1; done
-	cat "$TEST_OUT/$tag"-h?.csv | awk -F, -v e="$epoch" '$1 ~ /^[0-9]+$/ {
+	tb_flowgen "$TEST_OUT/$tag" "$flows" write "${hosts[@]}" || rc=1
+	awk -F, -v e="$TB_FLOWGEN_EPOCH" '$1 ~ /^[0-9]+$/ {
 		printf "flow %d h%d -> h%d: %s, posted %d ms, done %d ms\n", $1, $2, $3, $10, ($8 - e) / 1e6, ($9 - e) / 1e6}' \
-		| sort >"$TEST_OUT/$tag-times.txt"
+		"$TEST_OUT/$tag"-h?.csv | sort >"$TEST_OUT/$tag-times.txt"
 	return $rc
 }
 
