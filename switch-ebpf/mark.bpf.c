@@ -101,7 +101,7 @@ static __always_inline __u8 tcd_mark(struct port_state *st, const struct rxecc_p
 	bpf_spin_lock(&st->lock);
 	q = st->stats.qlen_bytes;
 	/* At most 1 s of draining: 1e9 ns x 1.25e10 B/s (100 Gb/s) fits. */
-	elapsed = now - st->stats.excess_ns;
+	elapsed = ns_since(now, st->stats.excess_ns);
 	if (elapsed > NSEC_PER_SEC)
 		elapsed = NSEC_PER_SEC;
 	drained = elapsed * (cfg->rate_bps / 8) / NSEC_PER_SEC;
@@ -119,7 +119,7 @@ static __always_inline __u8 tcd_mark(struct port_state *st, const struct rxecc_p
 		st->stats.tcd_none++;
 		st->stats.resume_qlen_bytes = 0;
 	} else if (st->stats.paused ||
-		   now - st->stats.last_resume_ns < cfg->tcd_max_ton_ns ||
+		   ns_since(now, st->stats.last_resume_ns) < cfg->tcd_max_ton_ns ||
 		   q - st->stats.resume_qlen_bytes <= cfg->tcd_thresh_bytes ||
 		   q < st->stats.resume_qlen_bytes) {
 		want = ECN_UE;

@@ -126,7 +126,7 @@ static __always_inline struct port_state *state(void)
 static __always_inline void pause_end(struct port_state *st, __u64 now)
 {
 	st->stats.paused = 0;
-	st->stats.paused_ns += now - st->stats.pause_start_ns;
+	st->stats.paused_ns += ns_since(now, st->stats.pause_start_ns);
 	st->stats.last_resume_ns = now;
 	st->stats.pace_floor_ns = now;
 	st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
@@ -284,7 +284,7 @@ static __always_inline bool fc_decide(const struct ingress_cfg *ic,
 			*quanta = ic->pause_quanta;
 			send = true;
 		} else if (arrival && ia->xoff_active &&
-			   now - ia->last_xoff_ns >= ic->refresh_ns) {
+			   ns_since(now, ia->last_xoff_ns) >= ic->refresh_ns) {
 			ia->last_xoff_ns = now;
 			ia->pfc_tx_refresh++;
 			*quanta = ic->pause_quanta;
@@ -299,7 +299,7 @@ static __always_inline bool fc_decide(const struct ingress_cfg *ic,
 		/* CBFC's advertisement every period: FCCL = ABR + the space
 		 * left of B_m, in blocks, modulo 2^16 (GFC §5.3). */
 		if (force || !ia->last_adv_ns ||
-		    now - ia->last_adv_ns >= ic->gfc_period_ns) {
+		    ns_since(now, ia->last_adv_ns) >= ic->gfc_period_ns) {
 			k = ic->gfc_bm_bytes > ia->bytes ? ic->gfc_bm_bytes - ia->bytes : 0;
 			ia->last_adv_ns = now;
 			ia->gfc_tx++;
@@ -357,7 +357,7 @@ static __always_inline void pfc_refresh_switch(struct Qdisc *sch, __u32 sw,
 		send = false;
 		stamp = 0;
 		bpf_spin_lock(&ia->lock);
-		if (ia->xoff_active && now - ia->last_xoff_ns >= ic->refresh_ns) {
+		if (ia->xoff_active && ns_since(now, ia->last_xoff_ns) >= ic->refresh_ns) {
 			ia->last_xoff_ns = now;
 			ia->pfc_tx_refresh++;
 			stamp = pfc_stamp(ia, now);
@@ -512,7 +512,7 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	if (st->stats.qlen_bytes > st->stats.max_qlen_bytes)
 		st->stats.max_qlen_bytes = st->stats.qlen_bytes;
 	bpf_spin_unlock(&st->lock);
-	qlen_hist_add(old_qlen, now > since ? now - since : 0);
+	qlen_hist_add(old_qlen, ns_since(now, since));
 
 	sch->q.qlen++;
 	sch->qstats.backlog += len;
@@ -555,7 +555,7 @@ static __always_inline void icc_sample(struct int_deq *d,
 				       __u64 now, __u64 deq_bytes,
 				       __u64 qlen_bytes)
 {
-	__u64 dt = now - d->smp_ns, cap, grow;
+	__u64 dt = ns_since(now, d->smp_ns), cap, grow;
 
 	if (d->smp_ns && dt < (cfg->icc_sample_ns ?: 1))
 		return;
@@ -757,7 +757,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	deq_bytes = st->stats.deq_bytes;
 	qlen_bytes = st->stats.qlen_bytes;
 	bpf_spin_unlock(&st->lock);
-	qlen_hist_add(old_qlen, now > since ? now - since : 0);
+	qlen_hist_add(old_qlen, ns_since(now, since));
 	if (iif)
 		release_ingress(sch, iif, sw, len, now);
 	publish_deq(&cfg, now, deq_bytes, qlen_bytes);
@@ -850,7 +850,7 @@ void BPF_PROG(port_reset, struct Qdisc *sch)
 		st->stats.qlen_changes++;
 		st->stats.qlen_bytes = 0;
 		bpf_spin_unlock(&st->lock);
-		qlen_hist_add(old_qlen, now > since ? now - since : 0);
+		qlen_hist_add(old_qlen, ns_since(now, since));
 	}
 }
 
@@ -1131,8 +1131,8 @@ static __always_inline void icc_feedback(struct __sk_buff *skb, struct port_stat
 
 	/* Distinct flows per window of icc_period_ns, counted by ACKs. */
 	bpf_spin_lock(&d->lock);
-	if (now - d->flow_epoch_ns >= period) {
-		d->flows_prev = now - d->flow_epoch_ns < 2 * period ? d->flows_cur : 0;
+	if (ns_since(now, d->flow_epoch_ns) >= period) {
+		d->flows_prev = ns_since(now, d->flow_epoch_ns) < 2 * period ? d->flows_cur : 0;
 		d->flows_cur = 0;
 		d->flow_epoch++;
 		d->flow_epoch_ns = now;
@@ -1157,7 +1157,7 @@ static __always_inline void icc_feedback(struct __sk_buff *skb, struct port_stat
 	qrate = d->qrate1 < d->qrate2 ? d->qrate1 : d->qrate2;
 	flows = d->flows_cur > d->flows_prev ? d->flows_cur : d->flows_prev;
 	quiet = qlen && d->qrate2 < 0 && lu < cfg->icc_lu_permille &&
-		now - d->fb_ns < period;
+		ns_since(now, d->fb_ns) < period;
 	if (!quiet)
 		d->fb_ns = now;
 	bpf_spin_unlock(&d->lock);
@@ -1229,7 +1229,7 @@ static __always_inline bool gfc_obey(struct port_state *st, __u32 stage,
 		/* Feedback latency: the stage's decision to its effect here. */
 		tau_sample(st, stamp, now);
 	} else if (old && !stage) {
-		st->stats.gfc_limited_ns += now - st->stats.gfc_since_ns;
+		st->stats.gfc_limited_ns += ns_since(now, st->stats.gfc_since_ns);
 	}
 	/* A faster rate starts now, as after a pause: the pacer banks no
 	 * credit from the slower period, and that wait was no stall. */

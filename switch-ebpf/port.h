@@ -352,6 +352,14 @@ struct {
 	__type(value, struct port_cfg);
 } port_cfg SEC(".maps");
 
+/* Time from t to now, 0 if t is later. A program reads now before it takes
+ * a lock, and another CPU may store a later time under that lock first:
+ * a plain now - t would then wrap to centuries. */
+static __always_inline __u64 ns_since(__u64 now, __u64 t)
+{
+	return now > t ? now - t : 0;
+}
+
 /* Copies the port's configuration as one consistent whole; false if the
  * port has none. */
 static __always_inline bool port_cfg_get(struct rxecc_port_params *out)
