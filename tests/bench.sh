@@ -215,7 +215,8 @@ bench_cc() {
 	python3 "$RXECC_TOP/tests/cc_medians.py" "$CCI_T_US" "$out"/cc/round*/report.json | tee -a "$out/summary.txt"
 	# The model beside each round (docs/experiments.md, "The model beside
 	# the testbed"): the testbed's row, the model's, and the model with the
-	# testbed's start skew, late timers and PFC added one at a time.
+	# testbed's start skew, late period timers, a late pacer and PFC added
+	# one at a time.
 	for ((r = 1; r <= rounds; r++)); do
 		echo
 		echo "the model beside incast round $r (rxecc model)"

@@ -96,10 +96,12 @@ pub struct Config {
 /// "The model beside the testbed").
 #[derive(Clone, Debug, Default)]
 pub struct Emulation {
-    /// How late timers fire, ns: every period's end and every send that
-    /// waits for its pacing time draws one of these (at random, from a
-    /// fixed seed). Empty: on time.
-    pub timer_late_ns: Vec<u64>,
+    /// How late period timers fire, ns: every period's end draws one of
+    /// these (at random, from a fixed seed). Empty: on time.
+    pub period_late_ns: Vec<u64>,
+    /// How late the pacer fires, ns: every send that waits for its pacing
+    /// time draws one of these (its own generator). Empty: on time.
+    pub pacer_late_ns: Vec<u64>,
     /// PFC at the switch; None: no pauses.
     pub pfc: Option<Pfc>,
 }
@@ -346,19 +348,23 @@ pub fn run(cfg: &Config) -> Trace {
         cfg.port_rate_bps
     };
     let pkt_port = |b: u32| tx_time_ns(u64::from(b), port_rate);
-    // Timer lateness, drawn from the samples by its own generator, so that
-    // turning it on leaves RED's marks the same sequence.
-    let mut late_rng = 0x9e37_79b9_7f4a_7c15u64;
-    let late_ns = cfg.emulation.timer_late_ns.clone();
-    let mut late = move || -> u64 {
-        if late_ns.is_empty() {
-            return 0;
+    // Timer lateness, drawn from the samples by generators of its own, so
+    // that turning it on leaves RED's marks the same sequence.
+    let lateness = |samples: &[u64], seed: u64| {
+        let samples = samples.to_vec();
+        let mut rng = seed;
+        move || -> u64 {
+            if samples.is_empty() {
+                return 0;
+            }
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            samples[(rng % samples.len() as u64) as usize]
         }
-        late_rng ^= late_rng << 13;
-        late_rng ^= late_rng >> 7;
-        late_rng ^= late_rng << 17;
-        late_ns[(late_rng % late_ns.len() as u64) as usize]
     };
+    let mut period_late = lateness(&cfg.emulation.period_late_ns, 0x9e37_79b9_7f4a_7c15);
+    let mut pacer_late = lateness(&cfg.emulation.pacer_late_ns, 0xd1b5_4a32_d192_ed03);
     let mut pauses = 0u64;
     let mut trace = Trace {
         rate_steps: vec![Vec::new(); cfg.flows],
@@ -437,7 +443,7 @@ pub fn run(cfg: &Config) -> Trace {
                     // Waiting for its pacing time takes a timer, which
                     // may fire late; the NIC's serialisation does not.
                     let at = if p.next_send_ns > now.max(f.nic_free_ns) {
-                        at + late()
+                        at + pacer_late()
                     } else {
                         at
                     };
@@ -507,7 +513,7 @@ pub fn run(cfg: &Config) -> Trace {
                     if !done {
                         push(
                             &mut q,
-                            next + late(),
+                            next + period_late(),
                             Ev::Timer {
                                 flow: i,
                                 nominal: next,

@@ -78,7 +78,8 @@ fn late_timers_stretch_acc_halts() {
     let on_time = testbed_incast(Algo::Acc);
     let mut late = on_time.clone();
     late.emulation = Emulation {
-        timer_late_ns: vec![late_ns],
+        period_late_ns: vec![late_ns],
+        pacer_late_ns: vec![late_ns],
         ..Emulation::default()
     };
     let (n0, d0) = stretch(&on_time);
@@ -92,4 +93,33 @@ fn late_timers_stretch_acc_halts() {
         d1 >= late_ns * 3 / 4,
         "late timers, halts overran by only {d1} ns"
     );
+}
+
+/// Share of the port's capacity a run used, %.
+fn busy_percent(c: &Config) -> u64 {
+    let t = run(c);
+    t.port_bytes.iter().sum::<u64>() * 8 * 100 * 1_000_000_000
+        / (c.port_rate_bps * t.t_ns.last().unwrap())
+}
+
+/// A late period timer only delays ACC's decisions; a late pacer delays
+/// every paced packet past the credit it may catch up on, and the link
+/// idles (on the testbed this is most of what late timers cost:
+/// docs/experiments.md).
+#[test]
+fn a_late_pacer_costs_throughput_and_late_periods_do_not() {
+    let late_ns = 2_000_000;
+    let on_time = testbed_incast(Algo::Acc);
+    let mut periods = on_time.clone();
+    periods.emulation.period_late_ns = vec![late_ns];
+    let mut pacer = on_time.clone();
+    pacer.emulation.pacer_late_ns = vec![late_ns];
+    let (b0, b1, b2) = (
+        busy_percent(&on_time),
+        busy_percent(&periods),
+        busy_percent(&pacer),
+    );
+    println!("port busy: on time {b0}%, late periods {b1}%, late pacer {b2}%");
+    assert!(b1 + 5 >= b0, "late periods alone cost {b0}% -> {b1}%");
+    assert!(b2 + 10 <= b1, "a late pacer cost only {b1}% -> {b2}%");
 }

@@ -102,8 +102,9 @@ enum Cmd {
     /// The cargo model (the module's own algorithms) on an incast
     /// experiment's scenario, beside the testbed's runs of it: the
     /// testbed's row, the model's on an ideal network, then with the
-    /// testbed's start skew, late timers and PFC added one at a time
-    /// (docs/experiments.md, "The model beside the testbed").
+    /// testbed's start skew, late period timers, a late pacer and PFC
+    /// added one at a time (docs/experiments.md, "The model beside the
+    /// testbed").
     Model {
         experiment: PathBuf,
         /// The directory `rxecc run` wrote for the experiment

@@ -9,8 +9,11 @@
 //! each row keeping the ones above:
 //! - `start skew`: the flows start when flowgen posted their first WRITE
 //!   on the testbed;
-//! - `late timers`: every period's end and every paced send is late by a
-//!   draw from the lateness the testbed's period timers showed;
+//! - `late periods`: every period's end is late by a draw from the
+//!   lateness the testbed's period timers showed;
+//! - `late pacer`: every send that waits for its pacing time is late by a
+//!   draw from the same (the pacer is an hrtimer too, and its send runs in
+//!   the same send task);
 //! - `PFC`: the switch's ingress ports pause their senders, with its XOFF,
 //!   XON, refresh and τ.
 //!
@@ -485,8 +488,10 @@ pub fn compare(
             steps.push(("+ start skew".into(), cfg.clone()));
         }
         if !late.is_empty() {
-            cfg.emulation.timer_late_ns = late.clone();
-            steps.push(("+ late timers".into(), cfg.clone()));
+            cfg.emulation.period_late_ns = late.clone();
+            steps.push(("+ late periods".into(), cfg.clone()));
+            cfg.emulation.pacer_late_ns = late.clone();
+            steps.push(("+ late pacer".into(), cfg.clone()));
         }
         if let Some(p) = s.pfc {
             cfg.emulation = Emulation {
