@@ -88,6 +88,11 @@ pub struct Config {
     pub dcqcn_knobs: Option<DcqcnKnobs>,
     /// DCQCN's notification point: at most one CNP per flow this often.
     pub cnp_interval_ns: u64,
+    /// rxe_cc's `pacing_catchup_us`, ns: a send that waited for its pacing
+    /// time and went late counts as sent when it was due, so the flow
+    /// catches up back to back, on at most this much (`pacing_time` in
+    /// rxe_cc_main.rs). 0: off, the module's default for these algorithms.
+    pub pacing_catchup_ns: u64,
     /// The testbed's emulation effects, all off by default.
     pub emulation: Emulation,
 }
@@ -155,6 +160,7 @@ impl Config {
             acc_knobs: None,
             dcqcn_knobs: None,
             cnp_interval_ns: 50_000,
+            pacing_catchup_ns: 0,
             emulation: Emulation::default(),
         }
     }
@@ -272,6 +278,11 @@ struct Flow {
     acked: u64,
     /// Paused by its ingress port's XOFF.
     paused: bool,
+    /// For the catch-up: the last send waited for its pacing time (held),
+    /// the flow is catching up (behind), and when it last sent.
+    held: bool,
+    behind: bool,
+    last_tx_ns: u64,
     /// This flow's bytes queued at the switch, and whether its ingress has
     /// sent XOFF (with the XOFF's generation, for refreshes).
     sw_bytes: u64,
@@ -320,6 +331,9 @@ pub fn run(cfg: &Config) -> Trace {
                 sent: 0,
                 acked: 0,
                 paused: false,
+                held: false,
+                behind: false,
+                last_tx_ns: start,
                 sw_bytes: 0,
                 xoff: false,
                 xoff_gen: 0,
@@ -443,6 +457,7 @@ pub fn run(cfg: &Config) -> Trace {
                     // Waiting for its pacing time takes a timer, which
                     // may fire late; the NIC's serialisation does not.
                     let at = if p.next_send_ns > now.max(f.nic_free_ns) {
+                        f.held = true;
                         at + pacer_late()
                     } else {
                         at
@@ -462,7 +477,19 @@ pub fn run(cfg: &Config) -> Trace {
                     // The flow's start, for a rate time series.
                     note_rate(&mut trace, i, now, p.rate_bps);
                 }
-                f.cc.get().on_send(now, f.psn, bytes);
+                // As rxe_cc's pacing_time: a held send, and those right
+                // behind it, count from when they were due, at most
+                // `pacing_catchup_ns` back.
+                let held = std::mem::replace(&mut f.held, false);
+                let last = std::mem::replace(&mut f.last_tx_ns, now);
+                let catchup = cfg.pacing_catchup_ns;
+                f.behind = held || (f.behind && now - last <= catchup);
+                let sent_at = if f.behind {
+                    p.next_send_ns.min(now).max(now.saturating_sub(catchup))
+                } else {
+                    now
+                };
+                f.cc.get().on_send(sent_at, f.psn, bytes);
                 f.psn = f.psn.wrapping_add(1);
                 f.inflight_bytes += u64::from(bytes);
                 f.inflight_pkts += 1;

@@ -41,6 +41,7 @@ const MTU: u32 = 4096;
 const KNOB_DEFAULTS: &[(&str, u64)] = &[
     ("line_rate_mbps", 100),
     ("pacing_burst_us", 0),
+    ("pacing_catchup_us", 0),
     ("acc_t_us", 1000),
     ("acc_ri_low_mbps", 0),
     ("acc_ri_high_mbps", 0),
@@ -219,6 +220,7 @@ fn scenario(path: &Path, label: &str, rtt_us: u64) -> Result<Option<Scenario>> {
     cfg.acc_knobs = Some(knobs.acc(&link));
     cfg.dcqcn_knobs = Some(knobs.dcqcn(&link));
     cfg.cnp_interval_ns = knobs.ns("min_time_between_cnps");
+    cfg.pacing_catchup_ns = knobs.ns("pacing_catchup_us");
     cfg.sample_ns = e.record_interval_ms.max(1).saturating_mul(1_000_000);
     // Long enough for the flows at a tenth of their fair share.
     let fair = cfg.port_rate_bps / senders.len().max(1) as u64;
