@@ -80,10 +80,14 @@ test_port_queue() {
 # Lossy contrast: with a 4-packet queue the port drops, the counters see
 # it, and RC retransmission still completes the transfer.
 test_port_drops() {
+	local rate=100 iters=100
+	# The debug kernel's guest carries only about 2 Mb/s: there the port
+	# must be slower still for its queue to overflow.
+	[ -z "${RXECC_DEBUG_KERNEL:-}" ] || { rate=1 iters=20; }
 	tb_load_rxe patched
 	tb_up 2
-	rxecc port attach --dev p0 --rate-mbps 100 --limit-pkts 4
-	port_flow drops 100 || fail "flow failed over a lossy port"
+	rxecc port attach --dev p0 --rate-mbps $rate --limit-pkts 4
+	port_flow drops $iters || fail "flow failed over a lossy port"
 	snap
 	assert_gt "drops with a 4-packet queue" "$(pstat drops)" 0
 	assert_eq "enqueued = dequeued" "$(pstat enq_pkts)" "$(pstat deq_pkts)"
