@@ -42,7 +42,9 @@ echo \$? > '$status'
 SCRIPT
 # The guest kernel's console goes to guest-console.log; only the command's
 # own lines (after its start marker, without the kernel's "[ seconds ]"
-# prefix) reach stdout, unless GUEST_CONSOLE=1. The pipe matters too: given a regular file as stdout,
+# prefix) reach stdout, unless GUEST_CONSOLE=1. When virtme-ng falls back
+# to the serial console for the command (the debug kernel), its lines end
+# in CR LF. The pipe matters too: given a regular file as stdout,
 # vng writes from offset 0 again, over what the log already held.
 console=$top/build/guest-console.log
 # A boot can die before the command starts: under TCG, live-patching a
@@ -61,7 +63,7 @@ boot() {
 	timeout "${GUEST_TIMEOUT:-1800}" vng --run "$kdir" --disable-kvm --cpus 2 --memory 2G --append "$GUEST_APPEND" \
 		--verbose --rwdir "$RESULTS" --exec "bash $script" 2>&1 | tee "$console" |
 		if [ -n "${GUEST_CONSOLE:-}" ]; then cat; else
-			awk '/^@@rxecc-guest-command@@$/ {on = 1; next} on && !/^\[ *[0-9]+\.[0-9]+\]/ {print; fflush()}'
+			awk '{sub(/\r$/, "")} /^@@rxecc-guest-command@@$/ {on = 1; next} on && !/^\[ *[0-9]+\.[0-9]+\]/ {print; fflush()}'
 		fi
 	return "${PIPESTATUS[0]}"
 }
@@ -69,7 +71,7 @@ set +e
 for attempt in 1 2 3; do
 	boot
 	rc=$?
-	[ -f "$status" ] || grep -q '^@@rxecc-guest-command@@$' "$console" && break
+	[ -f "$status" ] || grep -qE $'^@@rxecc-guest-command@@\r?$' "$console" && break
 	echo "warning: the guest died while booting (attempt $attempt); console tail:" >&2
 	grep -E 'Oops|RIP:|panic' "$console" | head -3 >&2
 done
