@@ -63,7 +63,9 @@ boot() {
 	timeout "${GUEST_TIMEOUT:-1800}" vng --run "$kdir" --disable-kvm --cpus 2 --memory 2G --append "$GUEST_APPEND" \
 		--verbose --rwdir "$RESULTS" --exec "bash $script" 2>&1 | tee "$console" |
 		if [ -n "${GUEST_CONSOLE:-}" ]; then cat; else
-			awk '{sub(/\r$/, "")} /^@@rxecc-guest-command@@$/ {on = 1; next} on && !/^\[ *[0-9]+\.[0-9]+\]/ {print; fflush()}'
+			# sed -u: mawk fills its whole input buffer before it acts on a line,
+			# which holds a slow guest's output back for minutes.
+			sed -u 's/\r$//' | sed -u -n '0,/^@@rxecc-guest-command@@$/d; /^\[ *[0-9]\+\.[0-9]\+\]/d; p'
 		fi
 	return "${PIPESTATUS[0]}"
 }
