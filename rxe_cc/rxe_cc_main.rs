@@ -39,8 +39,8 @@ pub mod cc_core;
 use cc_core::{
     acc::{Acc, AccClass, AccKnobs, AccSettings},
     cc::{
-        pacing_burst_ns as core_pacing_burst_ns, AckEvent, CongestionControl, IntHop, IntInfo,
-        IntWidths, LinkParams,
+        pacing_burst_ns as core_pacing_burst_ns, AckEvent, CatchUp, CongestionControl, IntHop,
+        IntInfo, IntWidths, LinkParams,
     },
     dcqcn::{Dcqcn, DcqcnKnobs, DcqcnNp, DcqcnSettings},
     fixed::Q32,
@@ -727,14 +727,8 @@ struct QpCtl {
     /// The gate stopped the QP on a full window; an ACK that opens it
     /// kicks the QP.
     window_blocked: bool,
-    /// The gate held the QP's next send for its pacing time, since the
-    /// last send (see `pacing_time`).
-    held: bool,
-    /// Catching up on pacing time lost while held: the sends since were
-    /// back to back and still behind their due times.
-    behind: bool,
-    /// The last send's time.
-    last_tx_ns: u64,
+    /// Catching up on pacing time lost to late wakes (see `pacing_time`).
+    catchup: CatchUp,
 }
 
 /// What `rxe_cc_rs_qp_create` hands to rdma_rxe as the QP's private pointer.
@@ -870,18 +864,12 @@ impl QpState {
             (0, QpCc::Fixed(_)) => FIXED_CATCHUP_NS,
             (us, _) => us,
         };
-        let held = core::mem::replace(&mut ctl.held, false);
-        let last = core::mem::replace(&mut ctl.last_tx_ns, now_ns);
-        ctl.behind = held || (ctl.behind && now_ns.saturating_sub(last) <= catchup);
-        if !ctl.behind {
-            return now_ns;
+        let next = ctl.cc.get().pacing(now_ns).next_send_ns;
+        let (t, lost) = ctl.catchup.send_time(now_ns, next, catchup);
+        if lost > 0 {
+            self.count(Counter::PacerLostNs, lost);
         }
-        let due = ctl.cc.get().pacing(now_ns).next_send_ns.min(now_ns);
-        let floor = now_ns.saturating_sub(catchup);
-        if held {
-            self.count(Counter::PacerLostNs, floor.saturating_sub(due));
-        }
-        due.max(floor)
+        t
     }
 
     /// A send ends a pending halt: traces its actual length, from the end
@@ -1128,9 +1116,7 @@ fn new_qp_state(
                 period_timer: None,
                 halt_since_ns: 0,
                 window_blocked: false,
-                held: false,
-                behind: false,
-                last_tx_ns: 0,
+                catchup: CatchUp::default(),
             }),
             pacer,
             period,
@@ -1245,12 +1231,11 @@ pub extern "C" fn rxe_cc_rs_tx_gate(
         // fallback should none come (a lost packet, until rxe retries).
         ctl.window_blocked = true;
         // Sends that wait on ACKs have no pacing time to catch up on.
-        ctl.held = false;
-        ctl.behind = false;
+        ctl.catchup.forget();
         qp.count(Counter::TxWindowed, 1);
         next = now_ns.saturating_add(Knob::HpccTUs.us_ns().max(1));
     } else {
-        ctl.held = true;
+        ctl.catchup.hold();
         qp.count(Counter::TxGated, 1);
     }
     // A timer already set for `next` or earlier will do: when it fires,
@@ -1288,7 +1273,8 @@ pub extern "C" fn rxe_cc_rs_tx_done(
     ctl.cc.follow_knobs();
     ctl.cc.get().on_send(pace_ns, psn, payload);
     // Caught up once the next send must wait for its time again.
-    ctl.behind = ctl.behind && ctl.cc.get().pacing(now_ns).next_send_ns <= now_ns;
+    let next = ctl.cc.get().pacing(now_ns).next_send_ns;
+    ctl.catchup.sent(now_ns, next);
     if first {
         // The flow's start, for a rate time series.
         qp.trace_rate(&mut ctl, now_ns);

@@ -1111,7 +1111,7 @@ static __always_inline void icc_feedback(struct __sk_buff *skb, struct port_stat
 {
 	__u32 id = cfg->int_from, off = SHIM_OFF + sizeof(*sh);
 	__u64 period = cfg->icc_period_ns ?: 1, epoch, *seen, qlen, rate, lu, flows;
-	__u64 deq_ns, mag;
+	__u64 deq_ns, mag, since;
 	struct icc_flow_key k = { .port_id = id, .daddr = daddr };
 	struct rxe_int_icc rec;
 	__u8 bth[8], one = 1;
@@ -1131,8 +1131,9 @@ static __always_inline void icc_feedback(struct __sk_buff *skb, struct port_stat
 
 	/* Distinct flows per window of icc_period_ns, counted by ACKs. */
 	bpf_spin_lock(&d->lock);
-	if (ns_since(now, d->flow_epoch_ns) >= period) {
-		d->flows_prev = ns_since(now, d->flow_epoch_ns) < 2 * period ? d->flows_cur : 0;
+	since = ns_since(now, d->flow_epoch_ns);
+	if (since >= period) {
+		d->flows_prev = since < 2 * period ? d->flows_cur : 0;
 		d->flows_cur = 0;
 		d->flow_epoch++;
 		d->flow_epoch_ns = now;

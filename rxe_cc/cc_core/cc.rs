@@ -162,6 +162,57 @@ pub fn advance_pacing(next_ns: u64, now_ns: u64, bytes: u64, rate_bps: u64, burs
     start.saturating_add(super::fixed::tx_time_ns(bytes, rate_bps))
 }
 
+/// Pacing catch-up after late wakes (rxe_cc's `pacing_catchup_us`). A send
+/// the gate held had its packet waiting: the time it lost past its due
+/// time, to a late timer or a late send task, is the emulation's, not the
+/// sender's. It and the sends right behind it count from when they were
+/// due, so the QP catches up back to back until its pacing time is ahead
+/// of the clock again, on at most the catch-up; a QP that sent nothing for
+/// that long is idle, not behind. Shared by the module and the cargo model.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CatchUp {
+    /// The gate held the next send for its pacing time, since the last send.
+    held: bool,
+    /// The sends since the hold were back to back and still behind.
+    behind: bool,
+    /// The last send's time.
+    last_tx_ns: u64,
+}
+
+impl CatchUp {
+    /// The gate held the QP's next send for its pacing time.
+    pub fn hold(&mut self) {
+        self.held = true;
+    }
+
+    /// Sends that wait on ACKs (a full window) have nothing to catch up on.
+    pub fn forget(&mut self) {
+        self.held = false;
+        self.behind = false;
+    }
+
+    /// For a send at `now_ns` whose pacing time was `next_send_ns`: the time
+    /// it counts as sent at, and the link time a held send lost beyond the
+    /// catch-up of `catchup_ns`.
+    pub fn send_time(&mut self, now_ns: u64, next_send_ns: u64, catchup_ns: u64) -> (u64, u64) {
+        let held = core::mem::replace(&mut self.held, false);
+        let last = core::mem::replace(&mut self.last_tx_ns, now_ns);
+        self.behind = held || (self.behind && now_ns.saturating_sub(last) <= catchup_ns);
+        if !self.behind {
+            return (now_ns, 0);
+        }
+        let due = next_send_ns.min(now_ns);
+        let floor = now_ns.saturating_sub(catchup_ns);
+        let lost = if held { floor.saturating_sub(due) } else { 0 };
+        (due.max(floor), lost)
+    }
+
+    /// After the send: caught up once the next send must wait again.
+    pub fn sent(&mut self, now_ns: u64, next_send_ns: u64) {
+        self.behind = self.behind && next_send_ns <= now_ns;
+    }
+}
+
 /// Pacing credit a sender may catch up on after waking late, ns: the user's
 /// setting (`pacing_burst_us`, as ns) or `default_ns` when it is 0, and
 /// never less than one full packet at line rate.
@@ -170,5 +221,8 @@ pub fn pacing_burst_ns(link: &LinkParams, setting_ns: u64, default_ns: u64) -> u
         0 => default_ns,
         ns => ns,
     };
-    ns.max(super::fixed::tx_time_ns(u64::from(link.mtu), link.line_rate_bps))
+    ns.max(super::fixed::tx_time_ns(
+        u64::from(link.mtu),
+        link.line_rate_bps,
+    ))
 }

@@ -22,7 +22,7 @@
 //!   CNP (at most one per 50 us per flow) that takes the ACK's path.
 
 use cc_core::acc::{Acc, AccKnobs};
-use cc_core::cc::{AckEvent, CongestionControl, IntHop, IntInfo, IntWidths, LinkParams};
+use cc_core::cc::{AckEvent, CatchUp, CongestionControl, IntHop, IntInfo, IntWidths, LinkParams};
 use cc_core::dcqcn::{Dcqcn, DcqcnKnobs, DcqcnNp};
 use cc_core::fixed::{tx_time_ns, Q32};
 use cc_core::hpcc::{Hpcc, HpccKnobs};
@@ -278,11 +278,8 @@ struct Flow {
     acked: u64,
     /// Paused by its ingress port's XOFF.
     paused: bool,
-    /// For the catch-up: the last send waited for its pacing time (held),
-    /// the flow is catching up (behind), and when it last sent.
-    held: bool,
-    behind: bool,
-    last_tx_ns: u64,
+    /// rxe_cc's pacing catch-up (cc_core's, the module's own code).
+    catchup: CatchUp,
     /// This flow's bytes queued at the switch, and whether its ingress has
     /// sent XOFF (with the XOFF's generation, for refreshes).
     sw_bytes: u64,
@@ -331,9 +328,7 @@ pub fn run(cfg: &Config) -> Trace {
                 sent: 0,
                 acked: 0,
                 paused: false,
-                held: false,
-                behind: false,
-                last_tx_ns: start,
+                catchup: CatchUp::default(),
                 sw_bytes: 0,
                 xoff: false,
                 xoff_gen: 0,
@@ -457,7 +452,7 @@ pub fn run(cfg: &Config) -> Trace {
                     // Waiting for its pacing time takes a timer, which
                     // may fire late; the NIC's serialisation does not.
                     let at = if p.next_send_ns > now.max(f.nic_free_ns) {
-                        f.held = true;
+                        f.catchup.hold();
                         at + pacer_late()
                     } else {
                         at
@@ -478,18 +473,13 @@ pub fn run(cfg: &Config) -> Trace {
                     note_rate(&mut trace, i, now, p.rate_bps);
                 }
                 // As rxe_cc's pacing_time: a held send, and those right
-                // behind it, count from when they were due, at most
-                // `pacing_catchup_ns` back.
-                let held = std::mem::replace(&mut f.held, false);
-                let last = std::mem::replace(&mut f.last_tx_ns, now);
-                let catchup = cfg.pacing_catchup_ns;
-                f.behind = held || (f.behind && now - last <= catchup);
-                let sent_at = if f.behind {
-                    p.next_send_ns.min(now).max(now.saturating_sub(catchup))
-                } else {
-                    now
-                };
+                // behind it, count from when they were due.
+                let (sent_at, _) = f
+                    .catchup
+                    .send_time(now, p.next_send_ns, cfg.pacing_catchup_ns);
                 f.cc.get().on_send(sent_at, f.psn, bytes);
+                let next = f.cc.get().pacing(now).next_send_ns;
+                f.catchup.sent(now, next);
                 f.psn = f.psn.wrapping_add(1);
                 f.inflight_bytes += u64::from(bytes);
                 f.inflight_pkts += 1;
