@@ -331,7 +331,10 @@ static __always_inline bool fc_decide(const struct ingress_cfg *ic,
  * Re-sends, on time, every XOFF of switch `sw` that is due (refresh_ns
  * since the last), arrivals or not. Called by a paused egress queue of
  * that switch while it waits: its bytes hold its switch's ingress
- * counters up, and only time can renew their pauses then.
+ * counters up, and only time can renew their pauses then. For the same
+ * reason, an XOFF whose port has left PFC (flow control changed at run
+ * time) is released here by the new mode's frame: in a deadlock nothing
+ * arrives or leaves to release it, and it would hold until it ran out.
  */
 static __always_inline void pfc_refresh_switch(struct Qdisc *sch, __u32 sw,
 					       __u64 now)
@@ -340,8 +343,8 @@ static __always_inline void pfc_refresh_switch(struct Qdisc *sch, __u32 sw,
 	struct ingress_acct *ia;
 	struct ingress_cfg *ic;
 	__u64 stamp;
+	__u32 iif, quanta;
 	bool send;
-	__u32 iif;
 	int i;
 
 	if (!sp)
@@ -352,12 +355,17 @@ static __always_inline void pfc_refresh_switch(struct Qdisc *sch, __u32 sw,
 		iif = sp->iif[i];
 		ic = bpf_map_lookup_elem(&ingress_cfg, &iif);
 		ia = bpf_map_lookup_elem(&ingress_acct, &iif);
-		if (!ic || !ia || ic->fc_mode != FC_PFC)
+		if (!ic || !ia)
 			continue;
 		send = false;
 		stamp = 0;
+		quanta = ic->pause_quanta;
 		bpf_spin_lock(&ia->lock);
-		if (ia->xoff_active && ns_since(now, ia->last_xoff_ns) >= ic->refresh_ns) {
+		if (ic->fc_mode != FC_PFC) {
+			if (ia->xoff_active)
+				send = fc_decide(ic, ia, now, false, &quanta, &stamp);
+		} else if (ia->xoff_active &&
+			   ns_since(now, ia->last_xoff_ns) >= ic->refresh_ns) {
 			ia->last_xoff_ns = now;
 			ia->pfc_tx_refresh++;
 			stamp = pfc_stamp(ia, now);
@@ -365,7 +373,7 @@ static __always_inline void pfc_refresh_switch(struct Qdisc *sch, __u32 sw,
 		}
 		bpf_spin_unlock(&ia->lock);
 		if (send)
-			pfc_send(sch, iif, ic, ia, ic->pause_quanta, stamp);
+			pfc_send(sch, iif, ic, ia, quanta, stamp);
 	}
 }
 

@@ -164,6 +164,19 @@ sys.exit("not paused with bytes queued: %s" % bad if bad else 0)' "$d" || fail "
 	assert_eq "ports of the recorded cycle" 3 "$(awk -F, '$2 == "start" {print split($3, a, " "); exit}' "$csv")"
 	assert_eq "recorded deadlocks without an end" 0 $(($(grep -c ',start,' "$csv") - $(grep -c ',end,' "$csv")))
 	assert_eq "the recording's last event" end "$(tail -1 "$csv" | cut -d, -f2)"
+	# The switch to GFC itself ended the pauses (each switch's first GFC
+	# frame, sent at its next refresh wake), not their running out (0xffff
+	# quanta: 1.68 s at 20 Mb/s).
+	local moved_ms pause_ms
+	moved_ms=$(awk -F, -v t="$t_gfc" '$2 ~ /^x(0_1|1_2|2_0)$/ {
+		if ($1 > t && $2 in last && $6 > last[$2]) { print int(($1 - t) / 1000000); exit }
+		last[$2] = $6 }' "$TEST_OUT/rec/ports.csv")
+	pause_ms=$(python3 -c 'import sys, tomllib
+t = tomllib.load(open(sys.argv[1], "rb"))
+print(max(s["pause_quanta"] for s in t["switch"]) * 512 // (int(sys.argv[2]) * 1000))' "$TEST_OUT/ring-pfc.toml" "$rate")
+	info "the ring moved again ${moved_ms:-never} ms after the switch to GFC began (a pause lasts $pause_ms ms)"
+	assert_eq "ring pauses that ran out after the switch to GFC" 0 \
+		$(($(psum "$TEST_OUT/gfc-after.jsonl" pause_expired 'x*') - $(psum "$s" pause_expired 'x*')))
 	# The ring still holds far more than B_m, and drains at GFC's last
 	# stage. perftest's QPs must not be destroyed while their packets sit
 	# in a queue (rxe waits 50 s for them, then warns): flow control off,
