@@ -397,9 +397,11 @@ enum Counter {
     IntOverflow,
     LhcsJumps,
     PacerLostNs,
+    HookNs,
+    TimerNs,
 }
 
-const NR_COUNTERS: usize = 29;
+const NR_COUNTERS: usize = 31;
 const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "tx_packets",
     "tx_bytes",
@@ -430,6 +432,8 @@ const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "int_overflow",
     "lhcs_jumps",
     "pacer_lost_ns",
+    "hook_ns",
+    "timer_ns",
 ];
 
 struct Counters([Atomic<u64>; NR_COUNTERS]);
@@ -625,6 +629,35 @@ impl QpCc {
     }
 }
 
+/// Adds the time from `start` to its drop to one counter: the CPU that
+/// rxe_cc's own code takes in a hook (from the clock read rdma_rxe makes
+/// just before the call) or a timer callback. A hook declares it first, so
+/// that it is dropped last, after the QP's lock is released.
+struct CpuClock<'a> {
+    counters: &'a Counters,
+    counter: Counter,
+    start_ns: u64,
+}
+
+impl<'a> CpuClock<'a> {
+    fn start(counters: &'a Counters, counter: Counter, start_ns: u64) -> Self {
+        Self {
+            counters,
+            counter,
+            start_ns,
+        }
+    }
+}
+
+impl Drop for CpuClock<'_> {
+    fn drop(&mut self) {
+        // SAFETY: reading the clock has no preconditions.
+        let now = unsafe { ffi::rxe_cc_glue_now_ns() };
+        self.counters
+            .add(self.counter, now.saturating_sub(self.start_ns));
+    }
+}
+
 /// rdma_rxe's opaque handle for a QP.
 struct QpHandle(*mut c_void);
 
@@ -658,6 +691,7 @@ impl HrTimerCallback for Pacer {
         this.stats.add(Counter::PacerFires, 1);
         this.stats
             .add(Counter::PacerLateNs, now.saturating_sub(due));
+        let _cpu = CpuClock::start(&this.stats, Counter::TimerNs, now);
         // SAFETY: the QP outlives its CC state, and dropping the state
         // cancels this timer (and waits for this callback) first.
         unsafe { ffi::rxe_cc_glue_kick(this.qp.0) };
@@ -694,6 +728,9 @@ impl HrTimerCallback for Period {
     type Pointer<'a> = Arc<Self>;
 
     fn run(this: ArcBorrow<'_, Self>, mut ctx: HrTimerCallbackContext<'_, Self>) -> HrTimerRestart {
+        // SAFETY: reading the clock has no preconditions.
+        let start = unsafe { ffi::rxe_cc_glue_now_ns() };
+        let _cpu = CpuClock::start(&this.stats, Counter::TimerNs, start);
         this.due.store(1, Relaxed);
         this.stats.add(Counter::PeriodFires, 1);
         // SAFETY: as for the pacer: the QP outlives its CC state, which
@@ -762,6 +799,11 @@ struct QpState {
 impl QpState {
     fn count(&self, c: Counter, by: u64) {
         self.stats.counters.add(c, by);
+    }
+
+    /// Counts the hook's CPU in `hook_ns` until the returned guard drops.
+    fn hook_clock(&self, now_ns: u64) -> CpuClock<'_> {
+        CpuClock::start(&self.stats.counters, Counter::HookNs, now_ns)
     }
 
     /// Mirrors the algorithm's pacing and state into debugfs.
@@ -1220,6 +1262,7 @@ pub extern "C" fn rxe_cc_rs_tx_gate(
 ) -> u64 {
     // SAFETY: called by rdma_rxe between create and destroy.
     let qp = unsafe { qp_state(priv_) };
+    let _cpu = qp.hook_clock(now_ns);
     let mut ctl = qp.ctl.lock();
     qp.run_due_period(&mut ctl, now_ns);
     let mut next = ctl.cc.get().pacing(now_ns).next_send_ns;
@@ -1263,6 +1306,7 @@ pub extern "C" fn rxe_cc_rs_tx_done(
 ) {
     // SAFETY: called by rdma_rxe between create and destroy.
     let qp = unsafe { qp_state(priv_) };
+    let _cpu = qp.hook_clock(now_ns);
     let mut ctl = qp.ctl.lock();
     // This packet passed the gate, so a halt decided earlier is over; one
     // that the period below decides starts after it.
@@ -1309,6 +1353,7 @@ pub extern "C" fn rxe_cc_rs_rx_ack(
 ) {
     // SAFETY: called by rdma_rxe between create and destroy.
     let qp = unsafe { qp_state(priv_) };
+    let _cpu = qp.hook_clock(now_ns);
     // SAFETY: the glue passes NULL or an unpacked shim valid for this call.
     let shim = unsafe { shim.as_ref() };
     let mut hops = [IntHop::default(); MAX_HOPS];
@@ -1398,6 +1443,7 @@ pub extern "C" fn rxe_cc_rs_rx_data(
 ) -> u8 {
     // SAFETY: called by rdma_rxe between create and destroy.
     let qp = unsafe { qp_state(priv_) };
+    let _cpu = qp.hook_clock(now_ns);
     qp.count(Counter::RxPackets, 1);
     qp.count(Counter::RxBytes, u64::from(payload));
     if let Some((table, slot)) = &qp.dev_flows {

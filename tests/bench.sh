@@ -273,21 +273,21 @@ bench_scale() {
 	local q cc row base_cpu base_bw
 	echo
 	echo "QPs per host: one ib_send_bw with Q QPs h1 -> h0 through the incast's ${CCI_RATE_MBPS} Mb/s bottleneck, ${CCS_SECS} s each" | tee -a "$out/summary.txt"
-	printf '%-6s %-7s %-10s %-8s %-12s %-11s %-16s %s\n' QPs cc "Mb/s" "of none" "timer fires/s" "kernel CPU" "added us/s per QP" "QPs moved" | tee -a "$out/summary.txt"
+	printf '%-6s %-7s %-10s %-8s %-12s %-11s %-16s %-18s %s\n' QPs cc "Mb/s" "of none" "timer fires/s" "kernel CPU" "added us/s per QP" "rxe_cc us/s per QP" "QPs moved" | tee -a "$out/summary.txt"
 	for q in ${BENCH_SCALE_QPS:-1 16 64 256}; do
 		for cc in none acc dcqcn; do
 			row=$(ccs_run "$cc" "$q" "$out/scale/q$q/$cc") || echo "  cc=$cc with $q QPs: the run failed" >&2
 			row=${row##*$'\n'} # its last line; the tools may print before it
-			read -r bw fires cpu moved <<<"$row"
+			read -r bw fires cpu moved own <<<"$row"
 			if [ "$cc" = none ]; then
 				base_bw=$bw base_cpu=$cpu
 			fi
-			awk -v q="$q" -v cc="$cc" -v bw="${bw:-fail}" -v f="${fires:-0}" -v c="${cpu:-0}" -v m="${moved:-0}" \
+			awk -v q="$q" -v cc="$cc" -v bw="${bw:-fail}" -v f="${fires:-0}" -v c="${cpu:-0}" -v m="${moved:-0}" -v own="${own:--}" \
 				-v bb="${base_bw:-fail}" -v bc="${base_cpu:-0}" -v n="$(nproc)" 'BEGIN {
 				of = (bw + 0 > 0 && bb + 0 > 0) ? sprintf("%.3f", bw / bb) : "-"
 				# Added kernel CPU per QP, in us of one CPU per second.
 				add = cc == "none" ? "-" : sprintf("%.1f", (c - bc) * n * 1e6 / q)
-				printf "%-6s %-7s %-10s %-8s %-12s %-11s %-16s %s of %s\n", q, cc, bw, of, f, sprintf("%.1f%%", c * 100), add, m, q
+				printf "%-6s %-7s %-10s %-8s %-12s %-11s %-16s %-18s %s of %s\n", q, cc, bw, of, f, sprintf("%.1f%%", c * 100), add, own, m, q
 			}'
 		done
 	done | tee -a "$out/summary.txt"

@@ -4,7 +4,9 @@
 # CCS_SECS seconds. Per run: the aggregate rate, rxe_cc's timer fires per
 # second (period timers and pacer), the guest's kernel CPU (system, irq and
 # softirq time from /proc/stat, over the client's whole run, its set-up
-# included) and the QPs that moved data by the end.
+# included), the QPs that moved data by the end, and rxe_cc's own CPU per
+# QP (the time inside its hooks and timer callbacks, debugfs hook_ns and
+# timer_ns, in us per second of the run per QP).
 # Uses cc_incast.sh's helpers.
 
 CCS_SECS=${BENCH_SCALE_SECS:-8}
@@ -29,12 +31,17 @@ ccs_cpu() {
 	awk '$1 == "cpu" {print $4 + $7 + $8, $2 + $3 + $4 + $7 + $8 + $9; exit}' /proc/stat
 }
 
+# ccs_cc_cpu_ns: rxe_cc's own CPU so far (destroyed QPs), ns.
+ccs_cc_cpu_ns() {
+	echo $(($(tb_cc_total hook_ns) + $(tb_cc_total timer_ns)))
+}
+
 # ccs_run <cc> <qps> <out>: one run; prints "aggregate_mbps fires_per_s
-# kernel_cpu_share qps_moved" (or "fail" as the rate).
+# kernel_cpu_share qps_moved rxe_cc_us_per_s_per_qp" (or "fail" as the rate).
 ccs_run() {
 	# shellcheck disable=SC2034 # TB_BW_TOOL: read by tb_write_bw_server/client
 	local cc=$1 q=$2 out=$3 TB_BW_TOOL=ib_send_bw TB_REPORT_GBITS=0
-	local f0 f1 c0 c1 t0 t1 moved=0 bw rc=0
+	local f0 f1 c0 c1 t0 t1 k0 k1 moved=0 bw rc=0
 	rm -rf "$out" && mkdir -p "$out"
 	echo "==> scale: cc=$cc with $q QPs (results in $out)" >&2
 	tb_load_rxe patched || return 1
@@ -43,6 +50,7 @@ ccs_run() {
 	cci_topology "$cc" "$out/topology.toml" || return 1
 	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }
 	f0=$(($(tb_cc_total period_fires) + $(tb_cc_total pacer_fires)))
+	k0=$(ccs_cc_cpu_ns)
 	# shellcheck disable=SC2046 # ccs_iters prints flags and their values
 	tb_write_bw_server 0 $TB_PORT_BASE "$out/server.txt" "${CCS_PERF[@]}" -q "$q" $(ccs_iters "$q") || rc=1
 	t0=$(date +%s%N)
@@ -73,6 +81,7 @@ ccs_run() {
 	tb_wait_servers || rc=1
 	# The QPs are gone: totals hold all their counts.
 	f1=$(($(tb_cc_total period_fires) + $(tb_cc_total pacer_fires)))
+	k1=$(ccs_cc_cpu_ns)
 	rxecc testbed down
 	rmmod rxe_cc
 	rmmod rdma_rxe
@@ -80,8 +89,8 @@ ccs_run() {
 	bw=$(tb_bw_mbit "$out/client.txt")
 	[ "$rc" = 0 ] && [ -n "$bw" ] || bw=fail
 	awk -v bw="$bw" -v f=$((f1 - f0)) -v c=$((c1 - c0)) -v ns=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" \
-		-v n="$(nproc)" -v moved="$moved" 'BEGIN {
+		-v n="$(nproc)" -v moved="$moved" -v k=$((k1 - k0)) -v q="$q" 'BEGIN {
 		s = ns / 1e9
-		printf "%s %.0f %.3f %d\n", bw, f / s, c / hz / s / n, moved
+		printf "%s %.0f %.3f %d %.2f\n", bw, f / s, c / hz / s / n, moved, k / 1e3 / s / q
 	}'
 }

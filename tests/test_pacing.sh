@@ -16,6 +16,8 @@ test_pacing() {
 	tb_load_cc cc=fixed
 	tb_up 2
 	export TB_REPORT_GBITS=0
+	local t0
+	t0=$(date +%s%N)
 	# What this guest carries through the same gated path with the pin far
 	# above it: a pinned rate near that is the CPU's to miss, not the
 	# pacer's (a CI host that carried 220 Mb/s unpinned reached 142 and
@@ -74,4 +76,17 @@ test_pacing() {
 	assert_gt "sends held at the gate" "$(tb_cc_total tx_gated)" 0
 	assert_gt "pacer timer fires" "$(tb_cc_total pacer_fires)" 0
 	info "gate held $(tb_cc_total tx_gated) sends; timer fired $(tb_cc_total pacer_fires) times, mean lateness $(late_us) us"
+	# rxe_cc's own CPU (hook_ns, timer_ns): time the hooks and the timer
+	# callbacks took. Both ran, and together they cannot exceed the CPU
+	# time there was since the QPs came up.
+	# Hook calls: tx_gate for each send and each hold, tx_done for each
+	# send, rx_ack for each ACK, rx_data for each request received.
+	local hook timer wall calls
+	hook=$(tb_cc_total hook_ns) timer=$(tb_cc_total timer_ns)
+	calls=$((2 * $(tb_cc_total tx_packets) + $(tb_cc_total tx_gated) + $(tb_cc_total acks) + $(tb_cc_total rx_packets)))
+	wall=$(($(date +%s%N) - t0))
+	info "rxe_cc's own CPU: $((hook / 1000)) us in hooks ($calls calls, $((hook / (calls + 1))) ns each), $((timer / 1000)) us in timer callbacks, over $((wall / 1000000)) ms"
+	assert_gt "ns in rxe_cc's hooks" "$hook" 0
+	assert_gt "ns in rxe_cc's timer callbacks" "$timer" 0
+	assert_gt "CPU time there was ($(nproc) CPUs) against rxe_cc's own, ns" $((wall * $(nproc))) $((hook + timer))
 }
