@@ -121,6 +121,41 @@ fn libbpf_print(level: libbpf_rs::PrintLevel, msg: String) {
     if level != libbpf_rs::PrintLevel::Debug && !msg.contains("Exclusivity flag on") {
         eprint!("{msg}");
     }
+    // With RXECC_VERIFIER_STATS set, the verifier's own summary of each
+    // program it loaded: "prog 'x': ... processed N insns ... verification
+    // time N usec", one line per program.
+    if level == libbpf_rs::PrintLevel::Debug && msg.contains("verification time") {
+        let name = msg.split('\'').nth(1).unwrap_or("?");
+        let facts: Vec<&str> = msg
+            .lines()
+            .filter(|l| l.starts_with("processed ") || l.starts_with("verification time"))
+            .collect();
+        eprintln!("rxecc: verifier: {name}: {}", facts.join("; "));
+    }
+}
+
+/// Routes libbpf's messages to [`libbpf_print`]: its debug messages too
+/// when RXECC_VERIFIER_STATS is set, as they carry the verifier's log.
+fn set_libbpf_print() {
+    let level = if std::env::var_os("RXECC_VERIFIER_STATS").is_some() {
+        libbpf_rs::PrintLevel::Debug
+    } else {
+        libbpf_rs::PrintLevel::Info
+    };
+    libbpf_rs::set_print(Some((level, libbpf_print)));
+}
+
+/// The verifier's statistics (BPF_LOG_STATS) for every program of `obj`,
+/// printed by [`libbpf_print`], when RXECC_VERIFIER_STATS is set: where
+/// `rxecc testbed up`'s time goes.
+fn verifier_stats(obj: &mut libbpf_rs::OpenObject) {
+    const BPF_LOG_STATS: u32 = 4;
+    if std::env::var_os("RXECC_VERIFIER_STATS").is_none() {
+        return;
+    }
+    for mut prog in obj.progs_mut() {
+        prog.set_log_level(BPF_LOG_STATS);
+    }
 }
 
 /// Views a plain-old-data value as bytes, for a map update.
@@ -226,10 +261,11 @@ fn load_marker<'obj>(
     dev: &str,
     mode: MarkMode,
 ) -> Result<LoadedMarker<'obj>> {
-    libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Info, libbpf_print)));
+    set_libbpf_print();
     let mut open = MarkSkelBuilder::default()
         .open(storage)
         .context("opening mark.bpf.o")?;
+    verifier_stats(open.open_object_mut());
     if is_port(dev) {
         let dir = pin_dir(dev);
         open.maps
@@ -464,7 +500,7 @@ fn load_port<'obj>(
     dev: &str,
     cfg: &PortConfig,
 ) -> Result<LoadedPort<'obj>> {
-    libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Info, libbpf_print)));
+    set_libbpf_print();
     if cfg.rate_mbps == 0 {
         bail!("a port needs a rate above 0 Mb/s");
     }
@@ -483,6 +519,7 @@ fn load_port<'obj>(
         .context("port.bpf.o has no .rodata")?;
     ro.burst_ns = cfg.burst_us.saturating_mul(1000);
     ro.limit_pkts = cfg.limit_pkts;
+    verifier_stats(open.open_object_mut());
     let ops = open.struct_ops.port_mut();
     ops.id = [0; 16];
     for (dst, src) in ops.id.iter_mut().zip(id.bytes()) {

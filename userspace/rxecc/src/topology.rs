@@ -1626,7 +1626,20 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
         .iter()
         .map(|_| std::mem::MaybeUninit::uninit())
         .collect();
+    // Slow: each port's programs are verified (1-1.5 s per port under TCG,
+    // minutes on the debug kernel), so say so before and how long after.
+    let load_start = std::time::Instant::now();
+    if !specs.is_empty() && r.log {
+        eprintln!("rxecc: up: loading {} ports' BPF programs", specs.len());
+    }
     let mut loaded = switch::load_ports(&mut storage, &specs)?.into_iter();
+    if !specs.is_empty() && r.log {
+        eprintln!(
+            "rxecc: up: {} ports' programs loaded in {:.1} s",
+            specs.len(),
+            load_start.elapsed().as_secs_f64()
+        );
+    }
     let mut marks: Vec<(&str, MarkMode)> = Vec::new();
     for (p, pc) in b.ports.iter().zip(configs) {
         if dry_run {
