@@ -432,8 +432,9 @@ pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
 pub type LoadedPort<'obj> = port_skel::PortSkel<'obj>;
 
 /// Loads the programs of several ports (`(dev, config)`), in order, for
-/// [`attach_loaded_port`]. The verifier takes 1 to 1.5 s per port under
-/// TCG, most of `rxecc testbed up`'s time, so the loads run on every CPU;
+/// [`attach_loaded_port`]. A port's load takes about 0.75 s of one CPU
+/// under TCG, half of it the verifier, and is most of `rxecc testbed up`'s
+/// time on the larger topologies, so the loads run on every CPU;
 /// the first runs alone, as it pins the maps all ports share.
 pub fn load_ports<'obj>(
     storage: &'obj mut [MaybeUninit<libbpf_rs::OpenObject>],

@@ -1626,8 +1626,9 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
         .iter()
         .map(|_| std::mem::MaybeUninit::uninit())
         .collect();
-    // Slow: each port's programs are verified (1-1.5 s per port under TCG,
-    // minutes on the debug kernel), so say so before and how long after.
+    // Slow: each port's programs are loaded and verified (about 0.75 s of
+    // CPU per port under TCG, much longer on the debug kernel), so say so
+    // before and how long after.
     let load_start = std::time::Instant::now();
     if !specs.is_empty() && r.log {
         eprintln!("rxecc: up: loading {} ports' BPF programs", specs.len());
