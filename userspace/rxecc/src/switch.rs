@@ -134,10 +134,15 @@ fn libbpf_print(level: libbpf_rs::PrintLevel, msg: String) {
     }
 }
 
+/// True if RXECC_VERIFIER_STATS asks for the verifier's statistics.
+fn verifier_stats_wanted() -> bool {
+    std::env::var_os("RXECC_VERIFIER_STATS").is_some()
+}
+
 /// Routes libbpf's messages to [`libbpf_print`]: its debug messages too
 /// when RXECC_VERIFIER_STATS is set, as they carry the verifier's log.
 fn set_libbpf_print() {
-    let level = if std::env::var_os("RXECC_VERIFIER_STATS").is_some() {
+    let level = if verifier_stats_wanted() {
         libbpf_rs::PrintLevel::Debug
     } else {
         libbpf_rs::PrintLevel::Info
@@ -150,7 +155,7 @@ fn set_libbpf_print() {
 /// `rxecc testbed up`'s time goes.
 fn verifier_stats(obj: &mut libbpf_rs::OpenObject) {
     const BPF_LOG_STATS: u32 = 4;
-    if std::env::var_os("RXECC_VERIFIER_STATS").is_none() {
+    if !verifier_stats_wanted() {
         return;
     }
     for mut prog in obj.progs_mut() {
