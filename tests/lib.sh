@@ -65,6 +65,9 @@ tb_kill_tree() {
 # TB_TEST_TIMEOUT, else 900. One hung perftest then fails one test, and the
 # suite goes on.
 TEST_TIMEOUT_test_cc_victim=${TEST_TIMEOUT_test_cc_victim:-1500}
+# On the debug kernel chain's bring-up, by hand and then by rtnetlink,
+# takes 14 `rdma link add` of 20-90 s each and 18 port loads of 15 s.
+[ -z "${RXECC_DEBUG_KERNEL:-}" ] || TEST_TIMEOUT_test_topology_netlink=${TEST_TIMEOUT_test_topology_netlink:-4500}
 
 tb_run_test() {
 	local name=$1 out=$RESULTS/$1 rc start pid dog limit var=TEST_TIMEOUT_$1
