@@ -37,6 +37,9 @@ if [ -n "${RXECC_DEBUG_KERNEL:-}" ] && [ $# = 0 ]; then
 		[[ " ${DEBUG_SKIPPED[*]} " == *" $t "* ]] || set -- "$@" "$t"
 	done
 fi
+# Before the first test clears dmesg: the boot must have left the debug
+# kernel's checks on, or no test result says anything about them.
+tb_debug_checks_live boot || { echo "debug kernel: its checks are off; not running the suite" >&2; exit 1; }
 suite_start=$(date +%s)
 for t in "${@:-${ALL_TESTS[@]}}"; do
 	tb_run_test "$t"

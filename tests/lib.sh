@@ -14,6 +14,29 @@ FAIL_LINES=()
 # Kernel reports that fail any test.
 DMESG_BAD='WARNING:|BUG:|Oops|general protection|Call Trace|lockdep|possible circular|KASAN|UBSAN|refcount_t:|rcu_sched self-detected|soft lockup|hung_task|suspected memory leak'
 
+# tb_debug_checks_live [boot]: on the debug kernel (make test-debug), 0
+# if lockdep is still on (it turns itself off for good after its first
+# report or any taint that makes it unreliable) and kmemleak is there; with
+# "boot", also if the kernel reported nothing before the suite began (a
+# boot-time KASAN report once turned lockdep off for whole runs unseen:
+# testbed/guest.sh). Elsewhere always 0.
+# shellcheck disable=SC2120 # guest-suite.sh passes "boot"
+tb_debug_checks_live() {
+	[ -n "${RXECC_DEBUG_KERNEL:-}" ] || return 0
+	local on
+	on=$(awk '$1 == "debug_locks:" {print $2}' /proc/lockdep_stats 2>/dev/null || true)
+	if [ "$on" != 1 ]; then
+		echo "    FAIL: lockdep is off (debug_locks: ${on:-no /proc/lockdep_stats})" >&2
+		return 1
+	fi
+	[ -e /sys/kernel/debug/kmemleak ] || { echo "    FAIL: kmemleak is off (no /sys/kernel/debug/kmemleak)" >&2; return 1; }
+	if [ "${1:-}" = boot ] && dmesg | grep -Eq 'BUG:|WARNING:|Disabling lock debugging'; then
+		echo "    FAIL: the debug kernel reported before any test ran:" >&2
+		dmesg | grep -E -A12 'BUG:|WARNING:|Disabling lock debugging' | head -20 >&2
+		return 1
+	fi
+}
+
 fail() { echo "    FAIL: $*" >&2; return 1; }
 info() { echo "    $*" >&2; }
 
@@ -97,6 +120,7 @@ tb_run_test() {
 		rc=1
 	fi
 	tb_reset
+	tb_debug_checks_live || { rc=1; FAIL_LINES+=("$name: the debug kernel's checks were off after it"); }
 	dmesg >"$out/dmesg.txt"
 	if grep -Eq "$DMESG_BAD" "$out/dmesg.txt"; then
 		echo "    FAIL: kernel warning in dmesg:" >&2
