@@ -51,8 +51,14 @@ param_read() {
 }
 
 test_params() {
-	local p=/sys/module/rxe_cc/parameters
+	local p=/sys/module/rxe_cc/parameters len
+	# rdma_rxe's gid_tbl_len (rxe_glue patch 13): out of 2..1024, no load.
+	for len in 1 1025; do
+		if TB_RXE_GID_TBL_LEN=$len tb_load_rxe patched 2>/dev/null; then fail "insmod rdma_rxe gid_tbl_len=$len succeeded"; fi
+		dmesg | grep -q "gid_tbl_len=$len: must be 2 to 1024" || fail "no message for gid_tbl_len=$len"
+	done
 	tb_load_rxe patched
+	assert_eq "rdma_rxe's gid_tbl_len" "${TB_RXE_GID_TBL_LEN:-16}" "$(cat /sys/module/rdma_rxe/parameters/gid_tbl_len)"
 
 	# An unknown algorithm fails the load and names the valid ones.
 	if tb_load_cc cc=bogus 2>"$TEST_OUT/insmod.err"; then
@@ -109,5 +115,5 @@ test_params() {
 	param_write line_rate_mbps 400000 || fail "line_rate_mbps refused 400000"
 	assert_eq "line_rate_mbps" 400000 "$(cat $p/line_rate_mbps)"
 	param_write cc none || fail "cc refused none"
-	info "bad values refused: insmod cc=bogus and line_rate_mbps=0; bad writes to cc, line_rate_mbps and all $n knobs, each at both ends of its range"
+	info "bad values refused: insmod rdma_rxe gid_tbl_len=1 and 1025, rxe_cc cc=bogus and line_rate_mbps=0; bad writes to cc, line_rate_mbps and all $n knobs, each at both ends of its range"
 }
