@@ -3,7 +3,10 @@
 #   tests/run.sh [test names...]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-echo "==> guest tests: booting the testbed kernel (TCG, about 10 s) and running the suite" >&2
+# The debug kernel (lockdep, KASAN, kmemleak) boots far slower under TCG.
+boot="the testbed kernel (TCG, about 10 s)"
+[ -z "${RXECC_DEBUG_KERNEL:-}" ] || boot="the debug kernel (TCG, 8 to 10 minutes)"
+echo "==> guest tests: booting $boot and running the suite" >&2
 # The suite's own limit (each test has one too, tests/lib.sh): inside CI's
 # 90 minutes with the kernel build. The suite took 25 to 55 minutes on
 # 2-core hosts; a suite that runs past it is not run again (guest.sh: 96).
