@@ -97,12 +97,10 @@ test_cc_incast() {
 test_cc_victim() {
 	local r rc=0 fair quiet bar lines acc dcqcn f0 judged=0
 	fair=$(ccv_f0_fair_mbps) || fail "cannot read F0's links from chain.toml"
-	# Twice at most: perftest now and then reports a rate of 0 (below).
-	for r in 1 2; do
-		ccv_run acc "$TEST_OUT/quiet" 0 >"$TEST_OUT/quiet.txt" 2>>"$TEST_OUT/runs.txt" || fail "the run without bursts failed"
-		quiet=$(chain_mbit "$TEST_OUT/quiet/quiet" 0)
-		awk -v f="$quiet" 'BEGIN {exit !(f + 0 == 0)}' || break
-	done
+	ccv_run acc "$TEST_OUT/quiet" 0 >"$TEST_OUT/quiet.txt" 2>>"$TEST_OUT/runs.txt" || fail "the run without bursts failed"
+	# flowgen times each flow itself (CLOCK_MONOTONIC): 0 means F0's record
+	# is missing, a failure, not a clock to forgive.
+	quiet=$(chain_mbit "$TEST_OUT/quiet/quiet" 0)
 	assert_gt "F0's rate without bursts" "$quiet" 0
 	bar=$(awk -v q="$quiet" -v f="$fair" 'BEGIN {print (q < f ? q : f) / 2}')
 	info "without bursts: $(cat "$TEST_OUT/quiet.txt"); F0's fair share $fair Mb/s"
@@ -116,18 +114,11 @@ test_cc_victim() {
 	for r in "$TEST_OUT"/round*/*/; do
 		assert_eq "$(basename "$r") in $(basename "$(dirname "$r")"): drops (PFC is on)" 0 "$(psum "$r/ports.jsonl" drops)"
 		[[ $r == */acc/ ]] || continue
-		# Once in about 20 runs perftest reports 0 for a flow that moved all
-		# its messages, on both sides (its cycle-counter clock under TCG);
-		# such a round has no rate to judge.
 		f0=$(chain_mbit "$r/burst" 0)
-		if awk -v f="$f0" 'BEGIN {exit !(f + 0 == 0)}'; then
-			info "$r: perftest reported no rate for F0; not judged"
-			continue
-		fi
 		assert_gt "acc: F0 above half its rate without bursts ($quiet Mb/s)" "$f0" "$bar"
 		judged=$((judged + 1))
 	done
-	assert_gt "acc rounds with F0's rate measured" "$judged" 0
+	assert_gt "acc rounds judged" "$judged" 0
 	acc=$(awk '$1 == "acc" {print $3}' "$TEST_OUT/spread.txt")
 	dcqcn=$(awk '$1 == "dcqcn" {print $3}' "$TEST_OUT/spread.txt")
 	assert_gt "dcqcn: pauses spread upstream (ms paused at s0->s1, s1->s2, hosts)" "$dcqcn" 0
