@@ -30,6 +30,10 @@ tb_debug_checks_live() {
 		return 1
 	fi
 	[ -e /sys/kernel/debug/kmemleak ] || { echo "    FAIL: kmemleak is off (no /sys/kernel/debug/kmemleak)" >&2; return 1; }
+	# kmemleak that has disabled itself keeps its file but refuses every
+	# command but "clear" (EPERM); "stack=on" is its default, so a probe
+	# that changes nothing.
+	echo stack=on 2>/dev/null >/sys/kernel/debug/kmemleak || { echo "    FAIL: kmemleak has disabled itself (it refuses commands)" >&2; return 1; }
 	if [ "${1:-}" = boot ] && dmesg | grep -Eq 'BUG:|WARNING:|Disabling lock debugging'; then
 		echo "    FAIL: the debug kernel reported before any test ran:" >&2
 		dmesg | grep -E -A12 'BUG:|WARNING:|Disabling lock debugging' | head -20 >&2

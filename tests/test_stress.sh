@@ -76,7 +76,7 @@ test_stress_qp_churn() {
 	assert_eq "QPs rxe_cc still holds" 0 "$(find /sys/kernel/debug/rxe_cc/qps -mindepth 1 -maxdepth 1 | wc -l)"
 	# On the debug kernel, kmemleak looks for what was not freed.
 	if [ -w /sys/kernel/debug/kmemleak ]; then
-		echo scan >/sys/kernel/debug/kmemleak
+		echo scan >/sys/kernel/debug/kmemleak || fail "kmemleak refused a scan: it has disabled itself"
 		cat /sys/kernel/debug/kmemleak >"$TEST_OUT/kmemleak.txt"
 		! grep -q rxe "$TEST_OUT/kmemleak.txt" || fail "kmemleak: $(grep -m3 rxe "$TEST_OUT/kmemleak.txt")"
 	fi
