@@ -105,6 +105,8 @@ if [ -n "${RXECC_DEBUG_KERNEL:-}" ]; then
 	TEST_TIMEOUT_test_hpcc_int=${TEST_TIMEOUT_test_hpcc_int:-5400}
 	TEST_TIMEOUT_test_int_on_acks=${TEST_TIMEOUT_test_int_on_acks:-5400}
 	TEST_TIMEOUT_test_verbs_all_cc=${TEST_TIMEOUT_test_verbs_all_cc:-9000}
+	# Two bring-ups of dumbbell and two runs of up to 1800 s each.
+	TEST_TIMEOUT_test_stress_qps_flows=${TEST_TIMEOUT_test_stress_qps_flows:-5400}
 fi
 
 tb_run_test() {

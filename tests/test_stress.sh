@@ -253,9 +253,11 @@ test_stress_qps_flows() {
 # sqf_run <qps> <messages per QP> <label>: one such perftest.
 sqf_run() {
 	# shellcheck disable=SC2034 # TB_BW_TOOL: read by tb_write_bw_server/client
-	local q=$1 iters cq size=16384 out=$TEST_OUT/$3 pid m moved=0 t0 TB_BW_TOOL=ib_send_bw limit=600
-	# The debug kernel's guest carries about 2 Mb/s, 40 MB in minutes.
-	[ -z "${RXECC_DEBUG_KERNEL:-}" ] || limit=2400
+	local q=$1 iters cq size=16384 out=$TEST_OUT/$3 pid m f moved=0 t0 TB_BW_TOOL=ib_send_bw limit=600
+	# The debug kernel's guest carries about 2 Mb/s: 256 QPs' 20 MB took
+	# 12 minutes there, set-up included. STRESS_FLOW_LIMIT overrides.
+	[ -z "${RXECC_DEBUG_KERNEL:-}" ] || limit=1800
+	limit=${STRESS_FLOW_LIMIT:-$limit}
 	read -r iters cq < <(tb_perf_iters "$2")
 	mkdir -p "$out"
 	rxecc testbed up "$TEST_OUT/topology.toml" 2>"$out/up.txt" || { fail "testbed up: $(tail -1 "$out/up.txt")"; return 1; }
@@ -265,18 +267,29 @@ sqf_run() {
 	tb_write_bw_client 1 0 "$TB_PORT_BASE" "$out/client.txt" -s $size -e -u 20 -q "$q" -n "$iters" -Q "$cq" &
 	pid=$!
 	# Senders (rxe1's QPs) with data acked, the most seen in a second's
-	# polls: how far the QPs got if one hangs. 10 minutes is the limit
-	# (a run takes well under one; 40 on the debug kernel).
+	# polls: how far the QPs got if one hangs. A run takes well under a
+	# minute; past the limit its client is stopped and the test fails.
 	while kill -0 "$pid" 2>/dev/null; do
 		m=$(grep -l '^acked_bytes [1-9]' /sys/kernel/debug/rxe_cc/qps/rxe1-qp*/stats 2>/dev/null | wc -l || true)
 		((m > moved)) && moved=$m
 		if (($(date +%s) - t0 > limit)); then
+			# Where each sender stood, for the failure below: rxe's QPs
+			# on both ends (PSNs) and the sender's counters (retries,
+			# timeouts), and rxe_cc's counters of each sending QP.
+			{
+				rdma -d res show qp link rxe1/1
+				rdma -d res show qp link rxe0/1
+				rdma statistic show link rxe1/1
+				for f in /sys/kernel/debug/rxe_cc/qps/rxe1-qp*/stats; do
+					echo "== $f" && cat "$f"
+				done
+			} >"$out/qps-at-limit.txt" 2>&1 || true
 			pkill -f "ib_send_bw -d rxe" || true
 			break
 		fi
 		sleep 1
 	done
-	wait "$pid" || fail "$q QPs: the client failed or hung (at most $moved QPs had data acked): $(tail -2 "$out/client.txt")"
+	wait "$pid" || fail "$q QPs: the client failed or hung (at most $moved QPs had data acked; each sender's counters at the limit in $out/qps-at-limit.txt): $(tail -2 "$out/client.txt")"
 	tb_wait_servers || fail "$q QPs: the server failed"
 	ports_snap "$out/ports.json"
 	info "$q QPs x $iters messages of $size B in $(($(date +%s) - t0)) s (set-up included); at most $moved senders seen with data acked in one poll; $(tb_bw_mbit "$out/client.txt") Mb/s"
