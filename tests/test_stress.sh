@@ -264,12 +264,12 @@ sqf_run() {
 	cp /sys/kernel/debug/rxe_cc/totals "$out/before"
 	t0=$(date +%s)
 	tb_write_bw_server 0 "$TB_PORT_BASE" "$out/server.txt" -s $size -e -u 20 -q "$q" -n "$iters" -Q "$cq" || fail "server did not start"
-	# The client polls (no -e): Debian 12's perftest (4.5-0.17) sleeps for
-	# an event before each poll of at most 16 send completions, so when
-	# more than 16 are queued at once (256 QPs' last completions on a slow
-	# guest) the rest wait for an event that never comes. perftest fixed
-	# this upstream ("Fix BW tests stuck pending completion event",
-	# 23.07). Its server drains its CQ before sleeping, so it keeps -e.
+	# The client polls (no -e). Debian 12's perftest (4.5-0.17) sleeps for
+	# an event before each poll of at most 16 send completions, so more
+	# than 16 queued at its last event are never polled; upstream fixed
+	# it in 23.07 ("Fix BW tests stuck pending completion event"). On the
+	# debug kernel the 256-QP client slept on past its server's end. The
+	# server drains its CQ before it sleeps, so it keeps -e.
 	tb_write_bw_client 1 0 "$TB_PORT_BASE" "$out/client.txt" -s $size -u 20 -q "$q" -n "$iters" -Q "$cq" &
 	pid=$!
 	# Senders (rxe1's QPs) with data acked, the most seen in a second's
