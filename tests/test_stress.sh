@@ -270,8 +270,8 @@ sqf_run() {
 	# 23.07, "Fix BW tests stuck pending completion event"). On the debug
 	# kernel the 256-QP client slept on past its server's end. Polling
 	# cost nothing measurable on the normal kernel (190 s for the test,
-	# 204 s with -e, one after the other). The server drains its CQ before
-	# it sleeps.
+	# 204 s with -e, one after the other on a host busy with a second
+	# guest). The server drains its CQ before it sleeps.
 	tb_write_bw_client 1 0 "$TB_PORT_BASE" "$out/client.txt" -s $size -u 20 -q "$q" -n "$iters" -Q "$cq" &
 	pid=$!
 	# Senders (rxe1's QPs) with data acked, the most seen in a second's
