@@ -78,12 +78,13 @@ boot() {
 	return "${PIPESTATUS[0]}"
 }
 set +e
+stopped=
 for attempt in 1 2 3; do
 	boot
 	rc=$?
 	[ -f "$status" ] || grep -qE $'^@@rxecc-guest-command@@\r?$' "$console" && break
 	# vng stopped by a signal (someone stopping the run): no second boot.
-	case $rc in 130 | 137 | 143) break ;; esac
+	case $rc in 130 | 137 | 143) stopped=$rc && break ;; esac
 	echo "warning: the guest died while booting (attempt $attempt); console tail:" >&2
 	grep -E 'Oops|RIP:|panic' "$console" | head -3 >&2
 done
@@ -96,7 +97,7 @@ if [ ! -f "$status" ]; then
 	grep -qE 'Kernel panic|Oops|BUG:|WARNING:|general protection|Call Trace' "$console" && exit 98
 	[ "$rc" = 124 ] && { echo "error: the guest ran past GUEST_TIMEOUT (${GUEST_TIMEOUT:-1800} s)" >&2; exit 96; }
 	# Nor a second suite (tests/run.sh retries on 97).
-	case $rc in 130 | 137 | 143) echo "error: vng was stopped by a signal (rc $rc)" >&2 && exit "$rc" ;; esac
+	[ -z "$stopped" ] || { echo "error: vng was stopped by a signal (rc $rc)" >&2; exit "$rc"; }
 	exit 97
 fi
 [ -f "$status" ] || die "guest exited without running the command"

@@ -253,7 +253,7 @@ test_stress_qps_flows() {
 # sqf_run <qps> <messages per QP> <label>: one such perftest.
 sqf_run() {
 	# shellcheck disable=SC2034 # TB_BW_TOOL: read by tb_write_bw_server/client
-	local q=$1 iters cq size=16384 out=$TEST_OUT/$3 pid m f moved=0 t0 TB_BW_TOOL=ib_send_bw limit=600
+	local q=$1 iters cq size=16384 out=$TEST_OUT/$3 pid m moved=0 t0 TB_BW_TOOL=ib_send_bw limit=600
 	# The debug kernel's guest carries about 2 Mb/s: 256 QPs' 20 MB took
 	# 12 minutes there, set-up included. STRESS_FLOW_LIMIT overrides.
 	[ -z "${RXECC_DEBUG_KERNEL:-}" ] || limit=1800
@@ -288,9 +288,7 @@ sqf_run() {
 				rdma -d res show qp link rxe1/1
 				rdma -d res show qp link rxe0/1
 				rdma statistic show link rxe1/1
-				for f in /sys/kernel/debug/rxe_cc/qps/rxe1-qp*/stats; do
-					echo "== $f" && cat "$f"
-				done
+				grep -H . /sys/kernel/debug/rxe_cc/qps/rxe1-qp*/stats
 			} >"$out/qps-at-limit.txt" 2>&1 || true
 			pkill -f "ib_send_bw -d rxe" || true
 			break
