@@ -34,14 +34,13 @@ verbs_lat_iters() {
 	awk '/t_avg|t_min/ {hdr = 1; next} hdr && NF >= 3 && $1 ~ /^[0-9]+$/ {print $2; exit}' "$1"
 }
 
-# verbs_flow <tool> <out prefix> [perftest args]: one flow h1 -> h0
-# (VERBS_PAIR="3 2" for h3 -> h2, on the next port; "8 0 2" for h8 -> h0
-# on port TB_PORT_BASE + 2), both sides waited for; 0 if both completed.
+# verbs_flow <tool> <out prefix> [perftest args]: one flow h1 -> h0 on
+# TB_PORT_BASE (VERBS_PAIR="8 0 2" for h8 -> h0 on TB_PORT_BASE + 2), both
+# sides waited for; 0 if both completed.
 verbs_flow() {
-	local tool=$1 out=$2 rc=0 c s p port=$TB_PORT_BASE
-	read -r c s p <<<"${VERBS_PAIR:-1 0}"
-	[ "$c" = 1 ] || port=$((TB_PORT_BASE + 1))
-	[ -z "$p" ] || port=$((TB_PORT_BASE + p))
+	local tool=$1 out=$2 rc=0 c s p port
+	read -r c s p <<<"${VERBS_PAIR:-1 0 0}"
+	port=$((TB_PORT_BASE + p))
 	shift 2
 	TB_BW_TOOL=$tool tb_write_bw_server "$s" $port "$out-server.txt" "$@" || return 1
 	TB_BW_TOOL=$tool tb_write_bw_client "$c" "$s" $port "$out-client.txt" "$@" || rc=1
@@ -69,7 +68,7 @@ VERBS_ROUNDS=("ib_write_bw ib_send_bw" "ib_read_bw ib_atomic_bw ib_write_lat ib_
 VERBS_HOSTS=("1 0 0" "3 2 1" "5 4 2" "7 6 3" "8 0 4" "4 8 5")
 
 test_verbs_all_cc() {
-	local cc tool pair args want expect bytes runs=0 acked rx again0 again pkt tag pids rc i
+	local cc tool round args want expect bytes runs=0 acked rx again0 again pkt tag pids rc i
 	local tools ccs
 	read -ra tools <<<"${VERBS_ROUNDS[*]}"
 	read -ra ccs <<<"$(verbs_ccs)"
@@ -79,25 +78,25 @@ test_verbs_all_cc() {
 	for cc in "${ccs[@]}"; do
 		rmmod rxe_cc 2>/dev/null || true
 		tb_load_cc cc="$cc" || fail "insmod rxe_cc cc=$cc"
-		for pair in "${VERBS_ROUNDS[@]}"; do
-			read -ra pair <<<"$pair"
-			tag="$cc-${pair[0]}"
+		for round in "${VERBS_ROUNDS[@]}"; do
+			read -ra round <<<"$round"
+			tag="$cc-${round[0]}"
 			cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/$tag.before"
 			again0=$(verbs_again)
 			pids=()
-			for i in "${!pair[@]}"; do
-				tool=${pair[$i]}
+			for i in "${!round[@]}"; do
+				tool=${round[$i]}
 				read -ra args <<<"$(verbs_args "$tool")"
 				VERBS_PAIR=${VERBS_HOSTS[$i]} verbs_flow "$tool" "$TEST_OUT/$cc-$tool" "${args[@]}" &
 				pids+=($!)
 			done
 			rc=0
-			for i in "${!pair[@]}"; do
-				wait "${pids[$i]}" || { rc=1; info "cc=$cc ${pair[$i]} failed: $(tail -2 "$TEST_OUT/$cc-${pair[$i]}-client.txt")"; }
+			for i in "${!round[@]}"; do
+				wait "${pids[$i]}" || { rc=1; info "cc=$cc ${round[$i]} failed: $(tail -2 "$TEST_OUT/$cc-${round[$i]}-client.txt")"; }
 			done
-			((rc == 0)) || fail "cc=$cc: ${pair[*]} did not all complete"
+			((rc == 0)) || fail "cc=$cc: ${round[*]} did not all complete"
 			want=0
-			for tool in "${pair[@]}"; do
+			for tool in "${round[@]}"; do
 				case $tool in
 				*_bw)
 					bytes=$(tb_bw_bytes "$TEST_OUT/$cc-$tool-client.txt")
@@ -113,19 +112,19 @@ test_verbs_all_cc() {
 			done
 			# Every QP (two per program) is destroyed, so their counters
 			# are in the totals.
-			assert_eq "cc=$cc ${pair[*]}: QPs rxe_cc saw destroyed" $((2 * ${#pair[@]})) "$(verbs_delta "$TEST_OUT/$tag.before" qps_destroyed)"
+			assert_eq "cc=$cc ${round[*]}: QPs rxe_cc saw destroyed" $((2 * ${#round[@]})) "$(verbs_delta "$TEST_OUT/$tag.before" qps_destroyed)"
 			((want > 0)) || continue
 			acked=$(verbs_delta "$TEST_OUT/$tag.before" acked_bytes)
 			rx=$(verbs_delta "$TEST_OUT/$tag.before" rx_bytes)
-			assert_eq "cc=$cc ${pair[*]}: bytes acked to the requesters" "$want" "$acked"
+			assert_eq "cc=$cc ${round[*]}: bytes acked to the requesters" "$want" "$acked"
 			# The responder's hook sees every request before its PSN check,
 			# so a retransmission (rxe's timeout under TCG) is seen twice:
 			# the packets rxe counted as duplicate or out of sequence, each
 			# a full packet here (64 KB messages).
 			again=$(($(verbs_again) - again0))
 			pkt=$((rx / $(verbs_delta "$TEST_OUT/$tag.before" rx_packets)))
-			((again == 0)) || info "cc=$cc ${pair[*]}: $again packets arrived again (retransmitted), $pkt B each"
-			assert_eq "cc=$cc ${pair[*]}: bytes taken up by the responders, less those taken up again" "$want" $((rx - again * pkt))
+			((again == 0)) || info "cc=$cc ${round[*]}: $again packets arrived again (retransmitted), $pkt B each"
+			assert_eq "cc=$cc ${round[*]}: bytes taken up by the responders, less those taken up again" "$want" $((rx - again * pkt))
 		done
 		info "cc=$cc: ${#tools[@]} programs completed in ${#VERBS_ROUNDS[@]} rounds; write $(tb_bw_mbit "$TEST_OUT/$cc-ib_write_bw-client.txt") Mb/s," \
 			"read $(tb_bw_mbit "$TEST_OUT/$cc-ib_read_bw-client.txt") Mb/s"
