@@ -29,7 +29,7 @@ rm -f "$status"
 # results directory), before guest-env.sh reads them; nothing else of the
 # host's environment is.
 script=$RESULTS/.guest-cmd.sh
-settings=$(compgen -e | { grep -E '^(BENCH|CCV|CHAIN|INCAST|STRESS|TEST_TIMEOUT|VERBS)_|^TB_TEST_TIMEOUT$|^RXECC_(KDIR_FILE|RXE_KO|CC_KO|SWITCH_KO|DEBUG_KERNEL)$|^RESULTS$' || true; } | while read -r v; do
+settings=$(compgen -e | { grep -E '^(BENCH|CCV|CHAIN|INCAST|STRESS|TEST_TIMEOUT|VERBS)_|^TB_(TEST_TIMEOUT|TRACE)$|^RXECC_(KDIR_FILE|RXE_KO|CC_KO|SWITCH_KO|DEBUG_KERNEL)$|^RESULTS$' || true; } | while read -r v; do
 	printf 'export %s=%q\n' "$v" "${!v}"
 done)
 cat >"$script" <<SCRIPT

@@ -16,7 +16,7 @@ cch_get() { CCI_EXP=$RXECC_TOP/testbed/experiments/hops-$1.toml cci_get "${@:2}"
 # if a flow did not complete.
 cch_run() {
 	local where=$1 out=$2 rc=0
-	rm -rf "$out" && mkdir -p "$out"
+	tb_fresh_dir "$out"
 	echo "==> FNCC vs HPCC, congestion at the $where hop (results in $out)" >&2
 	tb_load_rxe patched || return 1
 	tb_load_cc cc=none || return 1

@@ -40,7 +40,7 @@ cci_knobs() { rxecc experiment knobs "$CCI_EXP" "$1"; }
 cci_run() {
 	local out=$1 rc=0
 	shift
-	rm -rf "$out" && mkdir -p "$out"
+	tb_fresh_dir "$out"
 	echo "==> incast 4->1 under $* (results in $out)" >&2
 	tb_load_rxe patched || return 1
 	tb_load_cc cc=none || return 1

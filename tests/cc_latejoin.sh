@@ -16,7 +16,7 @@ CCL_PERF=(-s 65536 -u 20 -e)
 ccl_run() {
 	# shellcheck disable=SC2034 # TB_BW_TOOL: read by tb_write_bw_server/client
 	local cc=$1 out=$2 rec rc=0 pid TB_BW_TOOL=ib_send_bw
-	rm -rf "$out" && mkdir -p "$out"
+	tb_fresh_dir "$out"
 	echo "==> late joiner with cc=$cc (results in $out)" >&2
 	tb_load_rxe patched || return 1
 	# shellcheck disable=SC2046 # the knobs are name=value words

@@ -42,7 +42,7 @@ ccs_run() {
 	# shellcheck disable=SC2034 # TB_BW_TOOL: read by tb_write_bw_server/client
 	local cc=$1 q=$2 out=$3 TB_BW_TOOL=ib_send_bw TB_REPORT_GBITS=0
 	local f0 f1 c0 c1 t0 t1 k0 k1 moved=0 bw rc=0
-	rm -rf "$out" && mkdir -p "$out"
+	tb_fresh_dir "$out"
 	echo "==> scale: cc=$cc with $q QPs (results in $out)" >&2
 	tb_load_rxe patched || return 1
 	# shellcheck disable=SC2046 # the knobs are name=value words

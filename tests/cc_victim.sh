@@ -39,7 +39,7 @@ ccv_ms() { awk -v n="$(psum "$1" paused_ns "${@:2}")" 'BEGIN {printf "%.1f", n /
 ccv_run() {
 	local cc=$1 out=$2 bursts=${3:-1} tag=burst s rc=0
 	[ "$bursts" = 1 ] || tag=quiet
-	rm -rf "$out" && mkdir -p "$out"
+	tb_fresh_dir "$out"
 	echo "==> victim flow on chain with cc=$cc (results in $out)" >&2
 	tb_load_rxe patched || return 1
 	# shellcheck disable=SC2046 # the knobs are name=value words

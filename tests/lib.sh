@@ -109,6 +109,14 @@ if [ -n "${RXECC_DEBUG_KERNEL:-}" ]; then
 	TEST_TIMEOUT_test_stress_qps_flows=${TEST_TIMEOUT_test_stress_qps_flows:-5400}
 fi
 
+# tb_fresh_dir <dir>: an empty <dir> for a helper's results. The running
+# test's own directory is left as it is: tb_run_test made it fresh, and
+# its log.txt and the files the test has redirected into are open there.
+tb_fresh_dir() {
+	[ "$1" = "${TEST_OUT:-}" ] || rm -rf "$1"
+	mkdir -p "$1"
+}
+
 tb_run_test() {
 	local name=$1 out=$RESULTS/$1 rc start pid dog limit var=TEST_TIMEOUT_$1
 	limit=${!var:-${TB_TEST_TIMEOUT:-900}}
@@ -120,7 +128,14 @@ tb_run_test() {
 	dmesg -C
 	start=$(date +%s)
 	# Its stderr is also kept (log.txt), for the summary's FAIL lines.
-	(set -e; TEST_OUT=$out "$name") 2> >(tee "$out/log.txt" >&2) &
+	# TB_TRACE=1: every command the test runs, timestamped, in $RESULTS/<test>.trace
+	# (where a test's time goes).
+	if [ -n "${TB_TRACE:-}" ]; then
+		(set -e; exec {BASH_XTRACEFD}>"$RESULTS/$name.trace"; PS4='+ $EPOCHREALTIME '; set -x
+			TEST_OUT=$out "$name") 2> >(tee "$out/log.txt" >&2) &
+	else
+		(set -e; TEST_OUT=$out "$name") 2> >(tee "$out/log.txt" >&2) &
+	fi
 	pid=$!
 	(
 		sleep "$limit"
@@ -172,23 +187,26 @@ tb_summary() {
 
 # tb_flowgen <prefix> <flow file> <op> <host...>: flowgen in each host's
 # namespace, replaying the flow file (the HPCC simulator's format) with
-# <op> (write, send or read), its time 0 twelve seconds from now
-# (TB_FLOWGEN_EPOCH, CLOCK_MONOTONIC ns), so that every connection is set
-# up before any flow starts (librdmacm set-up under TCG; as
-# fct_incast_send.toml). Host h's records go to <prefix>-h<h>.csv, its log
+# <op> (write, send or read). Its time 0 is 0.25 s after every host's
+# flowgen has connected its QPs (flowgen --sync-dir, in the guest's local
+# /tmp: the processes poll it), so no flow starts during the set-up;
+# TB_FLOWGEN_EPOCH (CLOCK_MONOTONIC ns) is set to it on return. Host h's records go to <prefix>-h<h>.csv, its log
 # to <prefix>-h<h>.log. 0 if every host's flowgen succeeded.
 tb_flowgen() {
-	local prefix=$1 flows=$2 op=$3 h max=0 ips=() pids=() rc=0
+	local prefix=$1 flows=$2 op=$3 h max=0 ips=() pids=() rc=0 sync
 	shift 3
+	sync=$(mktemp -d /tmp/flowgen-sync.XXXXXX) || return 1
 	for h in "$@"; do if ((h > max)); then max=$h; fi; done
 	for ((h = 0; h <= max; h++)); do ips+=("$TB_NET.$((h + 1))"); done
-	TB_FLOWGEN_EPOCH=$(($(flowgen --now) + 12000000000))
 	for h in "$@"; do
 		ip netns exec "h$h" flowgen --host "$h" --hosts "$(IFS=,; echo "${ips[*]}")" --flows "$flows" \
-			--epoch "$TB_FLOWGEN_EPOCH" --op "$op" --timeout 300 --out "$prefix-h$h.csv" 2>"$prefix-h$h.log" &
+			--sync-dir "$sync" --sync-n $# --op "$op" --timeout 300 --out "$prefix-h$h.csv" 2>"$prefix-h$h.log" &
 		pids+=($!)
 	done
 	# Not a bare `wait`: the caller may have a sampler running.
 	for h in "${pids[@]}"; do wait "$h" || rc=1; done
+	# shellcheck disable=SC2034 # read by the callers (chain_flows)
+	TB_FLOWGEN_EPOCH=$(cat "$sync/epoch" 2>/dev/null) || rc=1
+	rm -rf "$sync"
 	return $rc
 }

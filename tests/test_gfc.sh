@@ -283,7 +283,7 @@ RING_CC_EXP=$RXECC_TOP/testbed/experiments/ring-cc.toml
 # neither ended nor deadlocked in time.
 ring_cc_run() {
 	local label=$1 out=$2 n=${3:-60} t limit rc=0 rec s rate dl=none h t0
-	rm -rf "$out" && mkdir -p "$out"
+	tb_fresh_dir "$out"
 	tb_load_rxe patched || return 1
 	# shellcheck disable=SC2046 # the knobs are name=value words
 	tb_load_cc $(rxecc experiment knobs "$RING_CC_EXP" "$label") || return 1

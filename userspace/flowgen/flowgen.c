@@ -2,7 +2,8 @@
 /*
  * flowgen: replay a flow file on real RDMA verbs, one process per host.
  *
- *   flowgen --host ID --hosts IP0,IP1,... --flows FILE --epoch NS
+ *   flowgen --host ID --hosts IP0,IP1,... --flows FILE
+ *           (--epoch NS | --sync-dir DIR [--sync-n N] [--setup-timeout S])
  *           [--op write|send|read] [--port P] [--out FILE] [--timeout S]
  *   flowgen --now     (prints CLOCK_MONOTONIC, ns: to compute an epoch)
  *
@@ -12,6 +13,16 @@
  * the ones aimed at it. Flow time 0 is the file's earliest start, at
  * CLOCK_MONOTONIC --epoch ns (the hooks' clock, and the same in every
  * namespace of one kernel).
+ *
+ * --sync-dir DIR instead of --epoch: the processes (N of them, by default
+ * one per --hosts address) agree on the epoch themselves. Each, once every
+ * flow it initiates is connected, creates DIR/ready-<host>; the one that
+ * sees N such files first writes DIR/epoch (CLOCK_MONOTONIC ns,
+ * SYNC_LEAD_NS from then) and every process reads it there. Time 0 then follows the
+ * slowest set-up instead of a guessed lead: no idle wait, and no flow
+ * starts late on a slow machine. DIR must exist and be empty; the caller
+ * reads the epoch from DIR/epoch. --setup-timeout (default 600 s) bounds
+ * the wait.
  *
  * Each flow has its own RC QP, as each flow is a QP in the simulator and
  * rxe_cc keeps CC state per QP; a pool shared by a host pair would queue a
@@ -39,6 +50,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <netdb.h>
@@ -91,8 +103,13 @@ static struct {
 	uint32_t nhosts;
 	uint16_t port;
 	enum op op;
-	uint64_t epoch;
+	uint64_t epoch;		/* 0 until agreed, with --sync-dir */
 	unsigned int timeout_s;
+	const char *sync_dir;
+	uint32_t sync_n;
+	unsigned int setup_timeout_s;
+	uint64_t t_start;
+	int sfd;		/* --sync-dir: polls DIR while the epoch is unknown */
 	FILE *out;
 
 	struct flow *flows;
@@ -204,6 +221,7 @@ static void read_flows(const char *path)
 		/* Nanoseconds of the file's time, rounded: the simulator's
 		 * start is a double of seconds too. */
 		f->sched_ns = g.epoch + (uint64_t)((start[i] - t0) * 1e9 + 0.5);
+		/* (With --sync-dir, the offset alone until set_epoch().) */
 		if (initiator(f) == g.me)
 			g.to_initiate++;
 		if (acceptor(f) == g.me)
@@ -339,6 +357,8 @@ static void arm_timer(void)
 	uint64_t next = UINT64_MAX;
 	uint32_t i;
 
+	if (!g.epoch)
+		return;	/* --sync-dir: set_epoch() arms it */
 	for (i = 0; i < g.nflows; i++) {
 		struct flow *f = &g.flows[i];
 
@@ -371,6 +391,87 @@ static void start_due(void)
 			post_flow(f);
 	}
 	arm_timer();
+}
+
+/* --sync-dir: the lead from the last process's set-up to time 0, time
+ * for every process to see DIR/epoch (polled every SYNC_POLL_NS) even with
+ * TCG's timers several ms late. */
+#define SYNC_LEAD_NS ((uint64_t)250000000)
+#define SYNC_POLL_NS 10000000L
+
+static void set_epoch(uint64_t epoch)
+{
+	struct itimerspec off = { 0 };
+	uint32_t i;
+
+	g.epoch = epoch;
+	for (i = 0; i < g.nflows; i++)
+		g.flows[i].sched_ns += epoch;
+	if (timerfd_settime(g.sfd, 0, &off, NULL))
+		die("timerfd_settime: %s", strerror(errno));
+	fprintf(stderr, "%s: host %u: every process connected %.1f s after this one started; time 0 in %.0f ms\n",
+		g.prog, g.me, (now_ns() - g.t_start) / 1e9,
+		(double)(int64_t)(epoch - now_ns()) / 1e6);
+	arm_timer();
+}
+
+/* Reads DIR/epoch once it exists, after writing it if every process is
+ * ready and no one has. Plain files only (the guest's results directory is
+ * 9p): the first O_EXCL create wins, and a reader that finds the line not
+ * yet complete tries again at the next poll. */
+static void sync_check(void)
+{
+	char path[4096], buf[32];
+	uint32_t ready = 0;
+	struct dirent *de;
+	ssize_t n;
+	DIR *d;
+	int fd;
+
+	if (g.epoch)
+		return;
+	snprintf(path, sizeof(path), "%s/epoch", g.sync_dir);
+	if (access(path, F_OK)) {
+		d = opendir(g.sync_dir);
+		if (!d)
+			die("--sync-dir %s: %s", g.sync_dir, strerror(errno));
+		while ((de = readdir(d)))
+			if (!strncmp(de->d_name, "ready-", 6))
+				ready++;
+		closedir(d);
+		if (ready < g.sync_n)
+			return;
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			n = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", now_ns() + SYNC_LEAD_NS);
+			if (write(fd, buf, (size_t)n) != n || close(fd))
+				die("%s: %s", path, strerror(errno));
+		} else if (errno != EEXIST) {
+			die("%s: %s", path, strerror(errno));
+		}
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || buf[n - 1] != '\n')
+		return;
+	buf[n] = 0;
+	set_epoch(strtoull(buf, NULL, 10));
+}
+
+/* Every flow this process initiates is connected (or it initiates none). */
+static void sync_ready(void)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/ready-%u", g.sync_dir, g.me);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || close(fd))
+		die("%s: %s", path, strerror(errno));
+	sync_check();
 }
 
 static void on_cm_event(void)
@@ -444,7 +545,11 @@ static void on_cm_event(void)
 			arm_timer();
 			/* How much of --epoch's lead the set-up used: a caller
 			 * that gave too little sees it here, not in late flows. */
-			if (++g.established == g.to_initiate) {
+			if (++g.established == g.to_initiate && g.sync_dir) {
+				fprintf(stderr, "%s: host %u: %u flows connected in %.1f s\n", g.prog,
+					g.me, g.to_initiate, (now_ns() - g.t_start) / 1e9);
+				sync_ready();
+			} else if (g.established == g.to_initiate) {
 				int64_t lead = (int64_t)(g.epoch - now_ns());
 
 				fprintf(stderr, "%s: host %u: %u flows connected %.1f s %s the epoch\n",
@@ -528,7 +633,8 @@ static void on_completions(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: %s --host ID --hosts IP0,IP1,... --flows FILE --epoch NS\n"
+		"usage: %s --host ID --hosts IP0,IP1,... --flows FILE\n"
+		"          (--epoch NS | --sync-dir DIR [--sync-n N] [--setup-timeout S])\n"
 		"          [--op write|send|read] [--port P] [--out FILE] [--timeout S]\n"
 		"       %s --now\n",
 		g.prog, g.prog);
@@ -542,7 +648,9 @@ int main(int argc, char **argv)
 		{ "flows", required_argument, NULL, 'f' }, { "epoch", required_argument, NULL, 'e' },
 		{ "op", required_argument, NULL, 'o' },	   { "port", required_argument, NULL, 'p' },
 		{ "out", required_argument, NULL, 'w' },   { "timeout", required_argument, NULL, 't' },
-		{ "now", no_argument, NULL, 'n' },	   {}
+		{ "now", no_argument, NULL, 'n' },	   { "sync-dir", required_argument, NULL, 'S' },
+		{ "sync-n", required_argument, NULL, 'N' },
+		{ "setup-timeout", required_argument, NULL, 'T' }, {}
 	};
 	const char *flows = NULL, *out = NULL;
 	char *hosts = NULL, *end;
@@ -553,6 +661,9 @@ int main(int argc, char **argv)
 	g.prog = "flowgen";
 	g.port = 18600;
 	g.timeout_s = 600;
+	g.setup_timeout_s = 600;
+	g.t_start = now_ns();
+	g.sfd = -1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
@@ -590,6 +701,19 @@ int main(int argc, char **argv)
 		case 'w':
 			out = optarg;
 			break;
+		case 'S':
+			g.sync_dir = optarg;
+			break;
+		case 'N':
+			g.sync_n = strtoul(optarg, &end, 10);
+			if (*end || !g.sync_n)
+				die("--sync-n %s: not a number of processes", optarg);
+			break;
+		case 'T':
+			g.setup_timeout_s = strtoul(optarg, &end, 10);
+			if (*end || !g.setup_timeout_s)
+				die("--setup-timeout %s: not a number of seconds", optarg);
+			break;
 		case 't':
 			g.timeout_s = strtoul(optarg, &end, 10);
 			if (*end || !g.timeout_s)
@@ -599,7 +723,7 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
-	if (!have_host || !hosts || !flows || !g.epoch || optind != argc)
+	if (!have_host || !hosts || !flows || !g.epoch == !g.sync_dir || optind != argc)
 		usage();
 	for (char *tok = strtok(hosts, ","); tok; tok = strtok(NULL, ",")) {
 		g.hosts = realloc(g.hosts, (g.nhosts + 1) * sizeof(*g.hosts));
@@ -609,6 +733,8 @@ int main(int argc, char **argv)
 	}
 	if (g.me >= g.nhosts)
 		die("--host %u, but --hosts names %u", g.me, g.nhosts);
+	if (g.sync_dir && !g.sync_n)
+		g.sync_n = g.nhosts;
 	read_flows(flows);
 	g.out = out ? fopen(out, "w") : stdout;
 	if (!g.out)
@@ -628,6 +754,16 @@ int main(int argc, char **argv)
 	ev.data.u32 = 2;
 	if (epoll_ctl(g.ep, EPOLL_CTL_ADD, g.tfd, &ev))
 		die("epoll_ctl: %s", strerror(errno));
+	if (g.sync_dir) {
+		struct itimerspec poll = { .it_interval = { 0, SYNC_POLL_NS },
+					   .it_value = { 0, SYNC_POLL_NS } };
+
+		g.sfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		ev.data.u32 = 3;
+		if (g.sfd < 0 || timerfd_settime(g.sfd, 0, &poll, NULL) ||
+		    epoll_ctl(g.ep, EPOLL_CTL_ADD, g.sfd, &ev))
+			die("the --sync-dir poll timer: %s", strerror(errno));
+	}
 
 	/* Every process listens, even with no flow to accept: a process that
 	 * only connected out never got the completion of its first WRITE,
@@ -653,16 +789,28 @@ int main(int argc, char **argv)
 	for (i = 0; i < g.nflows; i++)
 		if (initiator(&g.flows[i]) == g.me)
 			connect_flow(&g.flows[i]);
+	if (g.sync_dir && g.to_initiate == 0)
+		sync_ready();
 
-	uint64_t deadline = g.epoch + (uint64_t)g.timeout_s * 1000000000ull;
 	/* Done when every flow started here completed and every connection,
 	 * both ways, was closed. */
 	while (g.initiated_done < g.to_initiate || g.closed < g.to_initiate + g.to_accept) {
 		struct epoll_event evs[4];
-		uint64_t t = now_ns();
+		uint64_t t = now_ns(), deadline;
 		int n, k;
 
-		if (t >= deadline) {
+		if (!g.epoch) {
+			deadline = g.t_start + (uint64_t)g.setup_timeout_s * 1000000000ull;
+			if (t >= deadline) {
+				fprintf(stderr, "%s: host %u: not every process connected within %u s"
+					" (--setup-timeout): %u of %u flows here connected\n",
+					g.prog, g.me, g.setup_timeout_s, g.established, g.to_initiate);
+				return 1;
+			}
+		} else {
+			deadline = g.epoch + (uint64_t)g.timeout_s * 1000000000ull;
+		}
+		if (g.epoch && t >= deadline) {
 			fprintf(stderr, "%s: host %u: timed out after %u s: %u of %u flows done, %u of %u accepted\n",
 				g.prog, g.me, g.timeout_s, g.initiated_done, g.to_initiate, g.accepted,
 				g.to_accept);
@@ -688,6 +836,14 @@ int main(int argc, char **argv)
 			case 2:
 				start_due();
 				break;
+			case 3: {
+				uint64_t exp;
+
+				if (read(g.sfd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
+					die("timerfd read: %s", strerror(errno));
+				sync_check();
+				break;
+			}
 			}
 		}
 	}

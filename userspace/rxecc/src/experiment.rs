@@ -25,14 +25,17 @@ pub struct Experiment {
     /// A topology name (testbed/topologies) or path, relative to the
     /// experiment file.
     pub topology: String,
-    /// flowgen runs on hosts 0..hosts-1 (default: every host).
+    /// flowgen runs on hosts 0..hosts-1 (default: every host); only those
+    /// hosts of the topology are brought up.
     pub hosts: Option<u32>,
     /// write, send or read.
     #[serde(default = "default_op")]
     pub op: String,
     #[serde(default = "one")]
     pub repetitions: u32,
-    /// Seconds from starting flowgen to the flow file's time 0.
+    /// The most seconds the QPs' set-up may take. Time 0 of the flow file
+    /// is 0.25 s after every host's flowgen has connected its QPs
+    /// (flowgen --sync-dir), not a fixed lead.
     #[serde(default = "default_setup")]
     pub setup_s: u64,
     /// Seconds after time 0 before an unfinished run is given up.
@@ -148,7 +151,7 @@ fn one64() -> u64 {
     1
 }
 fn default_setup() -> u64 {
-    20
+    600
 }
 fn default_timeout() -> u64 {
     300
@@ -287,7 +290,37 @@ fn topology_for(e: &Experiment, run: &Run, base: &Path) -> Result<(PathBuf, Stri
             file.display()
         );
     }
+    if let Some(n) = e.hosts {
+        keep_hosts(&mut t, n as usize);
+    }
     Ok((file, toml::to_string(&t)?))
+}
+
+/// Leaves only the first `n` hosts of a topology table, with the links
+/// and routes that name none of the others: a host no flow uses would cost
+/// two ports' programs at every bring-up (incast.toml uses 5 of dumbbell's
+/// 9). The hosts kept keep their numbers, names and addresses.
+fn keep_hosts(t: &mut toml::Table, n: usize) {
+    let Some(toml::Value::Array(hosts)) = t.get_mut("host") else {
+        return;
+    };
+    if hosts.len() <= n {
+        return;
+    }
+    let gone: Vec<toml::Value> = hosts
+        .drain(n..)
+        .filter_map(|h| h.get("name").cloned())
+        .collect();
+    let names_gone = |v: &toml::Value, keys: &[&str]| {
+        keys.iter()
+            .any(|k| v.get(*k).is_some_and(|x| gone.contains(x)))
+    };
+    if let Some(toml::Value::Array(links)) = t.get_mut("link") {
+        links.retain(|l| !names_gone(l, &["a", "b"]));
+    }
+    if let Some(toml::Value::Array(routes)) = t.get_mut("route") {
+        routes.retain(|r| !names_gone(r, &["at", "to", "via"]));
+    }
 }
 
 /// The run labelled `label` of an experiment file.
@@ -423,21 +456,30 @@ fn run_one(
     topology::up_logged(&topo_file.display().to_string(), false, false, None, &[])?;
     let result = (|| -> Result<usize> {
         let ips: Vec<String> = (0..n as usize).map(topology::host_ip).collect();
-        let epoch = monotonic_ns() + e.setup_s * 1_000_000_000;
+        // The flowgen processes agree on the epoch there, once every QP is
+        // connected (flowgen --sync-dir). Not in `out`: they poll it every
+        // 10 ms, and the guest's results directory is 9p, whose reads under
+        // TCG left one process 250 ms behind the others.
+        let sync = std::env::temp_dir().join(format!(
+            "rxecc-sync-{}-{}",
+            std::process::id(),
+            run.label
+        ));
+        let _ = std::fs::remove_dir_all(&sync);
+        std::fs::create_dir_all(&sync).with_context(|| format!("creating {}", sync.display()))?;
         // The flow file's clock: its earliest start is at the epoch.
         let t0_ns = flows
             .iter()
             .map(|f| (f.start_s * 1e9).round() as u64)
             .min()
             .unwrap_or(0);
-        let file_ns = |mono: u64| (mono + t0_ns).saturating_sub(epoch);
         let sim = built.sim_ports();
         let pfc = switch::PfcEvents::start()?;
         let qlen = QlenDumper::start(
             &sim,
             out.join("qlen.txt"),
             e.qlen_interval_ms.max(1),
-            epoch,
+            sync.join("epoch"),
             t0_ns,
         )?;
         let rec = if e.record_interval_ms > 0 {
@@ -464,7 +506,9 @@ fn run_one(
                 .args(["--host", &h.to_string(), "--hosts", &ips.join(",")])
                 .arg("--flows")
                 .arg(flows_file)
-                .args(["--epoch", &epoch.to_string(), "--op", &e.op])
+                .arg("--sync-dir")
+                .arg(&sync)
+                .args(["--setup-timeout", &e.setup_s.to_string(), "--op", &e.op])
                 .args(["--timeout", &e.timeout_s.to_string()])
                 .arg("--out")
                 .arg(out.join(format!("flowgen-h{h}.csv")))
@@ -474,12 +518,35 @@ fn run_one(
                 .context("starting flowgen (ip netns exec ... flowgen)")?;
             kids.push((h, child));
         }
+        // A process that fails before time 0 leaves the others waiting for
+        // it (up to setup_s): stop them too.
         let mut failed = Vec::new();
-        for (h, mut c) in kids {
-            if !c.wait()?.success() {
-                failed.push(h);
+        let mut running = kids;
+        while !running.is_empty() {
+            let mut still = Vec::new();
+            for (h, mut c) in running {
+                match c.try_wait()? {
+                    Some(st) if !st.success() => failed.push(h),
+                    Some(_) => {}
+                    None => still.push((h, c)),
+                }
             }
+            running = still;
+            if !failed.is_empty() && read_epoch(&sync.join("epoch")).is_none() {
+                for (h, c) in &mut running {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                    failed.push(*h);
+                }
+                eprintln!(
+                    "rxecc run: {}: flowgen failed on host {} before time 0 (see flowgen-h*.log)",
+                    run.label, failed[0]
+                );
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
         }
+        failed.sort_unstable();
         // Queues drain and the last XONs arrive before the readers stop.
         std::thread::sleep(std::time::Duration::from_millis(500));
         if let Some(mut r) = rec {
@@ -493,6 +560,11 @@ fn run_one(
             }
         }
         qlen.stop()?;
+        // No epoch: no process got as far as its flows (flowgen-h*.log).
+        let epoch = read_epoch(&sync.join("epoch")).unwrap_or_else(monotonic_ns);
+        let _ = std::fs::remove_dir_all(&sync);
+        std::fs::write(out.join("epoch_ns.txt"), format!("{epoch}\n"))?;
+        let file_ns = |mono: u64| (mono + t0_ns).saturating_sub(epoch);
         let by_id: BTreeMap<u32, &topology::SimPort> = sim
             .iter()
             .filter_map(|p| Some((switch::port_id(&p.dev)?, p)))
@@ -558,6 +630,12 @@ fn run_one(
 /// 100 ns samples (here: time, exactly, from every change of the queue)
 /// with the port's queue in [i, i+1) KB (1000 B), cumulative from the
 /// start. Times are on the flow file's clock.
+/// The epoch flowgen's processes agreed on (CLOCK_MONOTONIC ns), once
+/// the file exists.
+fn read_epoch(file: &Path) -> Option<u64> {
+    std::fs::read_to_string(file).ok()?.trim().parse().ok()
+}
+
 struct QlenDumper {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: std::thread::JoinHandle<Result<()>>,
@@ -565,12 +643,13 @@ struct QlenDumper {
 
 impl QlenDumper {
     /// Histograms count from the epoch (the flow file's first start), as
-    /// the simulator's from QLEN_MON_START.
+    /// the simulator's from QLEN_MON_START; flowgen writes it to
+    /// `epoch_file` once every QP is connected.
     fn start(
         sim: &[topology::SimPort],
         path: PathBuf,
         interval_ms: u64,
-        epoch: u64,
+        epoch_file: PathBuf,
         t0_ns: u64,
     ) -> Result<Self> {
         use std::io::Write as _;
@@ -584,7 +663,12 @@ impl QlenDumper {
         let flag = stop.clone();
         let thread = std::thread::spawn(move || -> Result<()> {
             let step = interval_ms * 1_000_000;
-            while monotonic_ns() < epoch && !flag.load(Ordering::Relaxed) {
+            let mut epoch = None;
+            while !flag.load(Ordering::Relaxed) {
+                epoch = epoch.or_else(|| read_epoch(&epoch_file));
+                if epoch.is_some_and(|e| monotonic_ns() >= e) {
+                    break;
+                }
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
             let now = monotonic_ns();
@@ -920,6 +1004,10 @@ mod tests {
         assert!(sw.red.is_some() && sw.pfc);
         assert_eq!(b.topo.links[0].rate_mbps, Some(40));
         assert_eq!(fct::path_rate_mbps(&b.topo, 0, 1), Some(40));
+        // hosts = 4: dumbbell's other five hosts and their links are gone.
+        assert_eq!(b.topo.hosts.len(), 4);
+        assert_eq!(b.topo.links.len(), 4);
+        assert!(b.topo.links.iter().all(|l| *l.a.get_ref() != "h4" && *l.b.get_ref() != "h4"));
         let (_, text) = topology_for(&e, &e.runs[1], &dir).unwrap();
         std::fs::write(&t, &text).unwrap();
         assert!(topology::load(&t).unwrap().topo.switches[0].red.is_none());

@@ -1409,7 +1409,8 @@ pub fn up_logged(
     res
 }
 
-fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
+/// The namespaces, bridges, links, addresses, neighbours and rxe devices.
+fn build_net(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
     let t = &b.topo;
     let mtu: u32 = MTU.parse().context("MTU")?;
     for (si, s) in t.switches.iter().enumerate() {
@@ -1599,6 +1600,11 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             ],
         )?;
     }
+    Ok(())
+}
+
+fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
+    let t = &b.topo;
     // The ports: host NICs (in their namespaces), then switch ports. Their
     // programs are loaded first, all at once (load_ports: the verifier's
     // time is most of `up`), then attached one by one.
@@ -1628,19 +1634,34 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
         .collect();
     // Slow: each port's programs are loaded and verified (about 0.75 s of
     // CPU per port under TCG, much longer on the debug kernel), so say so
-    // before and how long after.
-    let load_start = std::time::Instant::now();
-    if !specs.is_empty() && r.log {
-        eprintln!("rxecc: up: loading {} ports' BPF programs", specs.len());
-    }
-    let mut loaded = switch::load_ports(&mut storage, &specs)?.into_iter();
-    if !specs.is_empty() && r.log {
-        eprintln!(
-            "rxecc: up: {} ports' programs loaded in {:.1} s",
-            specs.len(),
-            load_start.elapsed().as_secs_f64()
-        );
-    }
+    // before and how long after. They load while the network is built
+    // (build_net): that touches no program, and under TCG much of its
+    // 1.2 s per host is spent waiting (process starts, RCU grace periods).
+    let log = r.log;
+    let loaded = std::thread::scope(|sc| -> Result<_> {
+        let loader = sc.spawn(|| {
+            let load_start = std::time::Instant::now();
+            if !specs.is_empty() && log {
+                eprintln!("rxecc: up: loading {} ports' BPF programs", specs.len());
+            }
+            let loaded = switch::load_ports(&mut storage, &specs);
+            if !specs.is_empty() && log && loaded.is_ok() {
+                eprintln!(
+                    "rxecc: up: {} ports' programs loaded in {:.1} s",
+                    specs.len(),
+                    load_start.elapsed().as_secs_f64()
+                );
+            }
+            loaded
+        });
+        let net = build_net(b, r, dry_run);
+        let loaded = loader
+            .join()
+            .map_err(|_| anyhow::anyhow!("the thread loading the ports' programs panicked"))?;
+        net?;
+        loaded
+    })?;
+    let mut loaded = loaded.into_iter();
     let mut marks: Vec<(&str, MarkMode)> = Vec::new();
     for (p, pc) in b.ports.iter().zip(configs) {
         if dry_run {
