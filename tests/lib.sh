@@ -190,8 +190,9 @@ tb_summary() {
 # <op> (write, send or read). Its time 0 is 0.25 s after every host's
 # flowgen has connected its QPs (flowgen --sync-dir, in the guest's local
 # /tmp: the processes poll it), so no flow starts during the set-up;
-# TB_FLOWGEN_EPOCH (CLOCK_MONOTONIC ns) is set to it on return. Host h's records go to <prefix>-h<h>.csv, its log
-# to <prefix>-h<h>.log. 0 if every host's flowgen succeeded.
+# TB_FLOWGEN_EPOCH (CLOCK_MONOTONIC ns) is set to it on return. Host h's
+# records go to <prefix>-h<h>.csv, its log to <prefix>-h<h>.log. 0 if
+# every host's flowgen succeeded.
 tb_flowgen() {
 	local prefix=$1 flows=$2 op=$3 h max=0 ips=() pids=() rc=0 sync
 	shift 3

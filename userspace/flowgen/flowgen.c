@@ -545,16 +545,18 @@ static void on_cm_event(void)
 			arm_timer();
 			/* How much of --epoch's lead the set-up used: a caller
 			 * that gave too little sees it here, not in late flows. */
-			if (++g.established == g.to_initiate && g.sync_dir) {
-				fprintf(stderr, "%s: host %u: %u flows connected in %.1f s\n", g.prog,
-					g.me, g.to_initiate, (now_ns() - g.t_start) / 1e9);
-				sync_ready();
-			} else if (g.established == g.to_initiate) {
-				int64_t lead = (int64_t)(g.epoch - now_ns());
+			if (++g.established == g.to_initiate) {
+				if (g.sync_dir) {
+					fprintf(stderr, "%s: host %u: %u flows connected in %.1f s\n",
+						g.prog, g.me, g.to_initiate, (now_ns() - g.t_start) / 1e9);
+					sync_ready();
+				} else {
+					int64_t lead = (int64_t)(g.epoch - now_ns());
 
-				fprintf(stderr, "%s: host %u: %u flows connected %.1f s %s the epoch\n",
-					g.prog, g.me, g.to_initiate, (lead < 0 ? -lead : lead) / 1e9,
-					lead < 0 ? "after" : "before");
+					fprintf(stderr, "%s: host %u: %u flows connected %.1f s %s the epoch\n",
+						g.prog, g.me, g.to_initiate, (lead < 0 ? -lead : lead) / 1e9,
+						lead < 0 ? "after" : "before");
+				}
 			}
 		}
 		break;
@@ -630,6 +632,17 @@ static void on_completions(void)
 	}
 }
 
+/* A positive integer option's value; dies with "<opt> <arg>: <what>". */
+static unsigned long positive_arg(const char *opt, const char *arg, const char *what)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+
+	if (*end || !v)
+		die("%s %s: %s", opt, arg, what);
+	return v;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -694,9 +707,7 @@ int main(int argc, char **argv)
 			g.op = i;
 			break;
 		case 'p':
-			g.port = strtoul(optarg, &end, 10);
-			if (*end || !g.port)
-				die("--port %s: not a port", optarg);
+			g.port = positive_arg("--port", optarg, "not a port");
 			break;
 		case 'w':
 			out = optarg;
@@ -705,19 +716,14 @@ int main(int argc, char **argv)
 			g.sync_dir = optarg;
 			break;
 		case 'N':
-			g.sync_n = strtoul(optarg, &end, 10);
-			if (*end || !g.sync_n)
-				die("--sync-n %s: not a number of processes", optarg);
+			g.sync_n = positive_arg("--sync-n", optarg, "not a number of processes");
 			break;
 		case 'T':
-			g.setup_timeout_s = strtoul(optarg, &end, 10);
-			if (*end || !g.setup_timeout_s)
-				die("--setup-timeout %s: not a number of seconds", optarg);
+			g.setup_timeout_s = positive_arg("--setup-timeout", optarg,
+							 "not a number of seconds");
 			break;
 		case 't':
-			g.timeout_s = strtoul(optarg, &end, 10);
-			if (*end || !g.timeout_s)
-				die("--timeout %s: not a number of seconds", optarg);
+			g.timeout_s = positive_arg("--timeout", optarg, "not a number of seconds");
 			break;
 		default:
 			usage();

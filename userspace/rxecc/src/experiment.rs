@@ -625,17 +625,17 @@ fn run_one(
     result
 }
 
-/// Writes qlen.txt as the simulator does: every interval, `time: <ns>`,
-/// then a line `node ifindex c0 c1 ...` per switch port, ci counting the
-/// 100 ns samples (here: time, exactly, from every change of the queue)
-/// with the port's queue in [i, i+1) KB (1000 B), cumulative from the
-/// start. Times are on the flow file's clock.
 /// The epoch flowgen's processes agreed on (CLOCK_MONOTONIC ns), once
 /// the file exists.
 fn read_epoch(file: &Path) -> Option<u64> {
     std::fs::read_to_string(file).ok()?.trim().parse().ok()
 }
 
+/// Writes qlen.txt as the simulator does: every interval, `time: <ns>`,
+/// then a line `node ifindex c0 c1 ...` per switch port, ci counting the
+/// 100 ns samples (here: time, exactly, from every change of the queue)
+/// with the port's queue in [i, i+1) KB (1000 B), cumulative from the
+/// start. Times are on the flow file's clock.
 struct QlenDumper {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: std::thread::JoinHandle<Result<()>>,
