@@ -107,6 +107,9 @@ if [ -n "${RXECC_DEBUG_KERNEL:-}" ]; then
 	TEST_TIMEOUT_test_verbs_all_cc=${TEST_TIMEOUT_test_verbs_all_cc:-9000}
 	# Two bring-ups of dumbbell and two runs of up to 1800 s each.
 	TEST_TIMEOUT_test_stress_qps_flows=${TEST_TIMEOUT_test_stress_qps_flows:-5400}
+	# Three runs (base RTT, none, DCQCN), each connecting its QPs in up to
+	# 4 minutes, and each of the two loaded runs allowed 1800 s to finish.
+	TEST_TIMEOUT_test_fct_websearch=${TEST_TIMEOUT_test_fct_websearch:-5400}
 fi
 
 # tb_fresh_dir <dir>: an empty <dir> for a helper's results. The running

@@ -95,6 +95,8 @@ pub struct Overrides {
     pub runs: Option<Vec<String>>,
     /// Every flow's verbs operation.
     pub op: Option<String>,
+    /// The file's `timeout_s`.
+    pub timeout_s: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -777,6 +779,9 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     let mut e = load(path)?;
     if let Some(op) = &o.op {
         e.op.clone_from(op);
+    }
+    if let Some(t) = o.timeout_s {
+        e.timeout_s = t;
     }
     if let Some(only) = &o.runs {
         for l in only {

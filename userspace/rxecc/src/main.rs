@@ -137,6 +137,10 @@ enum Cmd {
         /// The verbs operation of every flow, instead of the file's `op`.
         #[arg(long, value_parser = ["write", "send", "read"])]
         op: Option<String>,
+        /// Seconds after time 0 before an unfinished run is given up,
+        /// instead of the file's `timeout_s` (a slower machine or kernel).
+        #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        timeout_s: Option<u64>,
     },
     /// What one run of an experiment file sets, for scripts that drive
     /// their own traffic with the same settings.
@@ -763,7 +767,16 @@ fn main() -> Result<()> {
             out,
             runs,
             op,
-        } => experiment::run(&experiment, &out, &experiment::Overrides { runs, op })?,
+            timeout_s,
+        } => experiment::run(
+            &experiment,
+            &out,
+            &experiment::Overrides {
+                runs,
+                op,
+                timeout_s,
+            },
+        )?,
         Cmd::Experiment { cmd } => match cmd {
             ExperimentCmd::Topology { experiment, run } => {
                 print!("{}", experiment::run_topology(&experiment, &run)?)
