@@ -120,6 +120,35 @@ tb_fresh_dir() {
 	mkdir -p "$1"
 }
 
+# tb_kmemleak_scan <dir>: on the debug kernel, after a test has unloaded
+# every module (tb_reset), kmemleak scans memory, its report goes to
+# <dir>/kmemleak.txt, and the report is cleared for the next test. 1 if an
+# unreferenced object was allocated by rxe-cc's modules (rdma_rxe, rxe_cc,
+# rxecc_switch: a name with "rxe" in its backtrace); others, the kernel's
+# own (rare false positives, or leaks outside this project), are counted
+# in the log. Run after the dmesg check: kmemleak logs each scan's finds
+# there. Auto-scan is off in the debug guest, so without this only
+# test_stress_qp_churn's own scan looked. TB_KMEMLEAK=0 skips it.
+tb_kmemleak_scan() {
+	[ -n "${RXECC_DEBUG_KERNEL:-}" ] && [ "${TB_KMEMLEAK:-1}" != 0 ] || return 0
+	local t0 all ours
+	t0=$(date +%s)
+	echo scan 2>/dev/null >/sys/kernel/debug/kmemleak || { echo "    FAIL: kmemleak refused a scan" >&2; return 1; }
+	cat /sys/kernel/debug/kmemleak >"$1/kmemleak.txt"
+	echo clear >/sys/kernel/debug/kmemleak
+	read -r all ours < <(tb_kmemleak_count "$1/kmemleak.txt")
+	echo "    kmemleak: scan took $(($(date +%s) - t0)) s; $all unreferenced objects, $ours of rxe-cc's modules" >&2
+	((ours == 0)) || { echo "    FAIL: kmemleak: $ours objects of rxe-cc's modules unfreed ($1/kmemleak.txt)" >&2; return 1; }
+}
+
+# tb_kmemleak_count <kmemleak report>: "<objects> <objects whose
+# backtrace names rxe>". Each object's block starts with "unreferenced
+# object"; its comm line is not read (the rxecc CLI's name has rxe in it).
+tb_kmemleak_count() {
+	awk '/^unreferenced object/ {n++; bt = 0} /^ *backtrace/ {bt = 1} bt && /rxe/ {ours[n] = 1}
+		END {k = 0; for (i in ours) k++; print n + 0, k}' "$1"
+}
+
 tb_run_test() {
 	local name=$1 out=$RESULTS/$1 rc start pid dog limit var=TEST_TIMEOUT_$1
 	limit=${!var:-${TB_TEST_TIMEOUT:-900}}
@@ -162,6 +191,7 @@ tb_run_test() {
 		grep -E -A5 "$DMESG_BAD" "$out/dmesg.txt" | head -30 >&2
 		rc=1
 	fi
+	tb_kmemleak_scan "$out" || { rc=1; FAIL_LINES+=("$name: kmemleak found objects of rxe-cc's modules unfreed"); }
 	local took=$(($(date +%s) - start))
 	if [ "$rc" = 0 ]; then
 		echo "ok   $name (${took} s)" >&2
