@@ -22,6 +22,7 @@ extern void bpf_qdisc_watchdog_schedule(struct Qdisc *sch, __u64 expire,
 extern void bpf_qdisc_bstats_update(struct Qdisc *sch,
 				    const struct sk_buff *skb) __ksym;
 extern void bpf_kfree_skb(struct sk_buff *skb) __ksym;
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
 
 /* From rxecc_switch.ko (switch-ebpf/kmod/), which must be loaded first. */
 extern int rxecc_pfc_send(struct Qdisc *sch, __u32 ifindex, __u32 class_vec,
@@ -36,7 +37,6 @@ extern void rxecc_port_kick(struct __sk_buff *ctx) __ksym;
 
 #define __contains(name, node) \
 	__attribute__((btf_decl_tag("contains:" #name ":" #node)))
-#define private(name) SEC(".data." #name) __hidden __attribute__((aligned(8)))
 
 #ifndef container_of
 #define container_of(ptr, type, member) \

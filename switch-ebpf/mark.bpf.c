@@ -10,9 +10,10 @@
  *     p = 0 below Kmin, Pmax (q - Kmin) / (Kmax - Kmin) up to Kmax, 1 at
  *     or above Kmax;
  *   MARK_TCD: TCD's ternary marks for ACC (tcd_mark() below).
- * The queue, the pause state and the thresholds come from the port's maps,
- * which the loader shares with this program; without a port (a fixture on a
- * plain device) the marker has maps of its own and only CE/UE make sense.
+ * The queue, the pause state and the thresholds come from the ports' maps,
+ * which the loader shares with this program, at the port's id (port_id,
+ * set before load); without a port (a fixture on a plain device) the
+ * marker has maps of its own, uses slot 0, and only CE/UE make sense.
  * Only IPv4/UDP to port 4791 is touched. The IP TOS byte lies outside the
  * RoCE ICRC, so marking keeps the ICRC valid; the IP checksum is fixed up.
  */
@@ -35,6 +36,9 @@
 #define NSEC_PER_SEC	1000000000ULL
 /* Ethernet, IPv4 without options, UDP. */
 #define HDRS_LEN	(sizeof(struct ethhdr) + sizeof(struct iphdr) + sizeof(struct udphdr))
+
+/* The port this marker marks for (its slot in port_state and port_cfg). */
+const volatile __u32 port_id = 0;
 
 /* Packets seen and marked; index 0 seen, 1 marked. */
 struct {
@@ -150,7 +154,7 @@ int mark_egress(struct __sk_buff *skb)
 	struct udphdr *udp;
 	struct port_state *st;
 	struct rxecc_port_params cfg;
-	__u32 zero = 0;
+	__u32 id = port_id;
 	__u8 ecn, want;
 	__u16 old, new;
 
@@ -178,8 +182,8 @@ int mark_egress(struct __sk_buff *skb)
 	ecn = ip->tos & ECN_MASK;
 	if (ecn == ECN_NOT_ECT)
 		return TC_ACT_OK;
-	st = bpf_map_lookup_elem(&port_state, &zero);
-	if (!st || !port_cfg_get(&cfg))
+	st = bpf_map_lookup_elem(&port_state, &id);
+	if (!st || !port_cfg_get(id, &cfg))
 		return TC_ACT_OK;
 	switch (cfg.mark_mode) {
 	case MARK_CE:

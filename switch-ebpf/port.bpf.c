@@ -18,10 +18,16 @@
  * Ingress (TC): consumes PFC frames from the link peer and pauses or
  * resumes this port's egress.
  *
- * Each port loads its own instance of this object (its own globals and its
- * own Qdisc_ops id). The pacer keeps credit up to `burst_ns` instead of
- * restarting from "now": under QEMU TCG the watchdog fires late, and that
- * lateness would otherwise be lost.
+ * One instance serves every port: one Qdisc_ops (kind rxecc_port), one
+ * ingress program. A port is known by its id, which rxecc makes the major
+ * number of the port's qdisc handle (id:0); every per-port state is that
+ * slot of a map. Loading and verifying an instance per port took most of a
+ * topology's bring-up (0.4 s of CPU per port, 14 to 17 s on the debug
+ * kernel).
+ *
+ * The pacer keeps credit up to `burst_ns` instead of restarting from
+ * "now": under QEMU TCG the watchdog fires late, and that lateness would
+ * otherwise be lost.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -42,9 +48,9 @@
 
 char _license[] SEC("license") = "GPL";
 
-/* Set by the loader before load. */
-const volatile __u64 burst_ns = 1000000;	/* pacing credit kept */
-const volatile __u32 limit_pkts = 10000;	/* egress queue limit: drops above */
+/* `rxecc selftest` only, which sets it before load: the port its
+ * BPF_PROG_TEST_RUN packets arrive at (their device is no port). */
+const volatile __u32 test_port_id = 0;
 
 /* Shared by every port: rxecc pins them once and reuses them. */
 struct {
@@ -89,36 +95,40 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
-/* This port's egress queue length over time (port.h): ns per bin. */
+/* Each port's egress queue length over time (port.h): ns per bin. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, RXECC_MAX_PORTS);
 	__type(key, __u32);
 	__type(value, struct rxecc_qlen_hist);
 } qlen_hist SEC(".maps");
 
-/* Owes `dt` ns to the bin of queue length `qlen` (taken under st->lock,
- * added after it: no helper calls under a spin lock). */
-static __always_inline void qlen_hist_add(__u64 qlen, __u64 dt)
+/* Owes `dt` ns to port `id`'s bin of queue length `qlen` (taken under
+ * st->lock, added after it: no helper calls under a spin lock). */
+static __always_inline void qlen_hist_add(__u32 id, __u64 qlen, __u64 dt)
 {
 	__u64 bin = qlen / 1000;
 	struct rxecc_qlen_hist *h;
-	__u32 zero = 0;
 
 	if (bin >= RXECC_QLEN_BINS)
 		bin = RXECC_QLEN_BINS - 1;
-	h = bpf_map_lookup_elem(&qlen_hist, &zero);
+	h = bpf_map_lookup_elem(&qlen_hist, &id);
 	if (h) {
 		__sync_fetch_and_add(&h->ns[bin], dt);
 		__sync_fetch_and_add(&h->adds, 1);
 	}
 }
 
-static __always_inline struct port_state *state(void)
+static __always_inline struct port_state *state(__u32 id)
 {
-	__u32 zero = 0;
+	return bpf_map_lookup_elem(&port_state, &id);
+}
 
-	return bpf_map_lookup_elem(&port_state, &zero);
+/* The port a qdisc is: its handle is id:0 (rxecc), and a kind this object
+ * registers is only ever made a port's root qdisc by rxecc. */
+static __always_inline __u32 sch_port(const struct Qdisc *sch)
+{
+	return sch->handle >> 16;
 }
 
 /* Ends a pause, under st->lock: its time is accounted, and TCD sees the
@@ -151,9 +161,20 @@ static __always_inline void tau_sample(struct port_state *st, __u64 stamp, __u64
 
 /* The pacer: the last packet began its serialisation at tx_start_ns and
  * was tx_len bytes long. The next may start once that is done at the
- * rate in force now, so a GFC stage change applies at once. */
-__u64 tx_start_ns;
-__u32 tx_len;
+ * rate in force now, so a GFC stage change applies at once. Only the
+ * port's dequeue uses it, and a qdisc has one dequeue at a time. */
+struct pacer {
+	__u64 tx_start_ns;
+	__u32 tx_len;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RXECC_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct pacer);
+} pacer SEC(".maps");
 
 struct skb_node {
 	struct sk_buff __kptr *skb;
@@ -164,12 +185,26 @@ struct skb_node {
 	struct bpf_list_node node;
 };
 
-/* Data packets. */
-private(Q) struct bpf_spin_lock q_lock;
-private(Q) struct bpf_list_head q_head __contains(skb_node, node);
-/* Control frames (PFC), sent ahead of everything. */
-private(C) struct bpf_spin_lock c_lock;
-private(C) struct bpf_list_head c_head __contains(skb_node, node);
+struct skb_list {
+	struct bpf_spin_lock lock;
+	struct bpf_list_head head __contains(skb_node, node);
+};
+
+/* Each port's data packets. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RXECC_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct skb_list);
+} data_q SEC(".maps");
+
+/* Each port's control frames (PFC), sent ahead of everything. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RXECC_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct skb_list);
+} ctl_q SEC(".maps");
 
 static __always_inline unsigned int pkt_len(const struct sk_buff *skb)
 {
@@ -464,15 +499,18 @@ SEC("struct_ops")
 int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	     struct bpf_sk_buff_ptr *to_free)
 {
-	struct port_state *st = state();
+	__u32 id = sch_port(sch);
+	struct port_state *st = state(id);
 	struct rxecc_port_params cfg;
 	__u64 now = bpf_ktime_get_ns();
 	__u32 len = pkt_len(skb), iif = skb->skb_iif, sw = 0;
+	struct skb_list *dq = bpf_map_lookup_elem(&data_q, &id);
+	struct skb_list *cq = bpf_map_lookup_elem(&ctl_q, &id);
 	__u64 old_qlen, since;
 	struct skb_node *n;
 	int charged;
 
-	if (!st || !port_cfg_get(&cfg))
+	if (!st || !dq || !cq || !port_cfg_get(id, &cfg))
 		goto drop;
 	if (skb->protocol == bpf_htons(ETH_P_PAUSE)) {
 		n = bpf_obj_new(typeof(*n));
@@ -482,13 +520,13 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 		skb = bpf_kptr_xchg(&n->skb, skb);
 		if (skb)
 			bpf_qdisc_skb_drop(skb, to_free);	/* cannot happen: n is new */
-		bpf_spin_lock(&c_lock);
-		bpf_list_push_back(&c_head, &n->node);
-		bpf_spin_unlock(&c_lock);
+		bpf_spin_lock(&cq->lock);
+		bpf_list_push_back(&cq->head, &n->node);
+		bpf_spin_unlock(&cq->lock);
 		sch->q.qlen++;
 		return NET_XMIT_SUCCESS;
 	}
-	if (sch->q.qlen >= limit_pkts)
+	if (sch->q.qlen >= cfg.limit_pkts)
 		goto drop;
 	charged = iif ? charge_ingress(sch, iif, len, now, &sw) : CHARGE_NONE;
 	if (charged == CHARGE_DROP)
@@ -507,9 +545,9 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	if (skb)
 		bpf_qdisc_skb_drop(skb, to_free);	/* cannot happen: n is new */
 
-	bpf_spin_lock(&q_lock);
-	bpf_list_push_back(&q_head, &n->node);
-	bpf_spin_unlock(&q_lock);
+	bpf_spin_lock(&dq->lock);
+	bpf_list_push_back(&dq->head, &n->node);
+	bpf_spin_unlock(&dq->lock);
 
 	bpf_spin_lock(&st->lock);
 	st->stats.enq_pkts++;
@@ -523,7 +561,7 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	if (st->stats.qlen_bytes > st->stats.max_qlen_bytes)
 		st->stats.max_qlen_bytes = st->stats.qlen_bytes;
 	bpf_spin_unlock(&st->lock);
-	qlen_hist_add(old_qlen, ns_since(now, since));
+	qlen_hist_add(id, old_qlen, ns_since(now, since));
 
 	sch->q.qlen++;
 	sch->qstats.backlog += len;
@@ -617,7 +655,11 @@ static __always_inline void publish_deq(const struct rxecc_port_params *cfg,
 SEC("struct_ops")
 struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 {
-	struct port_state *st = state();
+	__u32 id = sch_port(sch);
+	struct port_state *st = state(id);
+	struct skb_list *dq = bpf_map_lookup_elem(&data_q, &id);
+	struct skb_list *cq = bpf_map_lookup_elem(&ctl_q, &id);
+	struct pacer *pc = bpf_map_lookup_elem(&pacer, &id);
 	struct rxecc_port_params cfg;
 	__u64 now = bpf_ktime_get_ns(), start, floor, until = 0, ready = 0;
 	__u64 rate, resumed_at = 0, stall, deq_bytes, qlen_bytes, old_qlen, since;
@@ -630,8 +672,10 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	__u32 len, iif, sw = 0, head_iif = 0;
 	bool paused = false;
 
+	if (!dq || !cq || !pc)
+		return NULL;
 	/* Control frames first: not paused, not paced, not counted. */
-	skb = pop(&c_lock, &c_head, &n);
+	skb = pop(&cq->lock, &cq->head, &n);
 	if (n)
 		bpf_obj_drop(n);
 	if (skb) {
@@ -644,7 +688,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 		bpf_qdisc_bstats_update(sch, skb);
 		return skb;
 	}
-	if (!st || !port_cfg_get(&cfg))
+	if (!st || !port_cfg_get(id, &cfg))
 		return NULL;
 
 	/* PFC: the peer paused us; the pause ends by a resume frame (the
@@ -676,13 +720,13 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	bpf_spin_unlock(&st->lock);
 	if (paused) {
 		/* While it waits, its switch's XOFFs are renewed on time. */
-		bpf_spin_lock(&q_lock);
-		node = bpf_list_front(&q_head);
+		bpf_spin_lock(&dq->lock);
+		node = bpf_list_front(&dq->head);
 		if (node) {
 			head_iif = container_of(node, struct skb_node, node)->acct_iif;
 			sw = container_of(node, struct skb_node, node)->switch_id;
 		}
-		bpf_spin_unlock(&q_lock);
+		bpf_spin_unlock(&dq->lock);
 		wake = until;
 		if (head_iif) {
 			pfc_refresh_switch(sch, sw, now);
@@ -710,19 +754,19 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	}
 	if (!rate)
 		rate = 1;
-	if (tx_len)
-		next_tx_ns = tx_start_ns + (__u64)tx_len * 8 * NSEC_PER_SEC / rate;
+	if (pc->tx_len)
+		next_tx_ns = pc->tx_start_ns + (__u64)pc->tx_len * 8 * NSEC_PER_SEC / rate;
 	if (now < next_tx_ns) {
 		bpf_qdisc_watchdog_schedule(sch, next_tx_ns, 0);
 		return NULL;
 	}
 
 	/* The link's propagation delay: the head waits until it is due. */
-	bpf_spin_lock(&q_lock);
-	node = bpf_list_front(&q_head);
+	bpf_spin_lock(&dq->lock);
+	node = bpf_list_front(&dq->head);
 	if (node)
 		ready = container_of(node, struct skb_node, node)->ready_ns;
-	bpf_spin_unlock(&q_lock);
+	bpf_spin_unlock(&dq->lock);
 	if (!node)
 		return NULL;
 	if (ready > now) {
@@ -731,7 +775,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	}
 
 	n = NULL;
-	skb = pop(&q_lock, &q_head, &n);
+	skb = pop(&dq->lock, &dq->head, &n);
 	if (!n)
 		return NULL;
 	iif = n->acct_iif;
@@ -768,7 +812,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	deq_bytes = st->stats.deq_bytes;
 	qlen_bytes = st->stats.qlen_bytes;
 	bpf_spin_unlock(&st->lock);
-	qlen_hist_add(old_qlen, ns_since(now, since));
+	qlen_hist_add(id, old_qlen, ns_since(now, since));
 	if (iif)
 		release_ingress(sch, iif, sw, len, now);
 	publish_deq(&cfg, now, deq_bytes, qlen_bytes);
@@ -779,7 +823,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	 * not burst its backlog out, which TCD downstream would take for
 	 * congestion: with catch-up after stalls, chain's quiet run got CE). */
 	start = next_tx_ns;
-	floor = now > burst_ns ? now - burst_ns : 0;
+	floor = now > cfg.burst_ns ? now - cfg.burst_ns : 0;
 	if (resumed_at > floor)
 		floor = resumed_at;
 	/* Time lost: the link was free (next_tx_ns), this packet there (ready)
@@ -788,7 +832,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	lost_from = next_tx_ns > ready ? next_tx_ns : ready;
 	if (pace_floor > lost_from)
 		lost_from = pace_floor;
-	if (tx_len && !timed && floor > lost_from) {
+	if (pc->tx_len && !timed && floor > lost_from) {
 		/* At most 1 s: 1e9 ns x 1.25e10 B/s (100 Gb/s) fits. */
 		lost = floor - lost_from < NSEC_PER_SEC ? floor - lost_from : NSEC_PER_SEC;
 		lag = lost * (rate / 8) / NSEC_PER_SEC;
@@ -800,8 +844,8 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	}
 	if (start < floor)
 		start = floor;
-	tx_start_ns = start;
-	tx_len = len;
+	pc->tx_start_ns = start;
+	pc->tx_len = len;
 
 	bpf_qdisc_bstats_update(sch, skb);
 	return skb;
@@ -811,7 +855,20 @@ SEC("struct_ops")
 int BPF_PROG(port_init, struct Qdisc *sch, struct nlattr *opt,
 	     struct netlink_ext_ack *extack)
 {
-	sch->limit = limit_pkts;
+	struct rxecc_port_params cfg;
+	struct pacer *pc;
+	__u32 id = sch_port(sch);
+
+	/* Not a port rxecc configured (a handle it did not choose, or a slot
+	 * no port holds). */
+	if (!id || !port_cfg_get(id, &cfg) || !cfg.ifindex)
+		return -22;	/* -EINVAL */
+	pc = bpf_map_lookup_elem(&pacer, &id);
+	if (pc) {
+		pc->tx_start_ns = 0;
+		pc->tx_len = 0;
+	}
+	sch->limit = cfg.limit_pkts;
 	return 0;
 }
 
@@ -819,15 +876,20 @@ int BPF_PROG(port_init, struct Qdisc *sch, struct nlattr *opt,
 SEC("struct_ops")
 void BPF_PROG(port_reset, struct Qdisc *sch)
 {
+	__u32 id = sch_port(sch);
+	struct skb_list *dq = bpf_map_lookup_elem(&data_q, &id);
+	struct skb_list *cq = bpf_map_lookup_elem(&ctl_q, &id);
 	struct port_state *st;
 	struct skb_node *n;
 	int i;
 
+	if (!dq || !cq)
+		return;
 	bpf_for(i, 0, 100000) {
 		struct sk_buff *skb;
 
 		n = NULL;
-		skb = pop(&q_lock, &q_head, &n);
+		skb = pop(&dq->lock, &dq->head, &n);
 		if (!n)
 			break;
 		if (n->acct_iif)
@@ -840,7 +902,7 @@ void BPF_PROG(port_reset, struct Qdisc *sch)
 		struct sk_buff *skb;
 
 		n = NULL;
-		skb = pop(&c_lock, &c_head, &n);
+		skb = pop(&cq->lock, &cq->head, &n);
 		if (!n)
 			break;
 		bpf_obj_drop(n);
@@ -849,7 +911,7 @@ void BPF_PROG(port_reset, struct Qdisc *sch)
 	}
 	sch->q.qlen = 0;
 	sch->qstats.backlog = 0;
-	st = state();
+	st = state(id);
 	if (st) {
 		__u64 now = bpf_ktime_get_ns(), old_qlen, since;
 
@@ -861,7 +923,7 @@ void BPF_PROG(port_reset, struct Qdisc *sch)
 		st->stats.qlen_changes++;
 		st->stats.qlen_bytes = 0;
 		bpf_spin_unlock(&st->lock);
-		qlen_hist_add(old_qlen, ns_since(now, since));
+		qlen_hist_add(id, old_qlen, ns_since(now, since));
 	}
 }
 
@@ -877,7 +939,7 @@ struct Qdisc_ops port = {
 	.init = (void *)port_init,
 	.reset = (void *)port_reset,
 	.destroy = (void *)port_destroy,
-	.id = "rxecc_port",
+	.id = "rxecc_port",	/* every port's qdisc kind */
 };
 
 /* An 802.1Qbb PFC frame, less the FCS. */
@@ -1272,18 +1334,39 @@ static __always_inline bool gfc_credit(struct port_state *st, __u32 fccl, __u64 
 	return true;
 }
 
+/*
+ * The port whose ingress this is: the one whose qdisc is its device's
+ * root (handle id:0), if that port is configured for this device. A
+ * device whose root qdisc is not a port's (the port detached, its ingress
+ * program not yet) gives 0, and its packets pass untouched.
+ */
+static __always_inline __u32 skb_port(struct __sk_buff *skb, struct rxecc_port_params *cfg)
+{
+	struct sk_buff *kskb;
+	__u32 id;
+
+	if (test_port_id)
+		return port_cfg_get(test_port_id, cfg) ? test_port_id : 0;
+	kskb = bpf_cast_to_kern_ctx(skb);
+	id = BPF_CORE_READ(kskb, dev, qdisc, handle) >> 16;
+	if (!id || !port_cfg_get(id, cfg) || cfg->ifindex != skb->ifindex)
+		return 0;
+	return id;
+}
+
 SEC("tc")
 int port_ingress(struct __sk_buff *skb)
 {
-	struct port_state *st = state();
 	struct rxecc_port_params cfg;
+	__u32 id = skb_port(skb, &cfg);
+	struct port_state *st = state(id);
 	__u64 now = bpf_ktime_get_ns(), stamp = 0, pause_ns, rate;
 	struct rxecc_event ev = {};
 	__u32 quanta = 0;
 	bool kick = false;
 	enum pfc_kind k;
 
-	if (!st || !port_cfg_get(&cfg))
+	if (!id || !st)
 		return TC_ACT_OK;
 	k = pfc_parse(skb, cfg.pfc_class, &quanta, &stamp);
 	if (k == PFC_NOT_CTL) {

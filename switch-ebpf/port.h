@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * State the programs of one emulated switch port share: the qdisc and the
- * TC ingress program (port.bpf.c, one instance per port) and the TC egress
- * marker (mark.bpf.c), which reads the queue and the pause state to mark.
- * rxecc pins the maps under /sys/fs/bpf/rxecc/<dev>/, and the maps every
- * port of every switch shares under /sys/fs/bpf/rxecc/. Include it after
- * <bpf/bpf_helpers.h>.
+ * State the programs of the emulated switch ports share: the qdisc and the
+ * TC ingress program (port.bpf.c, one instance for every port) and the TC
+ * egress marker (mark.bpf.c), which reads the queue and the pause state to
+ * mark. A port's state is the slot of its port id (rxecc assigns it, and
+ * makes it the major number of the port's qdisc handle) in maps of
+ * RXECC_MAX_PORTS entries. rxecc pins the maps under /sys/fs/bpf/rxecc/.
+ * Include it after <bpf/bpf_helpers.h>.
  */
 #ifndef RXECC_PORT_H
 #define RXECC_PORT_H
@@ -163,7 +164,7 @@ struct rxecc_port_params {
 	__u64 rate_bps;			/* link rate */
 	__u64 delay_ns;			/* propagation delay added at egress */
 	__u32 pfc_class;		/* the one priority class RoCE uses */
-	__u32 pad;
+	__u32 limit_pkts;		/* egress queue limit: drops above */
 	__u64 stall_ns;			/* lateness counted as a stall; 0: 2 ms */
 	__u32 port_id;			/* index into int_deq; 0: none */
 	__u32 int_mode;			/* enum int_mode, at this port's ingress */
@@ -173,10 +174,11 @@ struct rxecc_port_params {
 	__u64 icc_period_ns;		/* ICC: feedback at least this often */
 	__u32 fc_mode;			/* enum fc_mode: how this port's egress
 					 * reads its link peer's frames */
-	__u32 pad2;
+	__u32 ifindex;			/* the port's device (in its namespace) */
 	/* Time-based GFC: B_m - B_0 of the peer's ingress (the linear map's
 	 * span) and its advertisement period (wait this long for credit). */
 	__u64 gfc_span_bytes, gfc_period_ns;
+	__u64 burst_ns;			/* pacing credit kept */
 };
 
 /*
@@ -335,19 +337,20 @@ struct switch_ports {
 	__u32 iif[RXECC_SWITCH_PORTS];
 };
 
-
-/* The port's own maps: each program object declares them; rxecc pins the
- * qdisc's and hands the same ones to the marker. */
+/* Each port's counters and configuration, by port id: each program object
+ * declares them; rxecc pins port.bpf.c's and hands the same ones to the
+ * markers. A marker on a plain device (a fixture) has its own, and uses
+ * slot 0. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, RXECC_MAX_PORTS);
 	__type(key, __u32);
 	__type(value, struct port_state);
 } port_state SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, RXECC_MAX_PORTS);
 	__type(key, __u32);
 	__type(value, struct port_cfg);
 } port_cfg SEC(".maps");
@@ -360,12 +363,11 @@ static __always_inline __u64 ns_since(__u64 now, __u64 t)
 	return now > t ? now - t : 0;
 }
 
-/* Copies the port's configuration as one consistent whole; false if the
- * port has none. */
-static __always_inline bool port_cfg_get(struct rxecc_port_params *out)
+/* Copies port `id`'s configuration as one consistent whole; false if
+ * there is no such port. */
+static __always_inline bool port_cfg_get(__u32 id, struct rxecc_port_params *out)
 {
-	__u32 zero = 0;
-	struct port_cfg *cfg = bpf_map_lookup_elem(&port_cfg, &zero);
+	struct port_cfg *cfg = bpf_map_lookup_elem(&port_cfg, &id);
 
 	if (!cfg)
 		return false;

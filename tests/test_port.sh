@@ -38,8 +38,12 @@ test_port_rate() {
 	awk -v w="$wire" -v r=$rate -v s="$lost" 'BEGIN {exit !(w >= r * (1 - s) * 0.9)}' \
 		|| fail "wire rate $wire Mb/s is below 90% of the port's $rate Mb/s less the time lost"
 	assert_eq "drops" 0 "$(pstat drops)"
+	# One loaded port.bpf.c serves every port; p0 was the only one, so its
+	# detach unloads it (and frees rxecc_switch.ko, whose kfuncs it calls).
+	[ -e /sys/fs/bpf/rxecc/port_ops ] || fail "no pinned port_ops while p0 is a port"
 	rxecc port detach --dev p0
 	[ ! -e /sys/fs/bpf/rxecc/p0 ] || fail "detach left pins behind"
+	[ ! -e /sys/fs/bpf/rxecc/port_ops ] || fail "detaching the last port left the ports' programs loaded"
 	tc qdisc show dev p0 | grep -q rxecc && fail "detach left the qdisc"
 	true
 }

@@ -69,10 +69,10 @@ impl Net {
         nl(self.rt.block_on(req), what)
     }
 
-    /// `tc qdisc replace dev <index> root <kind>`, for a kind that takes no
-    /// options (a registered BPF qdisc): a request on this socket, where a
-    /// `tc` process cost 0.3 s per port under TCG.
-    pub fn replace_root_qdisc(&self, index: u32, kind: &str) -> Result<()> {
+    /// `tc qdisc replace dev <index> root handle <major>: <kind>`, for a
+    /// kind that takes no options (a registered BPF qdisc): a request on
+    /// this socket, where a `tc` process cost 0.3 s per port under TCG.
+    pub fn replace_root_qdisc(&self, index: u32, major: u16, kind: &str) -> Result<()> {
         use rtnetlink::packet_core::{
             NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_CREATE, NLM_F_REPLACE, NLM_F_REQUEST,
         };
@@ -83,6 +83,7 @@ impl Net {
         };
         let mut msg = TcMessage::with_index(idx);
         msg.header.parent = TcHandle::ROOT;
+        msg.header.handle = TcHandle::from(u32::from(major) << 16);
         msg.attributes.push(TcAttribute::Kind(kind.to_string()));
         let mut req = NetlinkMessage::from(RouteNetlinkMessage::NewQueueDiscipline(msg));
         req.header.flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;

@@ -138,10 +138,18 @@ fn run_prog_marked(
 /// skb->mark bit for a compressed arrival (port.h).
 const MARK_COMPRESSED: u32 = 0x4000_0000;
 
+/// The port id the PFC receiver's tests run as (port.bpf.c's
+/// `test_port_id`: BPF_PROG_TEST_RUN's device is no port).
+const TEST_PORT: u32 = 1;
+
 fn read<T: Copy>(map: &dyn MapCore) -> Result<T> {
+    read_at(map, 0)
+}
+
+fn read_at<T: Copy>(map: &dyn MapCore, key: u32) -> Result<T> {
     let b = map
-        .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)?
-        .context("map has no entry 0")?;
+        .lookup(&key.to_ne_bytes(), MapFlags::ANY)?
+        .with_context(|| format!("map has no entry {key}"))?;
     if b.len() < std::mem::size_of::<T>() {
         bail!("map value too small");
     }
@@ -150,28 +158,39 @@ fn read<T: Copy>(map: &dyn MapCore) -> Result<T> {
 }
 
 fn write<T: Copy>(map: &dyn MapCore, v: &T) -> Result<()> {
+    write_at(map, 0, v)
+}
+
+fn write_at<T: Copy>(map: &dyn MapCore, key: u32, v: &T) -> Result<()> {
     // SAFETY: `T` is a plain-old-data C struct; its bytes are initialised.
     let bytes = unsafe {
         std::slice::from_raw_parts((v as *const T).cast::<u8>(), std::mem::size_of::<T>())
     };
-    map.update(&0u32.to_ne_bytes(), bytes, MapFlags::ANY)
+    map.update(&key.to_ne_bytes(), bytes, MapFlags::ANY)
         .context("map update")
 }
 
 /// The PFC receiver (port.bpf.c's `port_ingress`).
 fn pfc_tests(t: &mut Tally) -> Result<()> {
     let mut storage = MaybeUninit::uninit();
-    let open = port_skel::PortSkelBuilder::default()
+    let mut open = port_skel::PortSkelBuilder::default()
         .open(&mut storage)
         .context("opening port.bpf.o")?;
+    open.maps
+        .rodata_data
+        .as_deref_mut()
+        .context("port.bpf.o has no .rodata")?
+        .test_port_id = TEST_PORT;
     let skel = open.load().context("loading port.bpf.o")?;
     // SAFETY: plain-old-data; zeroes are valid.
     let mut cfg: port_cfg = unsafe { std::mem::zeroed() };
     cfg.p.rate_bps = RATE_BPS;
     cfg.p.pfc_class = 3;
-    write(&skel.maps.port_cfg, &cfg)?;
+    write_at(&skel.maps.port_cfg, TEST_PORT, &cfg)?;
     let prog = &skel.progs.port_ingress;
-    let st = |s: &port_skel::PortSkel| read::<port_state>(&s.maps.port_state).map(|v| v.stats);
+    let st = |s: &port_skel::PortSkel| {
+        read_at::<port_state>(&s.maps.port_state, TEST_PORT).map(|v| v.stats)
+    };
 
     let t0 = now_ns();
     let (rv, _) = run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 100, t0))?;
@@ -332,7 +351,7 @@ fn pfc_tests(t: &mut Tally) -> Result<()> {
     // PFC pause left from before the mode changed ends.
     run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 100, 0))?;
     cfg.p.fc_mode = 2;
-    write(&skel.maps.port_cfg, &cfg)?;
+    write_at(&skel.maps.port_cfg, TEST_PORT, &cfg)?;
     let before = st(&skel)?;
     let (rv, _) = run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 3, 0))?;
     let s = st(&skel)?;
@@ -393,7 +412,7 @@ fn pfc_tests(t: &mut Tally) -> Result<()> {
     // 64-byte blocks); it is stored, never a pause, and ends one.
     run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 100, 0))?;
     cfg.p.fc_mode = 3;
-    write(&skel.maps.port_cfg, &cfg)?;
+    write_at(&skel.maps.port_cfg, TEST_PORT, &cfg)?;
     let before = st(&skel)?;
     let (rv, _) = run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, 1234, 0))?;
     let s = st(&skel)?;
@@ -416,14 +435,14 @@ fn pfc_tests(t: &mut Tally) -> Result<()> {
         ),
     );
     cfg.p.fc_mode = 0;
-    write(&skel.maps.port_cfg, &cfg)?;
+    write_at(&skel.maps.port_cfg, TEST_PORT, &cfg)?;
 
     // The arrival clock: at 10 Mb/s a 106-byte frame takes 84.8 us on the
     // link; with 500 us of tolerance, one after a pause is on time, and 20
     // back to back (1.7 ms of link time, delivered in far less) are not.
     cfg.p.rate_bps = 10_000_000;
     cfg.p.stall_ns = 500_000;
-    write(&skel.maps.port_cfg, &cfg)?;
+    write_at(&skel.maps.port_cfg, TEST_PORT, &cfg)?;
     std::thread::sleep(std::time::Duration::from_millis(20));
     let pkt = udp_packet(4791, 1);
     let before = st(&skel)?;

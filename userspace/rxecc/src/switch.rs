@@ -1,11 +1,12 @@
 //! Loading, configuring and reading the switch's eBPF programs
 //! (`switch-ebpf/`).
 //!
-//! A port is one instance of `port.bpf.c`: its qdisc (registered as kind
-//! `rxecc_<dev>`) and its TC ingress program, with its maps pinned under
-//! `/sys/fs/bpf/rxecc/<dev>/`. The maps every port shares (ingress
-//! accounting, switch buffers) are pinned once under `/sys/fs/bpf/rxecc/`.
-//! The marker (`mark.bpf.c`) is a TC egress program that reuses a port's maps.
+//! One instance of `port.bpf.c` serves every port: its qdisc (kind
+//! `rxecc_port`, with handle `<port id>:`) and its TC ingress program, with
+//! each port's state in its id's slot of the maps, all pinned under
+//! `/sys/fs/bpf/rxecc/`; a port's directory `/sys/fs/bpf/rxecc/<dev>/` says
+//! that it is one. The marker (`mark.bpf.c`) is a TC egress program, one
+//! per port, that reuses the ports' maps at its port's slot.
 
 use anyhow::{bail, Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
@@ -22,7 +23,8 @@ pub(crate) mod port_skel {
 }
 use mark_skel::MarkSkelBuilder;
 use port_skel::types::{
-    ingress_acct, ingress_cfg, port_cfg, port_state, rxecc_port_params, switch_buf, switch_ports,
+    ingress_acct, ingress_cfg, port_cfg, port_state, rxecc_port_params, rxecc_qlen_hist,
+    switch_buf, switch_ports,
 };
 use port_skel::PortSkelBuilder;
 
@@ -193,6 +195,18 @@ fn pin_dir(dev: &str) -> String {
     format!("{PIN_ROOT}/{dev}")
 }
 
+/// One of the ports' maps (pinned by [`load_port_object`]) and `dev`'s key
+/// in it, its port id.
+fn port_slot(dev: &str, map: &str) -> Result<(MapHandle, [u8; 4])> {
+    let id = port_id(dev)
+        .filter(|_| is_port(dev))
+        .with_context(|| format!("{dev} is not a port"))?;
+    Ok((
+        pinned(&obj_pin(map), "the ports' programs are not loaded")?,
+        id.to_ne_bytes(),
+    ))
+}
+
 /// True if `dev` is an emulated port.
 pub fn is_port(dev: &str) -> bool {
     Path::new(&pin_dir(dev)).exists()
@@ -271,16 +285,20 @@ fn load_marker<'obj>(
         .open(storage)
         .context("opening mark.bpf.o")?;
     verifier_stats(open.open_object_mut());
-    if is_port(dev) {
-        let dir = pin_dir(dev);
+    if let Some(id) = port_id(dev).filter(|_| is_port(dev)) {
         open.maps
             .port_state
-            .reuse_pinned_map(format!("{dir}/state"))
-            .context("reusing the port's state")?;
+            .reuse_pinned_map(obj_pin("port_state"))
+            .context("reusing the ports' state")?;
         open.maps
             .port_cfg
-            .reuse_pinned_map(format!("{dir}/cfg"))
-            .context("reusing the port's configuration")?;
+            .reuse_pinned_map(obj_pin("port_cfg"))
+            .context("reusing the ports' configuration")?;
+        open.maps
+            .rodata_data
+            .as_deref_mut()
+            .context("mark.bpf.o has no .rodata")?
+            .port_id = id;
     } else if matches!(mode, MarkMode::Red | MarkMode::Tcd) {
         bail!(
             "{dev} is not a port: {mode:?} marks need the port's queue (`rxecc port attach` first)"
@@ -309,7 +327,9 @@ pub fn attach_loaded_marker(dev: &str, mode: MarkMode, skel: LoadedMarker<'_>) -
         }
         return Ok(());
     }
-    update_cfg_map(&skel.maps.port_cfg, |c| c.mark_mode = mode.code())
+    // The port's slot of the ports' map, or slot 0 of the marker's own.
+    let id = if port { port_id(dev).unwrap_or(0) } else { 0 };
+    update_cfg_map(&skel.maps.port_cfg, id, |c| c.mark_mode = mode.code())
         .context("setting the mark mode")?;
     hook.create()
         .with_context(|| format!("creating clsact on {dev}"))?;
@@ -351,26 +371,28 @@ impl Default for PortConfig {
 /// Reads, changes and writes back a port's configuration. The programs
 /// pick the change up at their next packet; nothing is reloaded.
 pub fn update_port_cfg(dev: &str, f: impl FnOnce(&mut rxecc_port_params)) -> Result<()> {
-    let map = pinned(
-        &format!("{}/cfg", pin_dir(dev)),
-        &format!("{dev} is not a port"),
-    )?;
-    update_cfg_map(&map, f)
+    let id = port_id(dev).with_context(|| format!("{dev} is not a port"))?;
+    let map = pinned(&obj_pin("port_cfg"), "the ports' configuration")?;
+    update_cfg_map(&map, id, f)
 }
 
-/// Changes a `port_cfg` map's entry (of the port's or the marker's object:
+/// Changes entry `id` of a `port_cfg` map (the ports' or a marker's own:
 /// both take the type from port.h). Read and written under the entry's spin
 /// lock (BPF_F_LOCK), so a program never sees half an update. Two writers
 /// at once could still lose one's change; rxecc is the only writer.
-pub fn update_cfg_map(map: &dyn MapCore, f: impl FnOnce(&mut rxecc_port_params)) -> Result<()> {
-    let zero = 0u32.to_ne_bytes();
+pub fn update_cfg_map(
+    map: &dyn MapCore,
+    id: u32,
+    f: impl FnOnce(&mut rxecc_port_params),
+) -> Result<()> {
+    let key = id.to_ne_bytes();
     let mut cfg: port_cfg = from_bytes(
-        &map.lookup(&zero, MapFlags::LOCK)?
-            .context("port_cfg has no entry 0")?,
+        &map.lookup(&key, MapFlags::LOCK)?
+            .with_context(|| format!("port_cfg has no entry {id}"))?,
         "port_cfg",
     )?;
     f(&mut cfg.p);
-    map.update(&zero, pod_bytes(&cfg), MapFlags::LOCK)
+    map.update(&key, pod_bytes(&cfg), MapFlags::LOCK)
         .context("writing the port's configuration")
 }
 
@@ -411,56 +433,106 @@ pub fn set_rate(dev: &str, rate_mbps: u64) -> Result<()> {
     update_port_cfg(dev, |c| c.rate_bps = rate_mbps.saturating_mul(1_000_000))
 }
 
-/// Qdisc_ops ids are at most 15 characters; one per port.
-fn ops_id(dev: &str) -> Result<String> {
-    let id = format!("rxecc_{dev}");
-    if id.len() > 15 {
-        bail!("device name '{dev}' is too long for a port (at most 9 characters)");
-    }
-    Ok(id)
+/// The qdisc kind every port is (port.bpf.c's Qdisc_ops id).
+const PORT_KIND: &str = "rxecc_port";
+/// The one loaded instance of port.bpf.c, pinned under [`PIN_ROOT`]: its
+/// struct_ops link (which keeps [`PORT_KIND`] registered), its TC ingress
+/// program, and the maps that only it may use: the queues hold its own
+/// objects (`bpf_obj_new`), which another load's programs could not take.
+/// The link comes last: while it is pinned, so is the rest.
+const OBJ_PINS: [&str; 8] = [
+    "port_ingress",
+    "port_state",
+    "port_cfg",
+    "qlen_hist",
+    "pacer",
+    "data_q",
+    "ctl_q",
+    "port_ops",
+];
+
+fn obj_pin(name: &str) -> String {
+    format!("{PIN_ROOT}/{name}")
 }
 
-/// Makes `dev` an emulated port: loads its own instance of
-/// switch-ebpf/port.bpf.c, registers it as qdisc kind `rxecc_<dev>`, pins it
-/// under /sys/fs/bpf/rxecc/<dev>/, installs it as `dev`'s root qdisc and
-/// attaches its PFC receiver to `dev`'s TC ingress. An existing port on
-/// `dev` is replaced.
-pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
-    ifindex(dev)?;
+/// Loads switch-ebpf/port.bpf.c once for every port (registers qdisc kind
+/// `rxecc_port`) and pins it, reusing the maps every port shares or
+/// pinning them if they are new; nothing to do if it is loaded already.
+/// The load (the verifier's) took 0.4 s of CPU under TCG, 14 to 17 s on
+/// the debug kernel, and was once done for every port.
+pub fn load_port_object() -> Result<()> {
+    if Path::new(&obj_pin("port_ops")).exists() {
+        return Ok(());
+    }
+    set_libbpf_print();
+    ensure_switch_module()?;
+    // Pins of a load cut short before its link was pinned.
+    for name in OBJ_PINS {
+        let _ = std::fs::remove_file(obj_pin(name));
+    }
     let mut storage = MaybeUninit::uninit();
-    let skel = load_port(&mut storage, dev, cfg)?;
-    attach_loaded_port(dev, cfg, skel)
-}
-
-/// A port's programs, loaded into the kernel (verified) but not attached
-/// to a device yet: what [`load_ports`] returns.
-pub type LoadedPort<'obj> = port_skel::PortSkel<'obj>;
-
-/// Loads the programs of several ports (`(dev, config)`), in order, for
-/// [`attach_loaded_port`]. A port's load takes about 0.75 s of one CPU
-/// under TCG, half of it the verifier, and is most of `rxecc testbed up`'s
-/// time on the larger topologies, so the loads run on every CPU;
-/// the first runs alone, as it pins the maps all ports share.
-pub fn load_ports<'obj>(
-    storage: &'obj mut [MaybeUninit<libbpf_rs::OpenObject>],
-    ports: &[(&str, PortConfig)],
-) -> Result<Vec<LoadedPort<'obj>>> {
-    if storage.len() != ports.len() {
-        bail!(
-            "load_ports: {} object slots for {} ports",
-            storage.len(),
-            ports.len()
-        );
+    let mut open = PortSkelBuilder::default()
+        .open(&mut storage)
+        .context("opening port.bpf.o")?;
+    verifier_stats(open.open_object_mut());
+    let mut fresh = Vec::new();
+    for name in SHARED_MAPS {
+        let path = obj_pin(name);
+        let map = match name {
+            "ingress_cfg" => &mut open.maps.ingress_cfg,
+            "ingress_acct" => &mut open.maps.ingress_acct,
+            "int_deq" => &mut open.maps.int_deq,
+            "events" => &mut open.maps.events,
+            "switch_ports" => &mut open.maps.switch_ports,
+            _ => &mut open.maps.switch_buf,
+        };
+        if Path::new(&path).exists() {
+            map.reuse_pinned_map(&path)
+                .with_context(|| format!("reusing {path}"))?;
+        } else {
+            fresh.push(name);
+        }
     }
-    let Some((first_slot, rest_slots)) = storage.split_first_mut() else {
-        return Ok(Vec::new());
-    };
-    let mut loaded = vec![load_port(first_slot, ports[0].0, &ports[0].1)?];
-    let rest: Vec<_> = rest_slots.iter_mut().zip(&ports[1..]).collect();
-    loaded.extend(on_all_cpus(rest, |(slot, (dev, cfg))| {
-        load_port(slot, dev, cfg)
-    })?);
-    Ok(loaded)
+    let mut skel = open
+        .load()
+        .context("loading port.bpf.o (is this the testbed kernel, and are you root?)")?;
+    std::fs::create_dir_all(PIN_ROOT)
+        .with_context(|| format!("creating {PIN_ROOT} (is bpffs mounted?)"))?;
+    for name in fresh {
+        let path = obj_pin(name);
+        let map = match name {
+            "ingress_cfg" => &mut skel.maps.ingress_cfg,
+            "ingress_acct" => &mut skel.maps.ingress_acct,
+            "int_deq" => &mut skel.maps.int_deq,
+            "events" => &mut skel.maps.events,
+            "switch_ports" => &mut skel.maps.switch_ports,
+            _ => &mut skel.maps.switch_buf,
+        };
+        map.pin(&path).with_context(|| format!("pinning {path}"))?;
+    }
+    skel.progs
+        .port_ingress
+        .pin(obj_pin("port_ingress"))
+        .context("pinning the ports' ingress program")?;
+    for (name, map) in [
+        ("port_state", &mut skel.maps.port_state),
+        ("port_cfg", &mut skel.maps.port_cfg),
+        ("qlen_hist", &mut skel.maps.qlen_hist),
+        ("pacer", &mut skel.maps.pacer),
+        ("data_q", &mut skel.maps.data_q),
+        ("ctl_q", &mut skel.maps.ctl_q),
+    ] {
+        map.pin(obj_pin(name))
+            .with_context(|| format!("pinning {}", obj_pin(name)))?;
+    }
+    let mut link = skel
+        .maps
+        .port
+        .attach_struct_ops()
+        .context("registering the ports' Qdisc_ops")?;
+    link.pin(obj_pin("port_ops"))
+        .context("pinning the struct_ops link")?;
+    Ok(())
 }
 
 /// `f` on each item, the items shared out in order among as many threads
@@ -499,117 +571,86 @@ fn on_all_cpus<I: Send, R: Send>(
     Ok(out)
 }
 
-/// Opens and loads one instance of port.bpf.o for `dev` (no device is
-/// touched), reusing the shared maps or pinning them if they are new.
-fn load_port<'obj>(
-    storage: &'obj mut MaybeUninit<libbpf_rs::OpenObject>,
-    dev: &str,
-    cfg: &PortConfig,
-) -> Result<LoadedPort<'obj>> {
-    set_libbpf_print();
+/// Unpins the loaded port.bpf.c once no port uses it, so that it is
+/// freed (and rxecc_switch.ko, whose kfuncs it calls, can be unloaded).
+/// The maps every port shares stay, as they did with a load per port.
+fn unload_port_object_if_unused() -> Result<()> {
+    if !ports().is_empty() {
+        return Ok(());
+    }
+    // The link first: without it the rest is a load cut short.
+    for name in OBJ_PINS.iter().rev() {
+        let path = obj_pin(name);
+        if Path::new(&path).exists() {
+            std::fs::remove_file(&path).with_context(|| format!("unpinning {path}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Makes `dev` an emulated port: loads port.bpf.c if no port has yet
+/// ([`load_port_object`]), gives `dev` a port id and that slot's
+/// configuration, installs a qdisc of kind `rxecc_port` with handle
+/// `<id>:` as `dev`'s root and attaches the PFC receiver to its TC
+/// ingress. An existing port on `dev` is replaced.
+pub fn attach_port(dev: &str, cfg: &PortConfig) -> Result<()> {
+    ifindex(dev)?;
+    load_port_object()?;
+    attach_loaded_port(dev, cfg)
+}
+
+/// Makes `dev` (in the calling thread's network namespace) a port, with
+/// port.bpf.c loaded already ([`load_port_object`]), replacing any port
+/// already there.
+pub fn attach_loaded_port(dev: &str, cfg: &PortConfig) -> Result<()> {
     if cfg.rate_mbps == 0 {
         bail!("a port needs a rate above 0 Mb/s");
     }
     if cfg.pfc_class > 7 {
         bail!("PFC classes are 0..7, not {}", cfg.pfc_class);
     }
-    ensure_switch_module()?;
-    let id = ops_id(dev)?;
-    let mut open = PortSkelBuilder::default()
-        .open(storage)
-        .context("opening port.bpf.o")?;
-    let ro = open
-        .maps
-        .rodata_data
-        .as_deref_mut()
-        .context("port.bpf.o has no .rodata")?;
-    ro.burst_ns = cfg.burst_us.saturating_mul(1000);
-    ro.limit_pkts = cfg.limit_pkts;
-    verifier_stats(open.open_object_mut());
-    let ops = open.struct_ops.port_mut();
-    ops.id = [0; 16];
-    for (dst, src) in ops.id.iter_mut().zip(id.bytes()) {
-        *dst = src as _;
-    }
-    // Every port shares one set of accounting maps.
-    let mut fresh = Vec::new();
-    for name in SHARED_MAPS {
-        let path = format!("{PIN_ROOT}/{name}");
-        let map = match name {
-            "ingress_cfg" => &mut open.maps.ingress_cfg,
-            "ingress_acct" => &mut open.maps.ingress_acct,
-            "int_deq" => &mut open.maps.int_deq,
-            "events" => &mut open.maps.events,
-            "switch_ports" => &mut open.maps.switch_ports,
-            _ => &mut open.maps.switch_buf,
-        };
-        if Path::new(&path).exists() {
-            map.reuse_pinned_map(&path)
-                .with_context(|| format!("reusing {path}"))?;
-        } else {
-            fresh.push(name);
-        }
-    }
-    let mut skel = open
-        .load()
-        .context("loading port.bpf.o (is this the testbed kernel, and are you root?)")?;
-    std::fs::create_dir_all(PIN_ROOT)
-        .with_context(|| format!("creating {PIN_ROOT} (is bpffs mounted?)"))?;
-    for name in fresh {
-        let path = format!("{PIN_ROOT}/{name}");
-        let map = match name {
-            "ingress_cfg" => &mut skel.maps.ingress_cfg,
-            "ingress_acct" => &mut skel.maps.ingress_acct,
-            "int_deq" => &mut skel.maps.int_deq,
-            "events" => &mut skel.maps.events,
-            "switch_ports" => &mut skel.maps.switch_ports,
-            _ => &mut skel.maps.switch_buf,
-        };
-        map.pin(&path).with_context(|| format!("pinning {path}"))?;
-    }
-    Ok(skel)
-}
-
-/// Makes `dev` (in the calling thread's network namespace) the port whose
-/// programs [`load_ports`] loaded, replacing any port already there.
-pub fn attach_loaded_port(dev: &str, cfg: &PortConfig, mut skel: LoadedPort<'_>) -> Result<()> {
     let idx = ifindex(dev)?;
-    let id = ops_id(dev)?;
-    detach_port(dev)?;
-    // The link configuration must be in place before the first packet.
+    remove_port(dev)?;
+    let ingress = libbpf_rs::Program::fd_from_pinned_path(obj_pin("port_ingress"))
+        .context("the ports' programs are not loaded (load_port_object)")?;
+    // The slot starts afresh (an earlier port may have held it), and the
+    // link configuration is in place before the qdisc's first packet.
     let port_id = alloc_port_id(dev)?;
-    update_cfg_map(&skel.maps.port_cfg, |pc| {
-        pc.rate_bps = cfg.rate_mbps.saturating_mul(1_000_000);
-        pc.delay_ns = cfg.delay_us.saturating_mul(1000);
-        pc.pfc_class = cfg.pfc_class;
-        pc.port_id = port_id;
-    })?;
-    let mut link = skel
-        .maps
-        .port
-        .attach_struct_ops()
-        .context("registering the port's Qdisc_ops")?;
     let dir = pin_dir(dev);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {dir}"))?;
-    link.pin(format!("{dir}/ops"))
-        .context("pinning the struct_ops link")?;
-    skel.maps
-        .port_state
-        .pin(format!("{dir}/state"))
-        .context("pinning the port's counters")?;
-    skel.maps
-        .port_cfg
-        .pin(format!("{dir}/cfg"))
-        .context("pinning the port's configuration")?;
-    skel.maps
-        .qlen_hist
-        .pin(format!("{dir}/qlen_hist"))
-        .context("pinning the port's queue-length histogram")?;
-    if let Err(e) = crate::netlink::Net::open().and_then(|n| n.replace_root_qdisc(idx, &id)) {
-        let _ = detach_port(dev);
-        return Err(e).with_context(|| format!("making {id} the root qdisc of {dev}"));
+    let key = port_id.to_ne_bytes();
+    // SAFETY: plain-old-data C structs generated from BTF; zeroes are valid.
+    let (zero_state, zero_hist): (port_state, rxecc_qlen_hist) =
+        unsafe { (std::mem::zeroed(), std::mem::zeroed()) };
+    pinned(&obj_pin("port_state"), "the ports' counters")?
+        .update(&key, pod_bytes(&zero_state), MapFlags::ANY)
+        .context("clearing the port's counters")?;
+    pinned(&obj_pin("qlen_hist"), "the ports' queue histograms")?
+        .update(&key, pod_bytes(&zero_hist), MapFlags::ANY)
+        .context("clearing the port's queue histogram")?;
+    update_cfg_map(
+        &pinned(&obj_pin("port_cfg"), "the ports' configuration")?,
+        port_id,
+        |pc| {
+            // SAFETY: plain-old-data; zeroes are valid.
+            *pc = unsafe { std::mem::zeroed() };
+            pc.rate_bps = cfg.rate_mbps.saturating_mul(1_000_000);
+            pc.delay_ns = cfg.delay_us.saturating_mul(1000);
+            pc.pfc_class = cfg.pfc_class;
+            pc.port_id = port_id;
+            pc.limit_pkts = cfg.limit_pkts;
+            pc.burst_ns = cfg.burst_us.saturating_mul(1000);
+            pc.ifindex = idx;
+        },
+    )?;
+    let major = u16::try_from(port_id).context("port id above 65535")?;
+    if let Err(e) =
+        crate::netlink::Net::open().and_then(|n| n.replace_root_qdisc(idx, major, PORT_KIND))
+    {
+        let _ = remove_port(dev);
+        return Err(e).with_context(|| format!("making {PORT_KIND} the root qdisc of {dev}"));
     }
-    let mut hook = TcHookBuilder::new(skel.progs.port_ingress.as_fd())
+    let mut hook = TcHookBuilder::new(ingress.as_fd())
         .ifindex(idx as i32)
         .replace(true)
         .handle(1)
@@ -618,15 +659,22 @@ pub fn attach_loaded_port(dev: &str, cfg: &PortConfig, mut skel: LoadedPort<'_>)
     hook.create()
         .with_context(|| format!("creating clsact on {dev}"))?;
     if let Err(e) = hook.attach() {
-        let _ = detach_port(dev);
+        let _ = remove_port(dev);
         return Err(e).with_context(|| format!("attaching the PFC receiver to {dev} ingress"));
     }
     Ok(())
 }
 
 /// Removes the port (and any marker) from `dev`; nothing to do if there is
-/// none. Its ingress accounting entry goes too.
+/// none. Its ingress accounting entry goes too, and port.bpf.c is unloaded
+/// once no port is left.
 pub fn detach_port(dev: &str) -> Result<()> {
+    remove_port(dev)?;
+    unload_port_object_if_unused()
+}
+
+/// [`detach_port`] but for the unload: what replacing a port does first.
+fn remove_port(dev: &str) -> Result<()> {
     let dir = pin_dir(dev);
     if !Path::new(&dir).exists() {
         return Ok(());
@@ -662,12 +710,6 @@ pub fn detach_port(dev: &str) -> Result<()> {
         }
     }
     let _ = std::fs::remove_file(format!("{PORT_ID_DIR}/{dev}"));
-    for f in ["ops", "state", "cfg", "qlen_hist"] {
-        let p = format!("{dir}/{f}");
-        if Path::new(&p).exists() {
-            std::fs::remove_file(&p).with_context(|| format!("unpinning {p}"))?;
-        }
-    }
     std::fs::remove_dir(&dir).with_context(|| format!("removing {dir}"))?;
     Ok(())
 }
@@ -1027,13 +1069,10 @@ impl GfcThresholds {
 
 /// `dev`'s link rate.
 pub fn port_rate_bps(dev: &str) -> Result<u64> {
-    let map = pinned(
-        &format!("{}/cfg", pin_dir(dev)),
-        &format!("{dev} is not a port"),
-    )?;
+    let (map, key) = port_slot(dev, "port_cfg")?;
     let c: port_cfg = from_bytes(
-        &map.lookup(&0u32.to_ne_bytes(), MapFlags::LOCK)?
-            .context("port_cfg has no entry 0")?,
+        &map.lookup(&key, MapFlags::LOCK)?
+            .context("the port's configuration is missing")?,
         "port_cfg",
     )?;
     Ok(c.p.rate_bps)
@@ -1327,12 +1366,9 @@ pub struct BufferStats {
 
 /// Reads `dev`'s counters, consistently (BPF_F_LOCK).
 pub fn port_stats(dev: &str) -> Result<PortStats> {
-    let map = pinned(
-        &format!("{}/state", pin_dir(dev)),
-        &format!("{dev} is not a port"),
-    )?;
+    let (map, key) = port_slot(dev, "port_state")?;
     let bytes = map
-        .lookup(&0u32.to_ne_bytes(), MapFlags::LOCK)
+        .lookup(&key, MapFlags::LOCK)
         .context("reading the port's counters")?
         .context("the port's counters are missing")?;
     let s = from_bytes::<port_state>(&bytes, "port_state")?.stats;
@@ -1402,14 +1438,8 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
 /// CLOCK_MONOTONIC time it counts up to. Bins past the last non-zero one
 /// are cut.
 pub fn qlen_hist(dev: &str) -> Result<(u64, Vec<u64>)> {
-    let map = pinned(
-        &format!("{}/qlen_hist", pin_dir(dev)),
-        &format!("{dev} is not a port"),
-    )?;
-    let st = pinned(
-        &format!("{}/state", pin_dir(dev)),
-        &format!("{dev} is not a port"),
-    )?;
+    let (map, key) = port_slot(dev, "qlen_hist")?;
+    let (st, _) = port_slot(dev, "port_state")?;
     // The bins and the time since the last change must come from one
     // moment: a change between reading them would count the interval
     // before it twice, or not at all (all of a long idle period, when the
@@ -1419,7 +1449,7 @@ pub fn qlen_hist(dev: &str) -> Result<(u64, Vec<u64>)> {
     // fell in between and every change's interval is in the bins.
     let read_stats = || -> Result<_> {
         let bytes = st
-            .lookup(&0u32.to_ne_bytes(), MapFlags::LOCK)
+            .lookup(&key, MapFlags::LOCK)
             .context("reading the port's counters")?
             .context("the port's counters are missing")?;
         Ok(from_bytes::<port_state>(&bytes, "port_state")?.stats)
@@ -1431,7 +1461,7 @@ pub fn qlen_hist(dev: &str) -> Result<(u64, Vec<u64>)> {
     let mut tries = 0;
     loop {
         raw = map
-            .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .lookup(&key, MapFlags::ANY)
             .context("reading the queue-length histogram")?
             .context("the queue-length histogram is missing")?;
         now_ns = crate::record::monotonic_ns();

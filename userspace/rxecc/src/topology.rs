@@ -1606,8 +1606,8 @@ fn build_net(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
 fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
     let t = &b.topo;
     // The ports: host NICs (in their namespaces), then switch ports. Their
-    // programs are loaded first, all at once (load_ports: the verifier's
-    // time is most of `up`), then attached one by one.
+    // programs (one instance for all) are loaded first, then each port is
+    // attached.
     let configs: Vec<PortConfig> = b
         .ports
         .iter()
@@ -1619,36 +1619,26 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             pfc_class: p.switch.map_or(3, |s| t.switches[s].pfc_class),
         })
         .collect();
-    let specs: Vec<(&str, PortConfig)> = if dry_run {
-        Vec::new()
-    } else {
-        b.ports
-            .iter()
-            .map(|p| p.dev.as_str())
-            .zip(configs.iter().copied())
-            .collect()
-    };
-    let mut storage: Vec<_> = specs
-        .iter()
-        .map(|_| std::mem::MaybeUninit::uninit())
-        .collect();
-    // Slow: each port's programs are loaded and verified (about 0.75 s of
-    // CPU per port under TCG, much longer on the debug kernel), so say so
-    // before and how long after. They load while the network is built
-    // (build_net): that touches no program, and under TCG much of its
-    // 1.2 s per host is spent waiting (process starts, RCU grace periods).
+    let load = !dry_run && !b.ports.is_empty();
+    // The programs are loaded and verified (0.4 s of CPU under TCG, 15 s
+    // on the debug kernel), so say so before and how long after. They load
+    // while the network is built (build_net): that touches no program, and
+    // under TCG much of its 1.2 s per host is spent waiting (process
+    // starts, RCU grace periods).
     let log = r.log;
-    let loaded = std::thread::scope(|sc| -> Result<_> {
+    std::thread::scope(|sc| -> Result<()> {
         let loader = sc.spawn(|| {
-            let load_start = std::time::Instant::now();
-            if !specs.is_empty() && log {
-                eprintln!("rxecc: up: loading {} ports' BPF programs", specs.len());
+            if !load {
+                return Ok(());
             }
-            let loaded = switch::load_ports(&mut storage, &specs);
-            if !specs.is_empty() && log && loaded.is_ok() {
+            let load_start = std::time::Instant::now();
+            if log {
+                eprintln!("rxecc: up: loading the ports' BPF programs");
+            }
+            let loaded = switch::load_port_object();
+            if log && loaded.is_ok() {
                 eprintln!(
-                    "rxecc: up: {} ports' programs loaded in {:.1} s",
-                    specs.len(),
+                    "rxecc: up: the ports' programs loaded in {:.1} s",
                     load_start.elapsed().as_secs_f64()
                 );
             }
@@ -1661,7 +1651,6 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
         net?;
         loaded
     })?;
-    let mut loaded = loaded.into_iter();
     let mut marks: Vec<(&str, MarkMode)> = Vec::new();
     for (p, pc) in b.ports.iter().zip(configs) {
         if dry_run {
@@ -1674,12 +1663,9 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             );
             continue;
         }
-        let skel = loaded
-            .next()
-            .context("load_ports returned fewer ports than asked")?;
         match &p.netns {
-            Some(ns) => in_netns(ns, || switch::attach_loaded_port(&p.dev, &pc, skel))?,
-            None => switch::attach_loaded_port(&p.dev, &pc, skel)?,
+            Some(ns) => in_netns(ns, || switch::attach_loaded_port(&p.dev, &pc))?,
+            None => switch::attach_loaded_port(&p.dev, &pc)?,
         }
         if let Some(peer) = p.fc_peer() {
             switch::set_fc_mode(
