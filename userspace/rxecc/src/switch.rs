@@ -451,6 +451,21 @@ const OBJ_PINS: [&str; 8] = [
     "port_ops",
 ];
 
+/// The map of [`SHARED_MAPS`] named `name` in a port skeleton's maps, open
+/// or loaded (their types differ, their field names do not).
+macro_rules! shared_map {
+    ($maps:expr, $name:expr) => {
+        match $name {
+            "ingress_cfg" => &mut $maps.ingress_cfg,
+            "ingress_acct" => &mut $maps.ingress_acct,
+            "int_deq" => &mut $maps.int_deq,
+            "events" => &mut $maps.events,
+            "switch_ports" => &mut $maps.switch_ports,
+            _ => &mut $maps.switch_buf,
+        }
+    };
+}
+
 fn obj_pin(name: &str) -> String {
     format!("{PIN_ROOT}/{name}")
 }
@@ -478,14 +493,7 @@ pub fn load_port_object() -> Result<()> {
     let mut fresh = Vec::new();
     for name in SHARED_MAPS {
         let path = obj_pin(name);
-        let map = match name {
-            "ingress_cfg" => &mut open.maps.ingress_cfg,
-            "ingress_acct" => &mut open.maps.ingress_acct,
-            "int_deq" => &mut open.maps.int_deq,
-            "events" => &mut open.maps.events,
-            "switch_ports" => &mut open.maps.switch_ports,
-            _ => &mut open.maps.switch_buf,
-        };
+        let map = shared_map!(open.maps, name);
         if Path::new(&path).exists() {
             map.reuse_pinned_map(&path)
                 .with_context(|| format!("reusing {path}"))?;
@@ -500,14 +508,7 @@ pub fn load_port_object() -> Result<()> {
         .with_context(|| format!("creating {PIN_ROOT} (is bpffs mounted?)"))?;
     for name in fresh {
         let path = obj_pin(name);
-        let map = match name {
-            "ingress_cfg" => &mut skel.maps.ingress_cfg,
-            "ingress_acct" => &mut skel.maps.ingress_acct,
-            "int_deq" => &mut skel.maps.int_deq,
-            "events" => &mut skel.maps.events,
-            "switch_ports" => &mut skel.maps.switch_ports,
-            _ => &mut skel.maps.switch_buf,
-        };
+        let map = shared_map!(skel.maps, name);
         map.pin(&path).with_context(|| format!("pinning {path}"))?;
     }
     skel.progs
