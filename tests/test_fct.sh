@@ -122,8 +122,9 @@ print({r["label"]: r for r in json.load(open(sys.argv[1]))}[sys.argv[2]][sys.arg
 # 3 s: its flow completes, and at its timeout it is only waiting for h0 to
 # close h0's connection. h1 exits 0 and warns (it used to fail too, so
 # that every host of a run with one slow flow reported a failure). h0 has
-# 10 s, so that its exit cannot close that connection first; its flow
-# fails, at the latest by its own timeout.
+# 10 s, so that its exit cannot close that connection first. h1's exit
+# closes h0's flow's connection, and that flow fails then, as
+# `disconnected` (it used to sit until h0's own timeout).
 test_flowgen_timeout() {
 	local flows=$TEST_OUT/flows.txt sync h pids=() rc=() timeout=(10 3)
 	tb_load_rxe patched
@@ -149,4 +150,9 @@ test_flowgen_timeout() {
 		"$TEST_OUT/h1.log" || fail "h1 did not warn of the connection left open: $(tail -2 "$TEST_OUT/h1.log")"
 	assert_eq "h0's exit status (its flow did not complete)" 1 "${rc[0]}"
 	assert_eq "h0's flows completed" 0 "$(grep -c ',ok$' "$TEST_OUT/h0.csv")"
+	# h1's exit closed its end of h0's flow (a DREQ): h0 records that,
+	# rather than waiting out its own timeout.
+	assert_eq "h0's flows ended by h1's disconnect" 1 "$(grep -c ',disconnected$' "$TEST_OUT/h0.csv")"
+	grep -q 'flow 0: host 1 closed its connection before the flow completed' "$TEST_OUT/h0.log" \
+		|| fail "h0 did not say why its flow failed: $(tail -2 "$TEST_OUT/h0.log")"
 }

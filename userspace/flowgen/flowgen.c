@@ -476,6 +476,41 @@ static void sync_ready(void)
 	sync_check();
 }
 
+/* Takes every completion queued: a flow's ends there. */
+static void poll_completions(void)
+{
+	struct ibv_wc wc[16];
+	int n, i;
+
+	while ((n = ibv_poll_cq(g.cq, 16, wc)) > 0) {
+		uint64_t t = now_ns();
+
+		for (i = 0; i < n; i++) {
+			struct flow *f;
+
+			if (wc[i].wr_id == UINT64_MAX) {
+				/* A receive of a SEND flow: the sender times it. */
+				if (wc[i].status != IBV_WC_SUCCESS)
+					fprintf(stderr, "%s: host %u: a receive failed: %s\n", g.prog,
+						g.me, ibv_wc_status_str(wc[i].status));
+				continue;
+			}
+			if (wc[i].wr_id >= g.nflows)
+				continue;
+			f = &g.flows[wc[i].wr_id];
+			if (f->state == F_DONE)
+				continue;	/* already ended by its peer's disconnect */
+			f->end_ns = t;
+			f->state = F_DONE;
+			f->failed = wc[i].status != IBV_WC_SUCCESS;
+			g.initiated_done++;
+			record(f, f->failed ? ibv_wc_status_str(wc[i].status) : "ok");
+			if (f->id_cm)
+				rdma_disconnect(f->id_cm);
+		}
+	}
+}
+
 static void on_cm_event(void)
 {
 	struct rdma_cm_event *ev;
@@ -583,6 +618,22 @@ static void on_cm_event(void)
 		return;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		rdma_ack_cm_event(ev);
+		/* The acceptor closed a flow this host started before it ended
+		 * (its process exited or timed out). Its QP goes now, and with
+		 * it any completion: the flow failed, and waiting out the
+		 * timeout would only hide why. Its completion may be queued
+		 * behind this event, so take those first. */
+		if (f && f->state != F_DONE)
+			poll_completions();
+		if (f && f->state != F_DONE) {
+			f->end_ns = now_ns();
+			f->failed = true;
+			f->state = F_DONE;
+			g.initiated_done++;
+			record(f, "disconnected");
+			fprintf(stderr, "%s: host %u: flow %u: host %u closed its connection before the flow completed\n",
+				g.prog, g.me, f->id, acceptor(f));
+		}
 		rdma_destroy_qp(id);
 		rdma_destroy_id(id);
 		if (f)
@@ -599,39 +650,13 @@ static void on_completions(void)
 {
 	struct ibv_cq *cq;
 	void *ctx;
-	struct ibv_wc wc[16];
-	int n, i;
 
 	if (ibv_get_cq_event(g.cch, &cq, &ctx))
 		return;
 	ibv_ack_cq_events(cq, 1);
 	if (ibv_req_notify_cq(cq, 0))
 		die("ibv_req_notify_cq: %s", strerror(errno));
-	while ((n = ibv_poll_cq(cq, 16, wc)) > 0) {
-		uint64_t t = now_ns();
-
-		for (i = 0; i < n; i++) {
-			struct flow *f;
-
-			if (wc[i].wr_id == UINT64_MAX) {
-				/* A receive of a SEND flow: the sender times it. */
-				if (wc[i].status != IBV_WC_SUCCESS)
-					fprintf(stderr, "%s: host %u: a receive failed: %s\n", g.prog,
-						g.me, ibv_wc_status_str(wc[i].status));
-				continue;
-			}
-			if (wc[i].wr_id >= g.nflows)
-				continue;
-			f = &g.flows[wc[i].wr_id];
-			f->end_ns = t;
-			f->state = F_DONE;
-			f->failed = wc[i].status != IBV_WC_SUCCESS;
-			g.initiated_done++;
-			record(f, f->failed ? ibv_wc_status_str(wc[i].status) : "ok");
-			if (f->id_cm)
-				rdma_disconnect(f->id_cm);
-		}
-	}
+	poll_completions();
 }
 
 /* A positive integer option's value; dies with "<opt> <arg>: <what>". */
