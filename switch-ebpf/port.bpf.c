@@ -103,20 +103,28 @@ struct {
 	__type(value, struct rxecc_qlen_hist);
 } qlen_hist SEC(".maps");
 
-/* Owes `dt` ns to port `id`'s bin of queue length `qlen` (taken under
- * st->lock, added after it: no helper calls under a spin lock). */
-static __always_inline void qlen_hist_add(__u32 id, __u64 qlen, __u64 dt)
+/* Port `id`'s queue changed by `delta` bytes (to 0 if `empty`) at `now`:
+ * the time since the last change goes to the bin of the length it had.
+ * `now` was read before this lock, so another CPU's later `now` may have
+ * come first: since_ns never goes back, and the bins' total is exactly
+ * the time from the first change to the last. */
+static __always_inline void qlen_hist_change(__u32 id, __s64 delta, bool empty, __u64 now)
 {
-	__u64 bin = qlen / 1000;
-	struct rxecc_qlen_hist *h;
+	struct rxecc_qlen_hist *h = bpf_map_lookup_elem(&qlen_hist, &id);
+	__u64 bin;
 
+	if (!h)
+		return;
+	bpf_spin_lock(&h->lock);
+	bin = h->qlen_bytes > 0 ? (__u64)h->qlen_bytes / 1000 : 0;
 	if (bin >= RXECC_QLEN_BINS)
 		bin = RXECC_QLEN_BINS - 1;
-	h = bpf_map_lookup_elem(&qlen_hist, &id);
-	if (h) {
-		__sync_fetch_and_add(&h->ns[bin], dt);
-		__sync_fetch_and_add(&h->adds, 1);
+	if (now > h->since_ns) {
+		h->ns[bin] += now - h->since_ns;
+		h->since_ns = now;
 	}
+	h->qlen_bytes = empty ? 0 : h->qlen_bytes + delta;
+	bpf_spin_unlock(&h->lock);
 }
 
 static __always_inline struct port_state *state(__u32 id)
@@ -506,7 +514,6 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	__u32 len = pkt_len(skb), iif = skb->skb_iif, sw = 0;
 	struct skb_list *dq = bpf_map_lookup_elem(&data_q, &id);
 	struct skb_list *cq = bpf_map_lookup_elem(&ctl_q, &id);
-	__u64 old_qlen, since;
 	struct skb_node *n;
 	int charged;
 
@@ -553,15 +560,11 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	st->stats.enq_pkts++;
 	st->stats.enq_bytes += len;
 	st->stats.qlen_pkts++;
-	old_qlen = st->stats.qlen_bytes;
-	since = st->stats.qlen_since_ns;
-	st->stats.qlen_since_ns = now;
-	st->stats.qlen_changes++;
 	st->stats.qlen_bytes += len;
 	if (st->stats.qlen_bytes > st->stats.max_qlen_bytes)
 		st->stats.max_qlen_bytes = st->stats.qlen_bytes;
 	bpf_spin_unlock(&st->lock);
-	qlen_hist_add(id, old_qlen, ns_since(now, since));
+	qlen_hist_change(id, len, false, now);
 
 	sch->q.qlen++;
 	sch->qstats.backlog += len;
@@ -662,7 +665,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	struct pacer *pc = bpf_map_lookup_elem(&pacer, &id);
 	struct rxecc_port_params cfg;
 	__u64 now = bpf_ktime_get_ns(), start, floor, until = 0, ready = 0;
-	__u64 rate, resumed_at = 0, stall, deq_bytes, qlen_bytes, old_qlen, since;
+	__u64 rate, resumed_at = 0, stall, deq_bytes, qlen_bytes;
 	__u64 next_tx_ns = 0, stage = 0, wake, credit = 0, lost_from, pace_floor = 0, lost, lag;
 	bool timed = false;
 	struct bpf_list_node *node;
@@ -802,17 +805,13 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	st->stats.deq_pkts++;
 	st->stats.deq_bytes += len;
 	st->stats.qlen_pkts--;
-	old_qlen = st->stats.qlen_bytes;
-	since = st->stats.qlen_since_ns;
-	st->stats.qlen_since_ns = now;
-	st->stats.qlen_changes++;
 	st->stats.qlen_bytes -= len;
 	if (st->stats.lag_bytes > st->stats.qlen_bytes)
 		st->stats.lag_bytes = st->stats.qlen_bytes;
 	deq_bytes = st->stats.deq_bytes;
 	qlen_bytes = st->stats.qlen_bytes;
 	bpf_spin_unlock(&st->lock);
-	qlen_hist_add(id, old_qlen, ns_since(now, since));
+	qlen_hist_change(id, -(__s64)len, false, now);
 	if (iif)
 		release_ingress(sch, iif, sw, len, now);
 	publish_deq(&cfg, now, deq_bytes, qlen_bytes);
@@ -913,17 +912,13 @@ void BPF_PROG(port_reset, struct Qdisc *sch)
 	sch->qstats.backlog = 0;
 	st = state(id);
 	if (st) {
-		__u64 now = bpf_ktime_get_ns(), old_qlen, since;
+		__u64 now = bpf_ktime_get_ns();
 
 		bpf_spin_lock(&st->lock);
 		st->stats.qlen_pkts = 0;
-		old_qlen = st->stats.qlen_bytes;
-		since = st->stats.qlen_since_ns;
-		st->stats.qlen_since_ns = now;
-		st->stats.qlen_changes++;
 		st->stats.qlen_bytes = 0;
 		bpf_spin_unlock(&st->lock);
-		qlen_hist_add(id, old_qlen, ns_since(now, since));
+		qlen_hist_change(id, 0, true, now);
 	}
 }
 

@@ -71,14 +71,8 @@ struct rxecc_port_stats {
 	/* ICC: ACKs this port's ingress left without feedback (its queue
 	 * draining at low utilisation, and feedback given within icc_period). */
 	__u64 int_quiet;
-	/* qlen.txt: when qlen_bytes last changed (the time since is owed to
-	 * the qlen_hist bin of the current length); and PFC events the shared
-	 * ring buffer had no room for. */
-	__u64 qlen_since_ns;
+	/* PFC events the shared ring buffer had no room for (pfc.txt). */
 	__u64 events_lost;
-	/* Changes of qlen_bytes (each owes its interval to qlen_hist), so
-	 * that a reader can tell when qlen_hist holds every one of them. */
-	__u64 qlen_changes;
 	/* GFC received (port_params.fc_mode FC_GFC_BUFFER): this port's
 	 * egress runs at rate >> gfc_stage. Frames obeyed, the highest stage
 	 * seen, and the time spent below the full rate (finished intervals;
@@ -126,10 +120,18 @@ struct rxecc_event {
  * in 1000-byte bins (the simulator's KB); the last bin takes the rest. */
 #define RXECC_QLEN_BINS		2048
 
-/* One value, so that rxecc reads all bins in one lookup. */
+/* One value with its own lock, so that rxecc reads the bins, the length
+ * and the time of its last change as one snapshot (BPF_F_LOCK): the time
+ * since `since_ns` is owed to the bin of `qlen_bytes`. The length is kept
+ * here, from each change's delta in this lock's order: port_state's is
+ * changed under another lock, and the two orders can differ. */
 struct rxecc_qlen_hist {
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	__u64 since_ns;
+	__s64 qlen_bytes;	/* below 0 for an instant: a dequeue's delta
+				 * can come before its packet's enqueue's */
 	__u64 ns[RXECC_QLEN_BINS];
-	__u64 adds;	/* intervals added: equals qlen_changes when complete */
 };
 
 /* skb->mark bit set by a switch port's TC ingress on a compressed arrival

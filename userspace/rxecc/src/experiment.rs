@@ -663,6 +663,7 @@ impl QlenDumper {
         );
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let name = path.display().to_string();
         let thread = std::thread::spawn(move || -> Result<()> {
             let step = interval_ms * 1_000_000;
             let mut epoch = None;
@@ -673,30 +674,37 @@ impl QlenDumper {
                 }
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
-            let now = monotonic_ns();
-            let mut base = Vec::new();
-            for p in &ports {
-                base.push(switch::qlen_hist(&p.dev)?);
-            }
-            let mut next = now + step;
+            let reader = switch::QlenReader::new(
+                &ports.iter().map(|p| p.dev.clone()).collect::<Vec<_>>(),
+            )?;
+            // A read should take at most 1% of the interval (or twice the
+            // fastest): the histograms are exact to within that.
+            let max_window = step / 100;
+            // (longest read, most tries, highest limit, reads over it)
+            let mut worst = (0u64, 0u32, 0u64, 0usize);
+            let mut note = |snap: &switch::QlenSnapshot| {
+                worst.0 = worst.0.max(snap.window_ns);
+                worst.1 = worst.1.max(snap.tries);
+                worst.2 = worst.2.max(snap.limit_ns);
+                if snap.window_ns > snap.limit_ns {
+                    worst.3 += 1;
+                }
+            };
+            let base = reader.read(max_window)?;
+            note(&base);
+            let t_base = base.now_ns;
+            let mut next = t_base + step;
+            let mut dumps = 0;
             loop {
                 let last = flag.load(Ordering::Relaxed);
                 let t = monotonic_ns();
                 if t >= next || last {
-                    let mut hs = Vec::new();
-                    for p in &ports {
-                        hs.push(switch::qlen_hist(&p.dev)?);
-                    }
-                    // Each port's histogram runs from its own baseline read
-                    // to its own read; the time line gives their mean span.
-                    let span = hs
-                        .iter()
-                        .zip(&base)
-                        .map(|((t1, _), (t0, _))| t1.saturating_sub(*t0))
-                        .sum::<u64>()
-                        / hs.len().max(1) as u64;
-                    writeln!(w, "time: {}", t0_ns + span)?;
-                    for ((p, (_, b0)), (_, h)) in ports.iter().zip(&base).zip(&hs) {
+                    let snap = reader.read(max_window)?;
+                    note(&snap);
+                    dumps += 1;
+                    let t_now = snap.now_ns;
+                    writeln!(w, "time: {}", t0_ns + t_now.saturating_sub(t_base))?;
+                    for ((p, b0), h) in ports.iter().zip(&base.ports).zip(&snap.ports) {
                         write!(w, "{} {}", p.node, p.ifindex)?;
                         for (i, v) in h.iter().enumerate() {
                             let d = v.saturating_sub(b0.get(i).copied().unwrap_or(0));
@@ -704,7 +712,11 @@ impl QlenDumper {
                         }
                         writeln!(w)?;
                     }
-                    next += step;
+                    // A late dump (a busy guest) skips the times it missed
+                    // rather than writing them all at once.
+                    while next <= t_now {
+                        next += step;
+                    }
                 }
                 if last {
                     break;
@@ -712,6 +724,18 @@ impl QlenDumper {
                 std::thread::sleep(std::time::Duration::from_millis(interval_ms.min(20)));
             }
             w.flush()?;
+            eprintln!(
+                "rxecc run: {name}: {dumps} dumps of {} ports; reads took at most {} us (limit {} us), {} tries at most{}",
+                ports.len(),
+                worst.0 / 1000,
+                worst.2 / 1000,
+                worst.1,
+                if worst.3 > 0 {
+                    format!("; {} reads over the limit, their histograms exact only to within it", worst.3)
+                } else {
+                    String::new()
+                }
+            );
             Ok(())
         });
         Ok(QlenDumper { stop, thread })

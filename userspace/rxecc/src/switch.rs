@@ -1433,69 +1433,110 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
     })
 }
 
-/// Nanoseconds `dev`'s egress queue has spent at each length, in
-/// 1000-byte bins (port.h), up to now: the histogram's bins plus the time
-/// since the last change, owed to the current length's bin; with the
-/// CLOCK_MONOTONIC time it counts up to. Bins past the last non-zero one
-/// are cut.
-pub fn qlen_hist(dev: &str) -> Result<(u64, Vec<u64>)> {
-    let (map, key) = port_slot(dev, "qlen_hist")?;
-    let (st, _) = port_slot(dev, "port_state")?;
-    // The bins and the time since the last change must come from one
-    // moment: a change between reading them would count the interval
-    // before it twice, or not at all (all of a long idle period, when the
-    // first packet after it arrives just then). The port counts changes
-    // (under its lock, with the time) and the intervals added (after):
-    // read the counters, the bins, the counters again, until no change
-    // fell in between and every change's interval is in the bins.
-    let read_stats = || -> Result<_> {
-        let bytes = st
-            .lookup(&key, MapFlags::LOCK)
-            .context("reading the port's counters")?
-            .context("the port's counters are missing")?;
-        Ok(from_bytes::<port_state>(&bytes, "port_state")?.stats)
-    };
-    let nbins = QLEN_BINS as usize;
-    let mut s = read_stats()?;
-    let mut raw;
-    let mut now_ns;
-    let mut tries = 0;
-    loop {
-        raw = map
-            .lookup(&key, MapFlags::ANY)
-            .context("reading the queue-length histogram")?
-            .context("the queue-length histogram is missing")?;
-        now_ns = crate::record::monotonic_ns();
-        let again = read_stats()?;
-        let adds = raw
-            .get(nbins * 8..nbins * 8 + 8)
-            .and_then(|b| <[u8; 8]>::try_from(b).ok())
-            .map_or(u64::MAX, u64::from_ne_bytes);
-        tries += 1;
-        let whole = again.qlen_changes == s.qlen_changes && adds == again.qlen_changes;
-        s = again;
-        if whole || tries >= 50 {
-            break;
-        }
-        std::thread::yield_now();
-    }
-    raw.truncate(nbins * 8);
-    let mut bins: Vec<u64> = raw
-        .chunks_exact(8)
-        .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or([0; 8])))
-        .collect();
-    if bins.is_empty() {
-        bail!("{dev}: an empty queue-length histogram");
-    }
-    let cur = ((s.qlen_bytes / 1000) as usize).min(bins.len() - 1);
-    bins[cur] = bins[cur].saturating_add(now_ns.saturating_sub(s.qlen_since_ns));
-    while bins.len() > 1 && bins.last() == Some(&0) {
-        bins.pop();
-    }
-    Ok((now_ns, bins))
+/// Reads the egress queue histograms of a set of ports (port.h's
+/// `rxecc_qlen_hist`): nanoseconds each queue spent at each length, in
+/// 1000-byte bins, all up to one time.
+pub struct QlenReader {
+    map: MapHandle,
+    keys: Vec<[u8; 4]>,
+    /// The fastest read so far, ns: one not preempted.
+    fastest_ns: std::cell::Cell<u64>,
 }
 
-/// Bins of [`qlen_hist`] (`RXECC_QLEN_BINS`).
+impl QlenReader {
+    /// The ports must exist now; their slots are resolved once, so that a
+    /// read is one lookup per port and nothing else. Five reads time the
+    /// fastest one.
+    pub fn new(devs: &[String]) -> Result<Self> {
+        let mut keys = Vec::new();
+        for dev in devs {
+            keys.push(port_slot(dev, "qlen_hist")?.1);
+        }
+        let reader = QlenReader {
+            map: pinned(&obj_pin("qlen_hist"), "the ports' programs are not loaded")?,
+            keys,
+            fastest_ns: std::cell::Cell::new(u64::MAX),
+        };
+        for _ in 0..5 {
+            reader.lookup_all()?;
+        }
+        Ok(reader)
+    }
+
+    /// Every port's locked snapshot, the clock before them, and the time
+    /// they took (which also lowers the fastest).
+    fn lookup_all(&self) -> Result<(u64, u64, Vec<Vec<u8>>)> {
+        let now_ns = crate::record::monotonic_ns();
+        let mut raws = Vec::with_capacity(self.keys.len());
+        for key in &self.keys {
+            raws.push(
+                self.map
+                    .lookup(key, MapFlags::LOCK)
+                    .context("reading a queue-length histogram")?
+                    .context("a queue-length histogram is missing")?,
+            );
+        }
+        let window_ns = crate::record::monotonic_ns().saturating_sub(now_ns);
+        self.fastest_ns.set(self.fastest_ns.get().min(window_ns));
+        Ok((now_ns, window_ns, raws))
+    }
+
+    /// Every port's histogram up to one CLOCK_MONOTONIC time, returned
+    /// with it; bins past a port's last non-zero one are cut. Each locked
+    /// lookup is one snapshot of the bins and of the length and time of
+    /// the last change; the time since that change is owed to the
+    /// length's bin, up to the common time. A port that changed after
+    /// that time, while the ports were being read, is counted up to its
+    /// change: the histograms are exact to within the time the reads
+    /// took. A read that took longer than `min_limit_ns`, and than twice
+    /// the fastest read (many ports take longer), was preempted (threads
+    /// run late under TCG): it is done again, up to 20 times.
+    pub fn read(&self, min_limit_ns: u64) -> Result<QlenSnapshot> {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let (now_ns, window_ns, raws) = self.lookup_all()?;
+            let limit_ns = min_limit_ns.max(self.fastest_ns.get().saturating_mul(2));
+            if window_ns > limit_ns && tries < 20 {
+                continue;
+            }
+            let mut ports = Vec::with_capacity(raws.len());
+            for raw in &raws {
+                let h: rxecc_qlen_hist = from_bytes(raw, "qlen_hist")?;
+                let mut bins = h.ns.to_vec();
+                let last = bins.len().saturating_sub(1);
+                let cur =
+                    usize::try_from(h.qlen_bytes.max(0) / 1000).map_or(last, |b| b.min(last));
+                if let Some(b) = bins.get_mut(cur) {
+                    *b = b.saturating_add(now_ns.saturating_sub(h.since_ns));
+                }
+                while bins.len() > 1 && bins.last() == Some(&0) {
+                    bins.pop();
+                }
+                ports.push(bins);
+            }
+            return Ok(QlenSnapshot {
+                now_ns,
+                window_ns,
+                limit_ns,
+                tries,
+                ports,
+            });
+        }
+    }
+}
+
+/// [`QlenReader::read`]: per port, ns at each length up to `now_ns`; the
+/// reads took `window_ns`, the last of `tries`, against `limit_ns`.
+pub struct QlenSnapshot {
+    pub now_ns: u64,
+    pub window_ns: u64,
+    pub limit_ns: u64,
+    pub tries: u32,
+    pub ports: Vec<Vec<u64>>,
+}
+
+/// Bins of [`QlenReader`] (`RXECC_QLEN_BINS`).
 pub const QLEN_BINS: u32 = 2048;
 
 /// A PFC frame a port received (port.h's `struct rxecc_event`).
