@@ -72,7 +72,10 @@ test_verbs_all_cc() {
 	local tools ccs
 	read -ra tools <<<"${VERBS_ROUNDS[*]}"
 	read -ra ccs <<<"$(verbs_ccs)"
-	[[ " ${ccs[*]} " == *" none "* ]] || fail "cannot read rxe_cc's algorithms from modinfo: '${ccs[*]}'"
+	# VERBS_CCS (a few at a time: the debug kernel takes 25 minutes per
+	# algorithm) or every algorithm, none among them.
+	[ -n "${VERBS_CCS:-}" ] || [[ " ${ccs[*]} " == *" none "* ]] ||
+		fail "cannot read rxe_cc's algorithms from modinfo: '${ccs[*]}'"
 	tb_load_rxe patched
 	rxecc testbed up dumbbell 2>"$TEST_OUT/up.txt" || { cat "$TEST_OUT/up.txt" >&2; fail "testbed up"; }
 	for cc in "${ccs[@]}"; do
