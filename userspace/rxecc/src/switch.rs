@@ -1503,17 +1503,7 @@ impl QlenReader {
             let mut ports = Vec::with_capacity(raws.len());
             for raw in &raws {
                 let h: rxecc_qlen_hist = from_bytes(raw, "qlen_hist")?;
-                let mut bins = h.ns.to_vec();
-                let last = bins.len().saturating_sub(1);
-                let cur =
-                    usize::try_from(h.qlen_bytes.max(0) / 1000).map_or(last, |b| b.min(last));
-                if let Some(b) = bins.get_mut(cur) {
-                    *b = b.saturating_add(now_ns.saturating_sub(h.since_ns));
-                }
-                while bins.len() > 1 && bins.last() == Some(&0) {
-                    bins.pop();
-                }
-                ports.push(bins);
+                ports.push(qlen_bins_at(&h.ns, h.qlen_bytes, h.since_ns, now_ns));
             }
             return Ok(QlenSnapshot {
                 now_ns,
@@ -1524,6 +1514,23 @@ impl QlenReader {
             });
         }
     }
+}
+
+/// A histogram snapshot's bins up to `now_ns`: the time since the last
+/// change (`since_ns`) is owed to the bin of the length then (`qlen_bytes`;
+/// below 0 for an instant, port.h, counts as empty; the last bin takes the
+/// rest). Bins past the last non-zero one are cut.
+fn qlen_bins_at(ns: &[u64], qlen_bytes: i64, since_ns: u64, now_ns: u64) -> Vec<u64> {
+    let mut bins = ns.to_vec();
+    let last = bins.len().saturating_sub(1);
+    let cur = usize::try_from(qlen_bytes.max(0) / 1000).map_or(last, |b| b.min(last));
+    if let Some(b) = bins.get_mut(cur) {
+        *b = b.saturating_add(now_ns.saturating_sub(since_ns));
+    }
+    while bins.len() > 1 && bins.last() == Some(&0) {
+        bins.pop();
+    }
+    bins
 }
 
 /// [`QlenReader::read`]: per port, ns at each length up to `now_ns`; the
@@ -1687,6 +1694,22 @@ pub fn ports() -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::qlen_bins_at;
+
+    #[test]
+    fn qlen_bins_owe_the_time_since_the_last_change_to_its_length() {
+        // 2500 B queued since t=100: bin 2 gets now - since.
+        assert_eq!(qlen_bins_at(&[5, 0, 7, 0, 0], 2500, 100, 160), vec![5, 0, 67]);
+        // A dequeue's delta before its enqueue's: below 0 is empty.
+        assert_eq!(qlen_bins_at(&[5, 0, 0], -1500, 100, 130), vec![35]);
+        // Longer than the bins: the last bin.
+        assert_eq!(qlen_bins_at(&[1, 1, 1], 9_000_000, 0, 10), vec![1, 1, 11]);
+        // The change came after the clock was read: nothing owed.
+        assert_eq!(qlen_bins_at(&[4, 2, 0], 1000, 200, 150), vec![4, 2]);
+        // An idle, empty port keeps one bin.
+        assert_eq!(qlen_bins_at(&[0, 0], 0, 0, 0), vec![0]);
+    }
+
     #[test]
     fn auto_quanta_is_three_refreshes() {
         // 3 x 10 ms at 100 Mb/s = 3 Mbit = 5859.4 quanta of 512 bits.
