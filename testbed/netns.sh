@@ -162,26 +162,59 @@ tb_forget_servers() {
 	TB_SERVER_OUTS=()
 }
 
+# tb_nap <seconds>: sleep without starting a process. Under TCG a fork and
+# exec of sleep(1) costs tens of ms of CPU: six loops polling every 0.1 s
+# with it took most of both vCPUs, and six niced perftest servers took
+# 19.5 s to listen instead of 9 (2026-11-28). read -t on a pipe that
+# this shell holds both ends of (so nothing ever arrives) times out.
+# Anything but a timeout (a closed descriptor) falls back to sleep(1).
+tb_nap() {
+	local rc=0
+	[ -n "${TB_NAP_FD:-}" ] || exec {TB_NAP_FD}<> <(:)
+	read -rt "$1" -u "$TB_NAP_FD" _ 2>/dev/null || rc=$?
+	((rc > 128)) || sleep "$1"
+}
+
+# tb_listening <pid> <comm> <port>: true once process <pid> runs <comm>
+# (so `ip netns exec` has entered the namespace) and a TCP socket of that
+# namespace listens on <port>. Bash builtins on /proc/<pid>/net only: a
+# poll that starts processes (`ip netns exec ... ss`) costs seconds each on
+# the debug kernel, and several servers poll at once.
+tb_listening() {
+	local pid=$1 comm=$2 hex f _sl addr _rem st c
+	printf -v hex ':%04X' "$3"
+	read -r c 2>/dev/null </proc/"$pid"/comm || return 1
+	[ "$c" = "${comm:0:15}" ] || return 1
+	for f in /proc/"$pid"/net/tcp /proc/"$pid"/net/tcp6; do
+		while read -r _sl addr _rem st _; do
+			[[ $addr == *"$hex" && $st == 0A ]] && return 0
+		done 2>/dev/null <"$f"
+	done
+	return 1
+}
+
 # TB_BW_TOOL picks the perftest program (ib_write_bw unless set; the CC
 # experiments use ib_send_bw, which can sleep on completion events).
 # tb_write_bw_server <host> <port> <out> [perftest args]: start in
 # background, and return once it listens (a client that comes too early
-# fails at once: perftest does not retry), or after 30 s.
+# fails at once: perftest does not retry), or after 30 s (600 s on the
+# debug kernel, where a server takes minutes to start).
 tb_write_bw_server() {
-	local h=$1 port=$2 out=$3 i
+	local h=$1 port=$2 out=$3 tool=${TB_BW_TOOL:-ib_write_bw} limit=30 start=$SECONDS
 	shift 3
+	[ -z "${RXECC_DEBUG_KERNEL:-}" ] || limit=600
 	# shellcheck disable=SC2046 # no flag must vanish, not become ""
-	ip netns exec "h$h" nice -n "$TB_NICE" taskset -c "$(tb_cpu "$port")" "${TB_BW_TOOL:-ib_write_bw}" -d "rxe$h" -x "$(tb_gid "$h")" \
+	ip netns exec "h$h" nice -n "$TB_NICE" taskset -c "$(tb_cpu "$port")" "$tool" -d "rxe$h" -x "$(tb_gid "$h")" \
 		-p "$port" -F $(tb_report_flag) "$@" >"$out" 2>&1 &
 	local pid=$!
 	TB_SERVER_PIDS+=("$pid")
 	TB_SERVER_OUTS+=("$out")
-	for ((i = 0; i < 300; i++)); do
-		ip netns exec "h$h" ss -Hltn "sport = :$port" | grep -q . && return 0
+	while ((SECONDS - start < limit)); do
+		tb_listening "$pid" "$tool" "$port" && return 0
 		kill -0 "$pid" 2>/dev/null || { echo "tb_write_bw_server: h$h: $(grep -v -- --- "$out" | head -1)" >&2; return 1; }
-		sleep 0.1
+		tb_nap 0.1
 	done
-	echo "tb_write_bw_server: h$h is not listening on $port after 30 s" >&2
+	echo "tb_write_bw_server: h$h is not listening on $port after $limit s" >&2
 	return 1
 }
 
