@@ -107,7 +107,8 @@ struct {
  * the time since the last change goes to the bin of the length it had.
  * `now` was read before this lock, so another CPU's later `now` may have
  * come first: since_ns never goes back, and the bins' total is exactly
- * the time from the first change to the last. */
+ * the time from the first change to the last. Each interval given is
+ * logged, so that a reader can take back those after its time. */
 static __always_inline void qlen_hist_change(__u32 id, __s64 delta, bool empty, __u64 now)
 {
 	struct rxecc_qlen_hist *h = bpf_map_lookup_elem(&qlen_hist, &id);
@@ -120,6 +121,11 @@ static __always_inline void qlen_hist_change(__u32 id, __s64 delta, bool empty, 
 	if (bin >= RXECC_QLEN_BINS)
 		bin = RXECC_QLEN_BINS - 1;
 	if (now > h->since_ns) {
+		struct rxecc_qlen_interval *iv = &h->log[h->logged & (RXECC_QLEN_LOG - 1)];
+
+		iv->start_ns = h->since_ns;
+		iv->bin = bin;
+		h->logged++;
 		h->ns[bin] += now - h->since_ns;
 		h->since_ns = now;
 	}

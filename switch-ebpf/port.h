@@ -120,6 +120,18 @@ struct rxecc_event {
  * in 1000-byte bins (the simulator's KB); the last bin takes the rest. */
 #define RXECC_QLEN_BINS		2048
 
+/* The last intervals a queue-length histogram was given (a ring): each
+ * began at start_ns and ended where the next one began (the newest: at
+ * since_ns), at queue length bin. A reader that took its snapshot after
+ * the time it reads for takes these back out. */
+#define RXECC_QLEN_LOG		256
+
+struct rxecc_qlen_interval {
+	__u64 start_ns;
+	__u32 bin;
+	__u32 pad;
+};
+
 /* One value with its own lock, so that rxecc reads the bins, the length
  * and the time of its last change as one snapshot (BPF_F_LOCK): the time
  * since `since_ns` is owed to the bin of `qlen_bytes`. The length is kept
@@ -131,6 +143,8 @@ struct rxecc_qlen_hist {
 	__u64 since_ns;
 	__s64 qlen_bytes;	/* below 0 for an instant: a dequeue's delta
 				 * can come before its packet's enqueue's */
+	__u64 logged;		/* intervals given, the last RXECC_QLEN_LOG in log */
+	struct rxecc_qlen_interval log[RXECC_QLEN_LOG];
 	__u64 ns[RXECC_QLEN_BINS];
 };
 

@@ -677,20 +677,17 @@ impl QlenDumper {
             let reader = switch::QlenReader::new(
                 &ports.iter().map(|p| p.dev.clone()).collect::<Vec<_>>(),
             )?;
-            // A read should take at most 1% of the interval (or twice the
-            // fastest): the histograms are exact to within that.
-            let max_window = step / 100;
-            // (longest read, most tries, highest limit, reads over it)
-            let mut worst = (0u64, 0u32, 0u64, 0usize);
+            // (longest read, most tries, most intervals undone, reads not exact)
+            let mut worst = (0u64, 0u32, 0usize, 0usize);
             let mut note = |snap: &switch::QlenSnapshot| {
                 worst.0 = worst.0.max(snap.window_ns);
                 worst.1 = worst.1.max(snap.tries);
-                worst.2 = worst.2.max(snap.limit_ns);
-                if snap.window_ns > snap.limit_ns {
+                worst.2 = worst.2.max(snap.undone);
+                if !snap.exact {
                     worst.3 += 1;
                 }
             };
-            let base = reader.read(max_window)?;
+            let base = reader.read()?;
             note(&base);
             let t_base = base.now_ns;
             let mut next = t_base + step;
@@ -699,7 +696,7 @@ impl QlenDumper {
                 let last = flag.load(Ordering::Relaxed);
                 let t = monotonic_ns();
                 if t >= next || last {
-                    let snap = reader.read(max_window)?;
+                    let snap = reader.read()?;
                     note(&snap);
                     dumps += 1;
                     let t_now = snap.now_ns;
@@ -725,15 +722,15 @@ impl QlenDumper {
             }
             w.flush()?;
             eprintln!(
-                "rxecc run: {name}: {dumps} dumps of {} ports; reads took at most {} us (limit {} us), {} tries at most{}",
+                "rxecc run: {name}: {dumps} dumps of {} ports; reads took at most {} us, {} tries at most, {} intervals taken back at most{}",
                 ports.len(),
                 worst.0 / 1000,
-                worst.2 / 1000,
                 worst.1,
+                worst.2,
                 if worst.3 > 0 {
-                    format!("; {} reads over the limit, their histograms exact only to within it", worst.3)
+                    format!("; {} reads NOT EXACT (more changes during the read than the log holds)", worst.3)
                 } else {
-                    String::new()
+                    "; every read exact".to_string()
                 }
             );
             Ok(())

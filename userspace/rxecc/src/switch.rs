@@ -1439,76 +1439,64 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
 pub struct QlenReader {
     map: MapHandle,
     keys: Vec<[u8; 4]>,
-    /// The fastest read so far, ns: one not preempted.
-    fastest_ns: std::cell::Cell<u64>,
 }
 
 impl QlenReader {
     /// The ports must exist now; their slots are resolved once, so that a
-    /// read is one lookup per port and nothing else. Five reads time the
-    /// fastest one.
+    /// read is one lookup per port and nothing else.
     pub fn new(devs: &[String]) -> Result<Self> {
         let mut keys = Vec::new();
         for dev in devs {
             keys.push(port_slot(dev, "qlen_hist")?.1);
         }
-        let reader = QlenReader {
+        Ok(QlenReader {
             map: pinned(&obj_pin("qlen_hist"), "the ports' programs are not loaded")?,
             keys,
-            fastest_ns: std::cell::Cell::new(u64::MAX),
-        };
-        for _ in 0..5 {
-            reader.lookup_all()?;
-        }
-        Ok(reader)
+        })
     }
 
-    /// Every port's locked snapshot, the clock before them, and the time
-    /// they took (which also lowers the fastest).
-    fn lookup_all(&self) -> Result<(u64, u64, Vec<Vec<u8>>)> {
-        let now_ns = crate::record::monotonic_ns();
-        let mut raws = Vec::with_capacity(self.keys.len());
-        for key in &self.keys {
-            raws.push(
-                self.map
-                    .lookup(key, MapFlags::LOCK)
-                    .context("reading a queue-length histogram")?
-                    .context("a queue-length histogram is missing")?,
-            );
-        }
-        let window_ns = crate::record::monotonic_ns().saturating_sub(now_ns);
-        self.fastest_ns.set(self.fastest_ns.get().min(window_ns));
-        Ok((now_ns, window_ns, raws))
-    }
-
-    /// Every port's histogram up to one CLOCK_MONOTONIC time, returned
-    /// with it; bins past a port's last non-zero one are cut. Each locked
-    /// lookup is one snapshot of the bins and of the length and time of
-    /// the last change; the time since that change is owed to the
-    /// length's bin, up to the common time. A port that changed after
-    /// that time, while the ports were being read, is counted up to its
-    /// change: the histograms are exact to within the time the reads
-    /// took. A read that took longer than `min_limit_ns`, and than twice
-    /// the fastest read (many ports take longer), was preempted (threads
-    /// run late under TCG): it is done again, up to 20 times.
-    pub fn read(&self, min_limit_ns: u64) -> Result<QlenSnapshot> {
+    /// Every port's histogram up to one CLOCK_MONOTONIC time, read before
+    /// the ports, and returned with it; bins past a port's last non-zero
+    /// one are cut. Each locked lookup is one snapshot of the bins, the
+    /// length and time of the last change, and the log of the last
+    /// intervals given (port.h). A port that changed after that time,
+    /// while the ports were being read (a preempted read takes tens of
+    /// ms under TCG), has the intervals after it taken back out; if more
+    /// than the log holds came after it, every port is read again, up to
+    /// 20 times, after which such a port counts to its last change.
+    pub fn read(&self) -> Result<QlenSnapshot> {
         let mut tries = 0;
         loop {
             tries += 1;
-            let (now_ns, window_ns, raws) = self.lookup_all()?;
-            let limit_ns = min_limit_ns.max(self.fastest_ns.get().saturating_mul(2));
-            if window_ns > limit_ns && tries < 20 {
-                continue;
+            let now_ns = crate::record::monotonic_ns();
+            let mut raws = Vec::with_capacity(self.keys.len());
+            for key in &self.keys {
+                raws.push(
+                    self.map
+                        .lookup(key, MapFlags::LOCK)
+                        .context("reading a queue-length histogram")?
+                        .context("a queue-length histogram is missing")?,
+                );
             }
+            let window_ns = crate::record::monotonic_ns().saturating_sub(now_ns);
             let mut ports = Vec::with_capacity(raws.len());
+            let (mut undone, mut exact) = (0, true);
             for raw in &raws {
                 let h: rxecc_qlen_hist = from_bytes(raw, "qlen_hist")?;
-                ports.push(qlen_bins_at(&h.ns, h.qlen_bytes, h.since_ns, now_ns));
+                let log: Vec<(u64, u32)> = h.log.iter().map(|iv| (iv.start_ns, iv.bin)).collect();
+                let at = qlen_bins_at(&h.ns, h.qlen_bytes, h.since_ns, &log, h.logged, now_ns);
+                undone = undone.max(at.undone);
+                exact &= at.exact;
+                ports.push(at.bins);
+            }
+            if !exact && tries < 20 {
+                continue;
             }
             return Ok(QlenSnapshot {
                 now_ns,
                 window_ns,
-                limit_ns,
+                undone,
+                exact,
                 tries,
                 ports,
             });
@@ -1516,29 +1504,86 @@ impl QlenReader {
     }
 }
 
-/// A histogram snapshot's bins up to `now_ns`: the time since the last
-/// change (`since_ns`) is owed to the bin of the length then (`qlen_bytes`;
-/// below 0 for an instant, port.h, counts as empty; the last bin takes the
-/// rest). Bins past the last non-zero one are cut.
-fn qlen_bins_at(ns: &[u64], qlen_bytes: i64, since_ns: u64, now_ns: u64) -> Vec<u64> {
+/// [`qlen_bins_at`]'s answer.
+#[derive(Debug, PartialEq, Eq)]
+struct BinsAt {
+    bins: Vec<u64>,
+    /// Intervals taken back out.
+    undone: usize,
+    /// false: the log did not reach back to the time.
+    exact: bool,
+}
+
+/// A histogram snapshot's bins up to `t_ns`. The snapshot's bins hold the
+/// time up to `since_ns`; `log` is the ring of the last intervals given
+/// ((start, bin); the one at `(logged - 1) % len` the newest, ending at
+/// `since_ns`, each older one ending where the next began). If `since_ns`
+/// is not after `t_ns`, the time from it to `t_ns` is owed to the bin of
+/// `qlen_bytes` (below 0 for an instant, port.h, counts as empty; the
+/// last bin takes the rest). Otherwise the intervals after `t_ns` are
+/// taken back out, newest first. Bins past the last non-zero one are cut.
+fn qlen_bins_at(
+    ns: &[u64],
+    qlen_bytes: i64,
+    since_ns: u64,
+    log: &[(u64, u32)],
+    logged: u64,
+    t_ns: u64,
+) -> BinsAt {
     let mut bins = ns.to_vec();
     let last = bins.len().saturating_sub(1);
-    let cur = usize::try_from(qlen_bytes.max(0) / 1000).map_or(last, |b| b.min(last));
-    if let Some(b) = bins.get_mut(cur) {
-        *b = b.saturating_add(now_ns.saturating_sub(since_ns));
+    let (mut undone, mut exact) = (0, true);
+    if since_ns <= t_ns {
+        let cur = usize::try_from(qlen_bytes.max(0) / 1000).map_or(last, |b| b.min(last));
+        if let Some(b) = bins.get_mut(cur) {
+            *b = b.saturating_add(t_ns - since_ns);
+        }
+    } else {
+        let mut end = since_ns;
+        let held = usize::try_from(logged).map_or(log.len(), |n| n.min(log.len()));
+        exact = false;
+        for k in 0..held {
+            let Some(i) = usize::try_from(logged)
+                .ok()
+                .and_then(|n| n.checked_sub(1 + k))
+                .map(|i| i % log.len())
+            else {
+                break;
+            };
+            let Some(&(start, bin)) = log.get(i) else {
+                break;
+            };
+            let bin = usize::try_from(bin).map_or(last, |b| b.min(last));
+            if let Some(b) = bins.get_mut(bin) {
+                *b = b.saturating_sub(end.saturating_sub(start.max(t_ns)));
+            }
+            undone += 1;
+            if start <= t_ns {
+                exact = true;
+                break;
+            }
+            end = start;
+        }
     }
     while bins.len() > 1 && bins.last() == Some(&0) {
         bins.pop();
     }
-    bins
+    BinsAt {
+        bins,
+        undone,
+        exact,
+    }
 }
 
-/// [`QlenReader::read`]: per port, ns at each length up to `now_ns`; the
-/// reads took `window_ns`, the last of `tries`, against `limit_ns`.
+/// [`QlenReader::read`]: per port, ns at each length up to `now_ns`. The
+/// reads took `window_ns`, the last of `tries`; at most `undone` intervals
+/// of one port were taken back out; `exact` is false if a port's log did
+/// not reach back to `now_ns` even at the last try.
 pub struct QlenSnapshot {
     pub now_ns: u64,
     pub window_ns: u64,
-    pub limit_ns: u64,
+    pub undone: usize,
+    pub exact: bool,
     pub tries: u32,
     pub ports: Vec<Vec<u64>>,
 }
@@ -1698,16 +1743,35 @@ mod tests {
 
     #[test]
     fn qlen_bins_owe_the_time_since_the_last_change_to_its_length() {
-        // 2500 B queued since t=100: bin 2 gets now - since.
-        assert_eq!(qlen_bins_at(&[5, 0, 7, 0, 0], 2500, 100, 160), vec![5, 0, 67]);
+        let at = |ns: &[u64], q, since, t| qlen_bins_at(ns, q, since, &[(0, 0); 4], 0, t).bins;
+        // 2500 B queued since t=100: bin 2 gets t - since.
+        assert_eq!(at(&[5, 0, 7, 0, 0], 2500, 100, 160), vec![5, 0, 67]);
         // A dequeue's delta before its enqueue's: below 0 is empty.
-        assert_eq!(qlen_bins_at(&[5, 0, 0], -1500, 100, 130), vec![35]);
+        assert_eq!(at(&[5, 0, 0], -1500, 100, 130), vec![35]);
         // Longer than the bins: the last bin.
-        assert_eq!(qlen_bins_at(&[1, 1, 1], 9_000_000, 0, 10), vec![1, 1, 11]);
-        // The change came after the clock was read: nothing owed.
-        assert_eq!(qlen_bins_at(&[4, 2, 0], 1000, 200, 150), vec![4, 2]);
+        assert_eq!(at(&[1, 1, 1], 9_000_000, 0, 10), vec![1, 1, 11]);
         // An idle, empty port keeps one bin.
-        assert_eq!(qlen_bins_at(&[0, 0], 0, 0, 0), vec![0]);
+        assert_eq!(at(&[0, 0], 0, 0, 0), vec![0]);
+    }
+
+    #[test]
+    fn qlen_bins_take_back_the_intervals_after_the_time() {
+        // Intervals [0, 100) at bin 0, [100, 150) at bin 1, [150, 190) at
+        // bin 2; the last change at 190. A log of 4, 3 given, in slots 0-2.
+        let ns = [100, 50, 40];
+        let log = [(0, 0), (100, 1), (150, 2), (0, 0)];
+        let got = qlen_bins_at(&ns, 0, 190, &log, 3, 120);
+        assert_eq!(got.bins, vec![100, 20]);
+        assert_eq!((got.undone, got.exact), (2, true));
+        // The same, the ring wrapped: 5 given, the newest in slot 0.
+        let ring = [(150, 2), (7, 7), (0, 0), (100, 1)];
+        let got = qlen_bins_at(&ns, 0, 190, &ring, 5, 120);
+        assert_eq!(got.bins, vec![100, 20]);
+        // At an interval's start: all of it goes.
+        assert_eq!(qlen_bins_at(&ns, 0, 190, &ring, 5, 150).bins, vec![100, 50]);
+        // Further back than the log reaches (2 given): not exact.
+        let got = qlen_bins_at(&ns, 0, 190, &[(100, 1), (150, 2), (0, 0), (0, 0)], 2, 50);
+        assert_eq!((got.undone, got.exact), (2, false));
     }
 
     #[test]
