@@ -321,6 +321,16 @@ static void record(struct flow *f, const char *status)
 	fflush(g.out);
 }
 
+/* An initiated flow ends at `t`: counted once, and recorded. */
+static void flow_end(struct flow *f, uint64_t t, bool failed, const char *status)
+{
+	f->end_ns = t;
+	f->failed = failed;
+	f->state = F_DONE;
+	g.initiated_done++;
+	record(f, status);
+}
+
 static void post_flow(struct flow *f)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)g.buf, .length = (uint32_t)f->size, .lkey = g.mr->lkey };
@@ -342,11 +352,7 @@ static void post_flow(struct flow *f)
 	wr.wr.rdma.rkey = f->rkey;
 	f->start_ns = now_ns();
 	if (ibv_post_send(f->id_cm->qp, &wr, &bad)) {
-		f->end_ns = f->start_ns;
-		f->failed = true;
-		f->state = F_DONE;
-		g.initiated_done++;
-		record(f, "post_failed");
+		flow_end(f, f->start_ns, true, "post_failed");
 		rdma_disconnect(f->id_cm);
 		return;
 	}
@@ -500,11 +506,8 @@ static void poll_completions(void)
 			f = &g.flows[wc[i].wr_id];
 			if (f->state == F_DONE)
 				continue;	/* already ended by its peer's disconnect */
-			f->end_ns = t;
-			f->state = F_DONE;
-			f->failed = wc[i].status != IBV_WC_SUCCESS;
-			g.initiated_done++;
-			record(f, f->failed ? ibv_wc_status_str(wc[i].status) : "ok");
+			flow_end(f, t, wc[i].status != IBV_WC_SUCCESS,
+				 wc[i].status != IBV_WC_SUCCESS ? ibv_wc_status_str(wc[i].status) : "ok");
 			if (f->id_cm)
 				rdma_disconnect(f->id_cm);
 		}
@@ -626,11 +629,7 @@ static void on_cm_event(void)
 		if (f && f->state != F_DONE)
 			poll_completions();
 		if (f && f->state != F_DONE) {
-			f->end_ns = now_ns();
-			f->failed = true;
-			f->state = F_DONE;
-			g.initiated_done++;
-			record(f, "disconnected");
+			flow_end(f, now_ns(), true, "disconnected");
 			fprintf(stderr, "%s: host %u: flow %u: host %u closed its connection before the flow completed\n",
 				g.prog, g.me, f->id, acceptor(f));
 		}

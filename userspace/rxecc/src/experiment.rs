@@ -643,6 +643,41 @@ struct QlenDumper {
     thread: std::thread::JoinHandle<Result<()>>,
 }
 
+/// The worst of a qlen.txt's reads, for the line `rxecc run` prints.
+#[derive(Default)]
+struct QlenReads {
+    window_ns: u64,
+    tries: u32,
+    undone: usize,
+    inexact: usize,
+}
+
+impl QlenReads {
+    fn note(&mut self, snap: &switch::QlenSnapshot) {
+        self.window_ns = self.window_ns.max(snap.window_ns);
+        self.tries = self.tries.max(snap.tries);
+        self.undone = self.undone.max(snap.undone);
+        self.inexact += usize::from(!snap.exact);
+    }
+}
+
+impl std::fmt::Display for QlenReads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "reads took at most {} us, {} tries at most, {} intervals taken back at most; ",
+            self.window_ns / 1000,
+            self.tries,
+            self.undone
+        )?;
+        if self.inexact > 0 {
+            write!(f, "{} reads NOT EXACT (more changes during the read than the log holds)", self.inexact)
+        } else {
+            write!(f, "every read exact")
+        }
+    }
+}
+
 impl QlenDumper {
     /// Histograms count from the epoch (the flow file's first start), as
     /// the simulator's from QLEN_MON_START; flowgen writes it to
@@ -677,18 +712,9 @@ impl QlenDumper {
             let reader = switch::QlenReader::new(
                 &ports.iter().map(|p| p.dev.clone()).collect::<Vec<_>>(),
             )?;
-            // (longest read, most tries, most intervals undone, reads not exact)
-            let mut worst = (0u64, 0u32, 0usize, 0usize);
-            let mut note = |snap: &switch::QlenSnapshot| {
-                worst.0 = worst.0.max(snap.window_ns);
-                worst.1 = worst.1.max(snap.tries);
-                worst.2 = worst.2.max(snap.undone);
-                if !snap.exact {
-                    worst.3 += 1;
-                }
-            };
+            let mut worst = QlenReads::default();
             let base = reader.read()?;
-            note(&base);
+            worst.note(&base);
             let t_base = base.now_ns;
             let mut next = t_base + step;
             let mut dumps = 0;
@@ -697,7 +723,7 @@ impl QlenDumper {
                 let t = monotonic_ns();
                 if t >= next || last {
                     let snap = reader.read()?;
-                    note(&snap);
+                    worst.note(&snap);
                     dumps += 1;
                     let t_now = snap.now_ns;
                     writeln!(w, "time: {}", t0_ns + t_now.saturating_sub(t_base))?;
@@ -721,18 +747,7 @@ impl QlenDumper {
                 std::thread::sleep(std::time::Duration::from_millis(interval_ms.min(20)));
             }
             w.flush()?;
-            eprintln!(
-                "rxecc run: {name}: {dumps} dumps of {} ports; reads took at most {} us, {} tries at most, {} intervals taken back at most{}",
-                ports.len(),
-                worst.0 / 1000,
-                worst.1,
-                worst.2,
-                if worst.3 > 0 {
-                    format!("; {} reads NOT EXACT (more changes during the read than the log holds)", worst.3)
-                } else {
-                    "; every read exact".to_string()
-                }
-            );
+            eprintln!("rxecc run: {name}: {dumps} dumps of {} ports; {worst}", ports.len());
             Ok(())
         });
         Ok(QlenDumper { stop, thread })

@@ -1540,17 +1540,11 @@ fn qlen_bins_at(
         }
     } else {
         let mut end = since_ns;
-        let held = usize::try_from(logged).map_or(log.len(), |n| n.min(log.len()));
+        let logged = usize::try_from(logged).unwrap_or(usize::MAX);
         exact = false;
-        for k in 0..held {
-            let Some(i) = usize::try_from(logged)
-                .ok()
-                .and_then(|n| n.checked_sub(1 + k))
-                .map(|i| i % log.len())
-            else {
-                break;
-            };
-            let Some(&(start, bin)) = log.get(i) else {
+        // Newest first: entry logged - 1, logged - 2, ... of the ring.
+        for k in 1..=logged.min(log.len()) {
+            let Some(&(start, bin)) = log.get((logged - k) % log.len()) else {
                 break;
             };
             let bin = usize::try_from(bin).map_or(last, |b| b.min(last));
