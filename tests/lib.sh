@@ -41,7 +41,12 @@ tb_debug_checks_live() {
 	fi
 }
 
-fail() { echo "    FAIL: $*" >&2; return 1; }
+# fail: says why a test failed; tb_stopped_at then need not say where.
+fail() {
+	echo "    FAIL: $*" >&2
+	TB_SAID_WHY=1
+	return 1
+}
 info() { echo "    $*" >&2; }
 
 # assert_eq <what> <expected> <actual>: equal, and neither empty (an empty
@@ -150,6 +155,17 @@ tb_kmemleak_count() {
 		END {k = 0; for (i in ours) k++; print n + 0, k}' "$1"
 }
 
+# tb_stopped_at: the ERR trap of a test's shell (set -eE). A test that a
+# failed command stops (set -e) says which and where; one that called
+# fail has said why already. -E hands the trap to command
+# substitutions and background jobs too, where set -e is off and a failed
+# command stops nothing: only the test's own shell speaks.
+tb_stopped_at() {
+	local rc=$? cmd=$BASH_COMMAND
+	[ "$BASHPID" = "$TB_TEST_SHELL" ] && [ -z "${TB_SAID_WHY:-}" ] || return 0
+	echo "    FAIL: stopped by a failed command (exit $rc) at ${BASH_SOURCE[1]##*/}:${BASH_LINENO[0]}: $cmd" >&2
+}
+
 tb_run_test() {
 	local name=$1 out=$RESULTS/$1 rc start pid dog limit var=TEST_TIMEOUT_$1
 	limit=${!var:-${TB_TEST_TIMEOUT:-900}}
@@ -164,10 +180,10 @@ tb_run_test() {
 	# TB_TRACE=1: every command the test runs, timestamped, in $RESULTS/<test>.trace
 	# (where a test's time goes).
 	if [ -n "${TB_TRACE:-}" ]; then
-		(set -e; exec {BASH_XTRACEFD}>"$RESULTS/$name.trace"; PS4='+ $EPOCHREALTIME '; set -x
+		(set -eE; TB_TEST_SHELL=$BASHPID; trap tb_stopped_at ERR; exec {BASH_XTRACEFD}>"$RESULTS/$name.trace"; PS4='+ $EPOCHREALTIME '; set -x
 			TEST_OUT=$out "$name") 2> >(tee "$out/log.txt" >&2) &
 	else
-		(set -e; TEST_OUT=$out "$name") 2> >(tee "$out/log.txt" >&2) &
+		(set -eE; TB_TEST_SHELL=$BASHPID; trap tb_stopped_at ERR; TEST_OUT=$out "$name") 2> >(tee "$out/log.txt" >&2) &
 	fi
 	pid=$!
 	(

@@ -136,8 +136,35 @@ test_cc_victim() {
 kernel_jiffies() { awk '$1 == "cpu" {print $4 + $7 + $8}' /proc/stat; }
 # total_jiffies: all time of all CPUs.
 total_jiffies() { awk '$1 == "cpu" {s = 0; for (i = 2; i <= NF; i++) s += $i; print s}' /proc/stat; }
-# qp_sum <counter>: summed over the live QPs.
-qp_sum() { cat /sys/kernel/debug/rxe_cc/qps/*/stats 2>/dev/null | awk -v k="$1" '$1 == k {s += $2} END {print s + 0}'; }
+# qp_snap <file>: "<qp> <counter> <value>" for every live QP's counters.
+qp_snap() {
+	local f
+	for f in /sys/kernel/debug/rxe_cc/qps/*/stats; do
+		[ -e "$f" ] || continue
+		# A QP destroyed under the read gives EIO: it is left out, and
+		# qp_delta calls it gone.
+		awk -v qp="$(basename "$(dirname "$f")")" '{print qp, $1, $2}' "$f" 2>/dev/null || continue
+	done >"$1"
+}
+# qps_sending: how many live QPs have sent a packet.
+qps_sending() {
+	local f n=0
+	for f in /sys/kernel/debug/rxe_cc/qps/*/stats; do
+		if [ -e "$f" ] && grep -q '^tx_packets [1-9]' "$f"; then n=$((n + 1)); fi
+	done
+	echo "$n"
+}
+# qp_delta <before> <after> <counter>: the counter's rise summed over the QPs
+# in both snapshots. A QP in one only (destroyed or created between them)
+# would turn the sum into nonsense, so it is an error, said on stderr.
+qp_delta() {
+	awk -v k="$3" '
+		FNR == NR {if ($2 == k) {a[$1] = $3}; next}
+		$2 == k {if ($1 in a) {s += $3 - a[$1]; delete a[$1]} else {bad = bad " " $1 " (new)"}}
+		END {for (q in a) bad = bad " " q " (gone)"
+			if (bad != "") {print "QPs changed between the snapshots:" bad > "/dev/stderr"; exit 1}
+			print s + 0}' "$1" "$2"
+}
 
 # A QP held at the gate, as in a halt, costs no CPU: the gate arms an
 # hrtimer and returns; nothing polls. Four flows paced at 1 Mb/s each (a
@@ -145,7 +172,7 @@ qp_sum() { cat /sys/kernel/debug/rxe_cc/qps/*/stats 2>/dev/null | awk -v k="$1" 
 # kernel's CPU time then is compared with the idle machine's, and the gate
 # must not be retried more than once per packet.
 test_halt_cpu() {
-	local i pids=() k0 t0 k1 t1 idle gated p0 g0 f0 p1 g1 f1
+	local i n pids=() k0 t0 k1 t1 idle gated p g f
 	tb_load_rxe patched
 	tb_load_cc cc=fixed fixed_rate_mbps=1
 	tb_up 5
@@ -153,33 +180,43 @@ test_halt_cpu() {
 	sleep 3
 	k1=$(kernel_jiffies) t1=$(total_jiffies)
 	idle=$(awk -v k=$((k1 - k0)) -v t=$((t1 - t0)) 'BEGIN {printf "%.4f", k / t}')
+	# Each flow carries 40 x 64 KB, 21 s at 1 Mb/s: it outlives the wait for
+	# the last one to start (up to 10 s) and the 4 s window. With 16 (8 s) a
+	# CI host's flows ended inside the window, and their teardown was
+	# counted as the gate's CPU (2026-11-28: 0.0189 -> 0.0844, fires < 0).
 	for ((i = 1; i <= 4; i++)); do
-		TB_BW_TOOL=ib_send_bw tb_write_bw_server 0 $((TB_PORT_BASE + i)) "$TEST_OUT/server$i.txt" -s 65536 -n 16 -e
+		TB_BW_TOOL=ib_send_bw tb_write_bw_server 0 $((TB_PORT_BASE + i)) "$TEST_OUT/server$i.txt" -s 65536 -n 40 -e
 	done
 	for ((i = 1; i <= 4; i++)); do
-		TB_BW_TOOL=ib_send_bw tb_write_bw_client "$i" 0 $((TB_PORT_BASE + i)) "$TEST_OUT/client$i.txt" -s 65536 -n 16 -e &
+		TB_BW_TOOL=ib_send_bw tb_write_bw_client "$i" 0 $((TB_PORT_BASE + i)) "$TEST_OUT/client$i.txt" -s 65536 -n 40 -e &
 		pids+=($!)
 	done
 	# Wait until all four QPs are sending, then measure for 4 s.
 	for ((i = 0; i < 100; i++)); do
-		[ "$(grep -l '^tx_packets [1-9]' /sys/kernel/debug/rxe_cc/qps/*/stats 2>/dev/null | wc -l)" -ge 4 ] && break
+		n=$(qps_sending)
+		[ "$n" -ge 4 ] && break
 		sleep 0.1
 	done
-	p0=$(qp_sum tx_packets) g0=$(qp_sum tx_gated) f0=$(qp_sum pacer_fires)
+	[ "$n" -ge 4 ] || fail "after 10 s only $n of the 4 paced QPs were sending"
+	qp_snap "$TEST_OUT/qps0.txt"
 	k0=$(kernel_jiffies) t0=$(total_jiffies)
 	sleep 4
 	k1=$(kernel_jiffies) t1=$(total_jiffies)
-	p1=$(qp_sum tx_packets) g1=$(qp_sum tx_gated) f1=$(qp_sum pacer_fires)
+	qp_snap "$TEST_OUT/qps1.txt"
+	p=$(qp_delta "$TEST_OUT/qps0.txt" "$TEST_OUT/qps1.txt" tx_packets) \
+		|| fail "a flow began or ended inside the 4 s window: the CPU measured is not the gate's"
+	g=$(qp_delta "$TEST_OUT/qps0.txt" "$TEST_OUT/qps1.txt" tx_gated)
+	f=$(qp_delta "$TEST_OUT/qps0.txt" "$TEST_OUT/qps1.txt" pacer_fires)
 	gated=$(awk -v k=$((k1 - k0)) -v t=$((t1 - t0)) 'BEGIN {printf "%.4f", k / t}')
 	for i in "${pids[@]}"; do wait "$i" || fail "a paced flow failed: $(tail -2 "$TEST_OUT/client1.txt")"; done
 	tb_wait_servers || fail "a paced flow's server failed"
 	info "kernel CPU: idle $idle, 4 QPs held at the gate $gated (share of both vCPUs);" \
-		"in 4 s: $((p1 - p0)) packets, $((g1 - g0)) held sends, $((f1 - f0)) timer fires"
-	assert_gt "packets sent while paced" $((p1 - p0)) 0
-	assert_gt "sends held at the gate" $((g1 - g0)) 0
+		"in 4 s: $p packets, $g held sends, $f timer fires"
+	assert_gt "packets sent while paced" "$p" 0
+	assert_gt "sends held at the gate" "$g" 0
 	# No retry storm: a held send is retried only when its timer fires.
-	[ $((g1 - g0)) -le $((2 * (p1 - p0) + 8)) ] || fail "$((g1 - g0)) held sends for $((p1 - p0)) packets"
-	[ $((f1 - f0)) -le $((2 * (p1 - p0) + 8)) ] || fail "$((f1 - f0)) timer fires for $((p1 - p0)) packets"
+	[ "$g" -le $((2 * p + 8)) ] || fail "$g held sends for $p packets"
+	[ "$f" -le $((2 * p + 8)) ] || fail "$f timer fires for $p packets"
 	# Held QPs add under 5% of the machine's time in the kernel.
 	awk -v a="$gated" -v b="$idle" 'BEGIN {exit !(a - b < 0.05)}' \
 		|| fail "kernel CPU rose from $idle to $gated while the QPs were held"
