@@ -9,7 +9,7 @@
 # of the run lost; `make bench` reports the exact accuracy.
 
 test_pacing() {
-	local size=65536 rate iters bw lost lost0=0 share try cap
+	local size=65536 rate iters bw lost lost0=0 share try cap held held0=0 sent sent0=0
 	# late_us: the pacer timers' mean lateness so far.
 	late_us() { echo $(($(tb_cc_total pacer_late_ns) / ($(tb_cc_total pacer_fires) + 1) / 1000)); }
 	tb_load_rxe patched
@@ -22,14 +22,17 @@ test_pacing() {
 	# above it: a pinned rate near that is the CPU's to miss, not the
 	# pacer's (a CI host that carried 220 Mb/s unpinned reached 142 and
 	# 173 of a pinned 200). Rates above half of it are judged at half.
-	echo 400000 >/sys/module/rxe_cc/parameters/fixed_rate_mbps
-	iters=1000
-	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server-cap.txt" -s $size -n $iters
-	sleep 1
-	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client-cap.txt" -s $size -n $iters \
-		|| fail "unpinned client failed: $(tail -3 "$TEST_OUT/client-cap.txt")"
-	tb_wait_servers || fail "unpinned server failed"
-	cap=$(tb_bw_mbit "$TEST_OUT/client-cap.txt")
+	# unpinned <tag>: that rate, Mb/s.
+	unpinned() {
+		echo 400000 >/sys/module/rxe_cc/parameters/fixed_rate_mbps
+		tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server-$1.txt" -s $size -n 1000 || return 1
+		sleep 1
+		tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client-$1.txt" -s $size -n 1000 \
+			|| { echo "unpinned client failed: $(tail -3 "$TEST_OUT/client-$1.txt")" >&2; return 1; }
+		tb_wait_servers || return 1
+		tb_bw_mbit "$TEST_OUT/client-$1.txt"
+	}
+	cap=$(unpinned cap) || fail "the unpinned run failed"
 	assert_gt "unpinned rate (Mb/s)" "${cap%.*}" 0
 	local rates=() half
 	half=$(awk -v c="$cap" 'BEGIN {printf "%d", c / 2}')
@@ -42,16 +45,16 @@ test_pacing() {
 		[[ " ${rates[*]} " == *" $rate "* ]] || rates+=("$rate")
 	done
 	info "unpinned: $cap Mb/s; judged at ${rates[*]} Mb/s"
-	lost0=$(tb_cc_total pacer_lost_ns)
+	lost0=$(tb_cc_total pacer_lost_ns) held0=$(tb_cc_total tx_gated) sent0=$(tb_cc_total tx_packets)
 	for rate in "${rates[@]}"; do
-		echo "$rate" >/sys/module/rxe_cc/parameters/fixed_rate_mbps
-		# About 2 s of traffic at the set rate.
-		iters=$((rate * 1000000 * 2 / 8 / size + 1))
 		# A second try only if the first fell short: once in a full suite a
 		# 200 Mb/s run averaged 112 with its peak at 206 and only 6% of it
 		# counted lost, a stall of the guest outside the pacer. A wrong
 		# pacer falls short twice.
 		for try in 1 2; do
+			echo "$rate" >/sys/module/rxe_cc/parameters/fixed_rate_mbps
+			# About 2 s of traffic at the set rate.
+			iters=$((rate * 1000000 * 2 / 8 / size + 1))
 			tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server-$rate.txt" -s $size -n $iters
 			sleep 1
 			tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client-$rate.txt" -s $size -n $iters \
@@ -63,11 +66,28 @@ test_pacing() {
 			# a share of the run: the rate falls short by that much, no more.
 			lost=$(($(tb_cc_total pacer_lost_ns) - lost0))
 			lost0=$(tb_cc_total pacer_lost_ns)
+			held=$(($(tb_cc_total tx_gated) - held0)) held0=$(tb_cc_total tx_gated)
+			sent=$(($(tb_cc_total tx_packets) - sent0)) sent0=$(tb_cc_total tx_packets)
 			share=$(awk -v l="$lost" -v b="$bw" -v n=$((size * iters)) 'BEGIN {printf "%.3f", l / 1e9 / (n * 8 / (b * 1e6))}')
-			info "fixed_rate_mbps=$rate (try $try): goodput $bw Mb/s ($(awk -v b="$bw" -v r="$rate" 'BEGIN {printf "%+.1f%%", (b - r) * 100 / r}')); pacer timers $(late_us) us late on average, $(awk -v s="$share" 'BEGIN {printf "%.1f%%", s * 100}') of the run lost beyond the catch-up"
+			info "fixed_rate_mbps=$rate (try $try): goodput $bw Mb/s ($(awk -v b="$bw" -v r="$rate" 'BEGIN {printf "%+.1f%%", (b - r) * 100 / r}')); pacer timers $(late_us) us late on average, $(awk -v s="$share" 'BEGIN {printf "%.1f%%", s * 100}') of the run lost beyond the catch-up; $held of $sent packets held at the gate"
 			awk -v b="$bw" -v r="$rate" 'BEGIN {exit !(b <= r * 1.03)}' || fail "goodput $bw Mb/s exceeds the pinned $rate Mb/s by more than 3%"
 			awk -v b="$bw" -v r="$rate" -v s="$share" 'BEGIN {exit !(s <= 0.5 && b >= r * (1 - s) * 0.9)}' && break
-			[ "$try" = 2 ] || continue
+			if [ "$try" = 1 ]; then
+				# The guest's capacity drifts on a shared host (190 to 429
+				# Mb/s unpinned in one afternoon, 2026-11-28, where pinned
+				# runs near half of the first fell short by 12%, lost time
+				# 0%): measured again beside the second try, which is
+				# judged at half of it if that is lower.
+				cap=$(unpinned "cap-$rate") || fail "the unpinned run failed"
+				half=$(awk -v c="$cap" 'BEGIN {printf "%d", c / 2}')
+				((half >= 50)) || fail "the guest now carries only $cap Mb/s unpinned: too slow to judge pacing"
+				if ((rate > half)); then
+					info "the guest now carries $cap Mb/s unpinned: try 2 judged at $half"
+					rate=$half
+				fi
+				lost0=$(tb_cc_total pacer_lost_ns) held0=$(tb_cc_total tx_gated) sent0=$(tb_cc_total tx_packets)
+				continue
+			fi
 			awk -v s="$share" 'BEGIN {exit !(s <= 0.5)}' || fail "the guest's timers lost more than half the run: too late to judge pacing"
 			fail "goodput $bw Mb/s is below 90% of the pinned $rate Mb/s less the time lost, twice"
 		done
