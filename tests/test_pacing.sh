@@ -32,11 +32,17 @@ test_pacing() {
 		tb_wait_servers || return 1
 		tb_bw_mbit "$TEST_OUT/client-$1.txt"
 	}
+	# judged_cap: half of $cap, the highest rate judged, into $half.
+	judged_cap() {
+		half=$(awk -v c="$cap" 'BEGIN {printf "%d", c / 2}')
+		((half >= 50)) || fail "the guest carries only $cap Mb/s unpinned: too slow to judge pacing"
+	}
+	# counters0: the counters a try is measured from.
+	counters0() { lost0=$(tb_cc_total pacer_lost_ns) held0=$(tb_cc_total tx_gated) sent0=$(tb_cc_total tx_packets); }
 	cap=$(unpinned cap) || fail "the unpinned run failed"
 	assert_gt "unpinned rate (Mb/s)" "${cap%.*}" 0
 	local rates=() half
-	half=$(awk -v c="$cap" 'BEGIN {printf "%d", c / 2}')
-	((half >= 50)) || fail "the guest carries only $cap Mb/s unpinned: too slow to judge pacing"
+	judged_cap
 	for rate in ${PACING_RATES:-50 100 200}; do
 		if ((rate > half)); then
 			info "fixed_rate_mbps=$rate is above half of the unpinned $cap Mb/s: judged at $half"
@@ -45,7 +51,7 @@ test_pacing() {
 		[[ " ${rates[*]} " == *" $rate "* ]] || rates+=("$rate")
 	done
 	info "unpinned: $cap Mb/s; judged at ${rates[*]} Mb/s"
-	lost0=$(tb_cc_total pacer_lost_ns) held0=$(tb_cc_total tx_gated) sent0=$(tb_cc_total tx_packets)
+	counters0
 	for rate in "${rates[@]}"; do
 		# A second try only if the first fell short: once in a full suite a
 		# 200 Mb/s run averaged 112 with its peak at 206 and only 6% of it
@@ -64,10 +70,9 @@ test_pacing() {
 			[ -n "$bw" ] || fail "no bandwidth at $rate Mb/s"
 			# Time the pacer lost beyond its catch-up (pacing_catchup_us), as
 			# a share of the run: the rate falls short by that much, no more.
-			lost=$(($(tb_cc_total pacer_lost_ns) - lost0))
-			lost0=$(tb_cc_total pacer_lost_ns)
-			held=$(($(tb_cc_total tx_gated) - held0)) held0=$(tb_cc_total tx_gated)
-			sent=$(($(tb_cc_total tx_packets) - sent0)) sent0=$(tb_cc_total tx_packets)
+			lost=$lost0 held=$held0 sent=$sent0
+			counters0
+			lost=$((lost0 - lost)) held=$((held0 - held)) sent=$((sent0 - sent))
 			share=$(awk -v l="$lost" -v b="$bw" -v n=$((size * iters)) 'BEGIN {printf "%.3f", l / 1e9 / (n * 8 / (b * 1e6))}')
 			info "fixed_rate_mbps=$rate (try $try): goodput $bw Mb/s ($(awk -v b="$bw" -v r="$rate" 'BEGIN {printf "%+.1f%%", (b - r) * 100 / r}')); pacer timers $(late_us) us late on average, $(awk -v s="$share" 'BEGIN {printf "%.1f%%", s * 100}') of the run lost beyond the catch-up; $held of $sent packets held at the gate"
 			awk -v b="$bw" -v r="$rate" 'BEGIN {exit !(b <= r * 1.03)}' || fail "goodput $bw Mb/s exceeds the pinned $rate Mb/s by more than 3%"
@@ -79,13 +84,12 @@ test_pacing() {
 				# 0%): measured again beside the second try, which is
 				# judged at half of it if that is lower.
 				cap=$(unpinned "cap-$rate") || fail "the unpinned run failed"
-				half=$(awk -v c="$cap" 'BEGIN {printf "%d", c / 2}')
-				((half >= 50)) || fail "the guest now carries only $cap Mb/s unpinned: too slow to judge pacing"
+				judged_cap
 				if ((rate > half)); then
 					info "the guest now carries $cap Mb/s unpinned: try 2 judged at $half"
 					rate=$half
 				fi
-				lost0=$(tb_cc_total pacer_lost_ns) held0=$(tb_cc_total tx_gated) sent0=$(tb_cc_total tx_packets)
+				counters0
 				continue
 			fi
 			awk -v s="$share" 'BEGIN {exit !(s <= 0.5)}' || fail "the guest's timers lost more than half the run: too late to judge pacing"
