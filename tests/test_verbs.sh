@@ -131,6 +131,17 @@ test_verbs_all_cc() {
 		done
 		info "cc=$cc: ${#tools[@]} programs completed in ${#VERBS_ROUNDS[@]} rounds; write $(tb_bw_mbit "$TEST_OUT/$cc-ib_write_bw-client.txt") Mb/s," \
 			"read $(tb_bw_mbit "$TEST_OUT/$cc-ib_read_bw-client.txt") Mb/s"
+		# Each algorithm's kernel record on its own, so that a run stopped
+		# in a later one (the debug kernel takes 25 minutes per algorithm)
+		# still shows this one's was clean. The suite checks the whole
+		# test again at its end.
+		dmesg >"$TEST_OUT/dmesg-$cc.txt"
+		if grep -Eq "$DMESG_BAD" "$TEST_OUT/dmesg-$cc.txt"; then
+			grep -E -A5 "$DMESG_BAD" "$TEST_OUT/dmesg-$cc.txt" | head -20 >&2 || true
+			fail "cc=$cc: kernel warning in dmesg"
+		fi
+		tb_debug_checks_live || fail "cc=$cc: the debug kernel's checks went off"
+		info "cc=$cc: dmesg clean so far${RXECC_DEBUG_KERNEL:+, lockdep and kmemleak still on}"
 	done
 	assert_eq "runs" $((${#ccs[@]} * ${#tools[@]})) "$runs"
 	local s=$TEST_OUT/ports.jsonl
