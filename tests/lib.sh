@@ -41,6 +41,14 @@ tb_debug_checks_live() {
 	fi
 }
 
+# tb_kernel_reported <file>: keeps dmesg in <file>; 0, with the reports
+# printed, if the kernel reported anything of DMESG_BAD.
+tb_kernel_reported() {
+	dmesg >"$1"
+	grep -Eq "$DMESG_BAD" "$1" || return 1
+	grep -E -A5 "$DMESG_BAD" "$1" | head -30 >&2 || true
+}
+
 # fail: says why a test failed; tb_stopped_at then need not say where.
 fail() {
 	echo "    FAIL: $*" >&2
@@ -202,10 +210,8 @@ tb_run_test() {
 	fi
 	tb_reset
 	tb_debug_checks_live || { rc=1; FAIL_LINES+=("$name: the debug kernel's checks were off after it"); }
-	dmesg >"$out/dmesg.txt"
-	if grep -Eq "$DMESG_BAD" "$out/dmesg.txt"; then
-		echo "    FAIL: kernel warning in dmesg:" >&2
-		grep -E -A5 "$DMESG_BAD" "$out/dmesg.txt" | head -30 >&2
+	if tb_kernel_reported "$out/dmesg.txt"; then
+		echo "    FAIL: kernel warning in dmesg (above)" >&2
 		rc=1
 	fi
 	tb_kmemleak_scan "$out" || { rc=1; FAIL_LINES+=("$name: kmemleak found objects of rxe-cc's modules unfreed"); }

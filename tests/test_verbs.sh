@@ -135,11 +135,7 @@ test_verbs_all_cc() {
 		# in a later one (the debug kernel takes 25 minutes per algorithm)
 		# still shows this one's was clean. The suite checks the whole
 		# test again at its end.
-		dmesg >"$TEST_OUT/dmesg-$cc.txt"
-		if grep -Eq "$DMESG_BAD" "$TEST_OUT/dmesg-$cc.txt"; then
-			grep -E -A5 "$DMESG_BAD" "$TEST_OUT/dmesg-$cc.txt" | head -20 >&2 || true
-			fail "cc=$cc: kernel warning in dmesg"
-		fi
+		! tb_kernel_reported "$TEST_OUT/dmesg-$cc.txt" || fail "cc=$cc: kernel warning in dmesg"
 		tb_debug_checks_live || fail "cc=$cc: the debug kernel's checks went off"
 		info "cc=$cc: dmesg clean so far${RXECC_DEBUG_KERNEL:+, lockdep and kmemleak still on}"
 	done
