@@ -673,7 +673,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	__u64 now = bpf_ktime_get_ns(), start, floor, until = 0, ready = 0;
 	__u64 rate, resumed_at = 0, stall, deq_bytes, qlen_bytes;
 	__u64 next_tx_ns = 0, stage = 0, wake, credit = 0, lost_from, pace_floor = 0, lost, lag;
-	bool timed = false;
+	bool timed = false, slowed = false;
 	struct bpf_list_node *node;
 	struct switch_ports *sp;
 	struct sk_buff *skb;
@@ -760,6 +760,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 			return NULL;
 		}
 		rate = rate * credit / cfg.gfc_span_bytes;
+		slowed = true;
 	}
 	if (!rate)
 		rate = 1;
@@ -808,6 +809,8 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 		st->stats.last_resume_ns = now;
 		st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
 	}
+	if (slowed)
+		st->stats.gfc_credit_slowed++;
 	st->stats.deq_pkts++;
 	st->stats.deq_bytes += len;
 	st->stats.qlen_pkts--;

@@ -81,8 +81,9 @@ struct rxecc_port_stats {
 	__u64 gfc_limited_ns, gfc_since_ns;
 	/* Time-based GFC (FC_GFC_TIME): the peer's last credit limit (FCCL,
 	 * 64-byte blocks, modulo 2^16) and whether one came yet; dequeues
-	 * that found no credit left. */
-	__u64 gfc_fccl, gfc_fccl_valid, gfc_credit_waits;
+	 * that found no credit left, and packets sent below the full rate
+	 * because the credit left was under gfc_span_bytes. */
+	__u64 gfc_fccl, gfc_fccl_valid, gfc_credit_waits, gfc_credit_slowed;
 	/* Link time lost to late dequeues (late watchdogs under TCG): time a
 	 * packet was waiting and free to go that the pacer did not catch up
 	 * on (beyond burst_ns, or given up at a stall). The link's rate over

@@ -224,7 +224,7 @@ gfc_ring() {
 	info "ring ingress peak $(psum "$s" max:ingress.max_bytes 'x*') B, mid-run $mid B (B_m $bm B);" \
 		"GFC frames sent $(psum "$s" ingress.gfc_tx) (highest stage $(psum "$s" max:ingress.gfc_max_stage)), obeyed $(psum "$s" gfc_rx);" \
 		"time below full rate, ring ports: $(psum "$s" list:gfc_limited_ns 'x*');" \
-		"dequeues that waited for credit (time-based): $(psum "$s" gfc_credit_waits)"
+		"dequeues that waited for credit (time-based): $(psum "$s" gfc_credit_waits), packets it slowed: $(psum "$s" gfc_credit_slowed)"
 	# GFC's feedback overhead: frames per second per switch ingress port,
 	# and their share of its link (64 B each on the wire); the paper
 	# measured 0.21% on average. And tau, from the frames' stamps.
@@ -249,6 +249,13 @@ gfc_ring() {
 		for (i = 2; i <= n; i++) { if (a[i] < lo) lo = a[i]; if (a[i] > hi) hi = a[i] }
 		exit !(lo * 2 >= hi)}' || fail "unfair: ${rates[*]} Mb/s"
 	assert_gt "GFC frames sent" "$(psum "$s" ingress.gfc_tx)" 0
+	# GFC slowed the ring ports, not only sent frames: the ring is offered
+	# 2C per link, and frames that never lower a rate pass every check
+	# above while the flows are held back by the guest's CPU alone.
+	case $run in
+	gfc-time) assert_gt "packets the ring ports sent slowed by time-based GFC's credit" "$(psum "$s" gfc_credit_slowed 'x*')" 0 ;;
+	gfc-buffer) assert_gt "highest GFC stage a ring port obeyed" "$(psum "$s" max:gfc_max_stage 'x*')" 0 ;;
+	esac
 	assert_gt "GFC frames obeyed" "$(psum "$s" gfc_rx)" 0
 	# Each frame sent was obeyed, or ignored as older than one obeyed.
 	assert_eq "GFC frames sent = obeyed + stale" "$(psum "$s" ingress.gfc_tx)" \

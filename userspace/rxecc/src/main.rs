@@ -1053,12 +1053,13 @@ fn print_port(s: &switch::PortStats) {
     }
     if s.gfc_rx > 0 {
         println!(
-            "         GFC rx: {} frames; stage {} now (max {}); below full rate {:.3} ms; {} waits for credit",
+            "         GFC rx: {} frames; stage {} now (max {}); below full rate {:.3} ms; {} waits for credit, {} packets slowed by it",
             s.gfc_rx,
             s.gfc_stage,
             s.gfc_max_stage,
             s.gfc_limited_ns as f64 / 1e6,
-            s.gfc_credit_waits
+            s.gfc_credit_waits,
+            s.gfc_credit_slowed
         );
     }
     if let Some(i) = &s.ingress {
