@@ -36,7 +36,7 @@ tb_debug_checks_live() {
 	echo stack=on 2>/dev/null >/sys/kernel/debug/kmemleak || { echo "    FAIL: kmemleak has disabled itself (it refuses commands)" >&2; return 1; }
 	if [ "${1:-}" = boot ] && dmesg | grep -Eq 'BUG:|WARNING:|Disabling lock debugging'; then
 		echo "    FAIL: the debug kernel reported before any test ran:" >&2
-		dmesg | grep -E -A12 'BUG:|WARNING:|Disabling lock debugging' | head -20 >&2
+		dmesg | grep -E -A12 'BUG:|WARNING:|Disabling lock debugging' | head -20 | sed 's/^/    dmesg: /' >&2
 		return 1
 	fi
 }
@@ -46,7 +46,9 @@ tb_debug_checks_live() {
 tb_kernel_reported() {
 	dmesg >"$1"
 	grep -Eq "$DMESG_BAD" "$1" || return 1
-	grep -E -A5 "$DMESG_BAD" "$1" | head -30 >&2 || true
+	# Prefixed: the host's console filter (testbed/guest.sh) drops lines
+	# that start with a printk time stamp, as every dmesg line does.
+	grep -E -A5 "$DMESG_BAD" "$1" | head -30 | sed 's/^/    dmesg: /' >&2 || true
 }
 
 # fail: says why a test failed; tb_stopped_at then need not say where.
