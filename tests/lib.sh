@@ -36,9 +36,17 @@ tb_debug_checks_live() {
 	echo stack=on 2>/dev/null >/sys/kernel/debug/kmemleak || { echo "    FAIL: kmemleak has disabled itself (it refuses commands)" >&2; return 1; }
 	if [ "${1:-}" = boot ] && dmesg | grep -Eq 'BUG:|WARNING:|Disabling lock debugging'; then
 		echo "    FAIL: the debug kernel reported before any test ran:" >&2
-		dmesg | grep -E -A12 'BUG:|WARNING:|Disabling lock debugging' | head -20 | sed 's/^/    dmesg: /' >&2
+		dmesg | tb_dmesg_excerpt 'BUG:|WARNING:|Disabling lock debugging' 12 20
 		return 1
 	fi
+}
+
+# tb_dmesg_excerpt <pattern> <lines after> <at most>: dmesg's lines on
+# stdin that match, with context, on stderr. Prefixed: the host's console
+# filter (testbed/guest.sh) drops lines that start with a printk time
+# stamp, as every dmesg line does.
+tb_dmesg_excerpt() {
+	grep -E -A"$2" "$1" | head -"$3" | sed 's/^/    dmesg: /' >&2 || true
 }
 
 # tb_kernel_reported <file>: keeps dmesg in <file>; 0, with the reports
@@ -46,9 +54,7 @@ tb_debug_checks_live() {
 tb_kernel_reported() {
 	dmesg >"$1"
 	grep -Eq "$DMESG_BAD" "$1" || return 1
-	# Prefixed: the host's console filter (testbed/guest.sh) drops lines
-	# that start with a printk time stamp, as every dmesg line does.
-	grep -E -A5 "$DMESG_BAD" "$1" | head -30 | sed 's/^/    dmesg: /' >&2 || true
+	tb_dmesg_excerpt "$DMESG_BAD" 5 30 <"$1"
 }
 
 # fail: says why a test failed; tb_stopped_at then need not say where.
