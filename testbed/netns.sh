@@ -197,12 +197,15 @@ tb_listening() {
 # experiments use ib_send_bw, which can sleep on completion events).
 # tb_write_bw_server <host> <port> <out> [perftest args]: start in
 # background, and return once it listens (a client that comes too early
-# fails at once: perftest does not retry), or after 30 s (600 s on the
-# debug kernel, where a server takes minutes to start).
+# fails at once: perftest does not retry), or after 30 s (1800 s on the
+# debug kernel: a server's start-up costs about 1 s of CPU on the normal
+# kernel under TCG, and the debug kernel runs 50 to 80 times slower, so
+# six servers starting at once took 9 minutes there and some went past
+# 600 s, 2026-11-28).
 tb_write_bw_server() {
 	local h=$1 port=$2 out=$3 tool=${TB_BW_TOOL:-ib_write_bw} limit=30 start=$SECONDS
 	shift 3
-	[ -z "${RXECC_DEBUG_KERNEL:-}" ] || limit=600
+	[ -z "${RXECC_DEBUG_KERNEL:-}" ] || limit=1800
 	# shellcheck disable=SC2046 # no flag must vanish, not become ""
 	ip netns exec "h$h" nice -n "$TB_NICE" taskset -c "$(tb_cpu "$port")" "$tool" -d "rxe$h" -x "$(tb_gid "$h")" \
 		-p "$port" -F $(tb_report_flag) "$@" >"$out" 2>&1 &
