@@ -49,7 +49,7 @@ tb_debug_checks_live boot || { echo "debug kernel: its checks are off; not runni
 # udev: devtmpfs makes /dev/infiniband's nodes, and every device is named
 # by the test that makes it. The normal kernel's coldplug is done at boot.
 if [ -n "${RXECC_DEBUG_KERNEL:-}" ] && pgrep -x systemd-udevd >/dev/null; then
-	echo "debug kernel: stopping systemd-udevd, still on the boot's coldplug (tests/guest-suite.sh says why)" >&2
+	echo "debug kernel: stopping systemd-udevd (it can still be on the boot's coldplug there; tests/guest-suite.sh says why)" >&2
 	udevadm control --exit || { echo "debug kernel: cannot stop systemd-udevd" >&2; exit 1; }
 fi
 suite_start=$(date +%s)
