@@ -40,10 +40,10 @@ fi
 # Before the first test clears dmesg: the boot must have left the debug
 # kernel's checks on, or no test result says anything about them.
 tb_debug_checks_live boot || { echo "debug kernel: its checks are off; not running the suite" >&2; exit 1; }
-# On the debug kernel udev is still working through the boot's coldplug
-# when the suite starts: virtme-ng-init waits 300 s for it and goes on, and
-# an event takes seconds there (6 in 15 s, ten minutes after boot). So
-# systemd-udevd held the guest's CPUs 59 to 76% busy under every test, and
+# On the debug kernel udev can still be on the boot's coldplug when the
+# suite starts: virtme-ng-init waits up to 300 s for it and goes on, and an
+# event takes seconds there (6 in 15 s, ten minutes after one boot). Then
+# systemd-udevd held the guest's CPUs 59 to 76% busy under the tests, and
 # a perftest server took 27 s to listen alone (16 s with udevd stopped,
 # where the idle guest is 5% busy; 2026-11-29). The tests need nothing of
 # udev: devtmpfs makes /dev/infiniband's nodes, and every device is named
