@@ -1327,11 +1327,15 @@ static __always_inline bool gfc_obey(struct port_state *st, __u32 stage,
  * (port_dequeue turns what is left of it into a rate). A PFC pause left
  * from before ends. Always kicks: the port may have been waiting for it.
  */
-static __always_inline bool gfc_credit(struct port_state *st, __u32 fccl, __u64 now)
+static __always_inline bool gfc_credit(struct port_state *st, __u32 fccl,
+				       __u64 stamp, __u64 now)
 {
 	st->stats.gfc_rx++;
 	st->stats.gfc_fccl = fccl;
 	st->stats.gfc_fccl_valid = 1;
+	/* Feedback latency: every credit frame is a decision that takes
+	 * effect on arrival (buffer-based GFC samples stage changes only). */
+	tau_sample(st, stamp, now);
 	if (st->stats.paused) {
 		pause_end(st, now);
 	}
@@ -1404,7 +1408,7 @@ int port_ingress(struct __sk_buff *skb)
 	 * from a peer still in PFC mode (the two ends change mode one after
 	 * the other), obeyed as one. */
 	if (cfg.fc_mode == FC_GFC_TIME) {
-		kick = gfc_credit(st, quanta, now);
+		kick = gfc_credit(st, quanta, stamp, now);
 		bpf_spin_unlock(&st->lock);
 		if (kick)
 			rxecc_port_kick(skb);
