@@ -221,5 +221,8 @@ pub fn pacing_burst_ns(link: &LinkParams, setting_ns: u64, default_ns: u64) -> u
         0 => default_ns,
         ns => ns,
     };
-    ns.max(super::fixed::tx_time_ns(u64::from(link.mtu), link.line_rate_bps))
+    ns.max(super::fixed::tx_time_ns(
+        u64::from(link.mtu),
+        link.line_rate_bps,
+    ))
 }

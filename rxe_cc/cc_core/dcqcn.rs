@@ -230,7 +230,11 @@ impl CongestionControl for Dcqcn {
         let cut = (self.alpha.mul_int(self.rc)) / 2;
         self.rc = self.clamp(self.rc.saturating_sub(cut));
         let g = self.knobs.g;
-        self.alpha = Q32::ONE.saturating_sub(g).saturating_mul(self.alpha).saturating_add(g).min(Q32::ONE);
+        self.alpha = Q32::ONE
+            .saturating_sub(g)
+            .saturating_mul(self.alpha)
+            .saturating_add(g)
+            .min(Q32::ONE);
         self.t = 0;
         self.bc = 0;
         self.bytes = 0;
@@ -245,7 +249,9 @@ impl CongestionControl for Dcqcn {
         let k = self.knobs.alpha_period_ns.max(1);
         let n = now_ns.saturating_sub(self.last_alpha_ns) / k;
         for _ in 0..n.min(2048) {
-            self.alpha = Q32::ONE.saturating_sub(self.knobs.g).saturating_mul(self.alpha);
+            self.alpha = Q32::ONE
+                .saturating_sub(self.knobs.g)
+                .saturating_mul(self.alpha);
         }
         self.last_alpha_ns = self.last_alpha_ns.saturating_add(n.saturating_mul(k));
         let ti = self.knobs.rate_period_ns.max(1);

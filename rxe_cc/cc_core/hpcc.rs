@@ -187,7 +187,8 @@ impl Hpcc {
             }
             let tx_rate = rate_bps(wrapping_delta(hop.tx_bytes, old.tx_bytes, w.tx_bits), dt);
             let bdp = bytes_in(hop.b_bps, t).max(1);
-            let u = Q32::ratio(hop.qlen.min(old.qlen), bdp).saturating_add(Q32::ratio(tx_rate, hop.b_bps));
+            let u = Q32::ratio(hop.qlen.min(old.qlen), bdp)
+                .saturating_add(Q32::ratio(tx_rate, hop.b_bps));
             if best.is_none_or(|(b, _)| u > b.u_max) {
                 best = Some((Inflight { u_max: u, hop: i }, dt));
             }

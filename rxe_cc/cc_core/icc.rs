@@ -158,8 +158,7 @@ impl CongestionControl for Icc {
         let v = if hop.qlen > 0 {
             if int.qlen_rate > 0 {
                 self.branch = IccBranch::Max;
-                self.v_max(c, n, hop.qlen, int.qlen_rate)
-                    .min(self.rate_bps)
+                self.v_max(c, n, hop.qlen, int.qlen_rate).min(self.rate_bps)
             } else {
                 self.branch = IccBranch::Min;
                 self.v_min(c, n, hop.qlen).min(self.rate_bps)

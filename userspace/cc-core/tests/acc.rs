@@ -128,7 +128,10 @@ fn coalesced_acks_count_packets_not_acks() {
     assert_eq!(class_after(&[(10, true, 0)]), AccClass::Mixed);
     // A count above the packets answered counts as all of them, no more:
     // with 10 clean packets after it, 4 of 14 are CE.
-    assert_eq!(class_after(&[(4, true, 63), (10, false, 0)]), AccClass::Mixed);
+    assert_eq!(
+        class_after(&[(4, true, 63), (10, false, 0)]),
+        AccClass::Mixed
+    );
 }
 
 #[test]
@@ -154,7 +157,10 @@ fn ack_rate_is_over_the_period_as_it_ran() {
     let now = period(&mut acc, 0, t, 20, 5, 0, 0);
     let now = period(&mut acc, now, 3 * t, 10, 12, 12, 0);
     assert_eq!(acc.class(), AccClass::Congested);
-    assert_eq!(acc.ack_rate_bps(), 12 * u64::from(MTU) * 8 * 1_000_000_000 / (3 * t));
+    assert_eq!(
+        acc.ack_rate_bps(),
+        12 * u64::from(MTU) * 8 * 1_000_000_000 / (3 * t)
+    );
     assert!(acc.pacing(now).next_send_ns > now);
 }
 
@@ -245,15 +251,38 @@ fn acks_of_nothing_new_are_no_information() {
 #[test]
 fn settings_default_to_the_link() {
     use cc_core::acc::AccSettings;
-    let link = cc_core::cc::LinkParams { line_rate_bps: 100_000_000, mtu: MTU, base_rtt_ns: 10_000_000 };
+    let link = cc_core::cc::LinkParams {
+        line_rate_bps: 100_000_000,
+        mtu: MTU,
+        base_rtt_ns: 10_000_000,
+    };
     let base = AccKnobs::for_link(&link);
-    let k = AccKnobs::from_settings(&link, &AccSettings { p_thresh: 1, ce_permille: 900, ..Default::default() });
-    assert_eq!((k.ri_low_bps, k.ri_high_bps, k.burst_ns), (base.ri_low_bps, base.ri_high_bps, base.burst_ns));
+    let k = AccKnobs::from_settings(
+        &link,
+        &AccSettings {
+            p_thresh: 1,
+            ce_permille: 900,
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        (k.ri_low_bps, k.ri_high_bps, k.burst_ns),
+        (base.ri_low_bps, base.ri_high_bps, base.burst_ns)
+    );
     assert_eq!(k.ce_fraction, base.ce_fraction);
     let k = AccKnobs::from_settings(
         &link,
-        &AccSettings { ri_low_bps: 2_000_000, p_thresh: 3, ce_permille: 500, burst_ns: 1, ..Default::default() },
+        &AccSettings {
+            ri_low_bps: 2_000_000,
+            p_thresh: 3,
+            ce_permille: 500,
+            burst_ns: 1,
+            ..Default::default()
+        },
     );
-    assert_eq!((k.ri_low_bps, k.ri_high_bps, k.p_thresh), (2_000_000, 20_000_000, 3));
+    assert_eq!(
+        (k.ri_low_bps, k.ri_high_bps, k.p_thresh),
+        (2_000_000, 20_000_000, 3)
+    );
     assert_eq!(k.burst_ns, tx_time_ns(u64::from(MTU), link.line_rate_bps));
 }

@@ -93,7 +93,11 @@ fn np_sends_at_most_one_cnp_per_interval() {
 #[test]
 fn settings_default_to_the_link() {
     use cc_core::dcqcn::{DcqcnKnobs, DcqcnSettings};
-    let link = cc_core::cc::LinkParams { line_rate_bps: 100_000_000, mtu: 4096, base_rtt_ns: 10_000_000 };
+    let link = cc_core::cc::LinkParams {
+        line_rate_bps: 100_000_000,
+        mtu: 4096,
+        base_rtt_ns: 10_000_000,
+    };
     let base = DcqcnKnobs::for_link(&link);
     let s = DcqcnSettings {
         rate_period_ns: 20_000_000,
@@ -104,9 +108,25 @@ fn settings_default_to_the_link() {
         ..Default::default()
     };
     let k = DcqcnKnobs::from_settings(&link, &s);
-    assert_eq!((k.ai_rate_bps, k.hai_rate_bps, k.min_rate_bps), (base.ai_rate_bps, base.ai_rate_bps * 10, base.min_rate_bps));
-    assert_eq!((k.rate_period_ns, k.byte_reset, k.threshold), (20_000_000, 262_144, 5));
+    assert_eq!(
+        (k.ai_rate_bps, k.hai_rate_bps, k.min_rate_bps),
+        (base.ai_rate_bps, base.ai_rate_bps * 10, base.min_rate_bps)
+    );
+    assert_eq!(
+        (k.rate_period_ns, k.byte_reset, k.threshold),
+        (20_000_000, 262_144, 5)
+    );
     assert_eq!(k.g, cc_core::fixed::Q32::ratio(1, 256));
-    let k = DcqcnKnobs::from_settings(&link, &DcqcnSettings { ai_rate_bps: 1_000_000, min_rate_bps: 7, ..s });
-    assert_eq!((k.ai_rate_bps, k.hai_rate_bps, k.min_rate_bps), (1_000_000, 10_000_000, 7));
+    let k = DcqcnKnobs::from_settings(
+        &link,
+        &DcqcnSettings {
+            ai_rate_bps: 1_000_000,
+            min_rate_bps: 7,
+            ..s
+        },
+    );
+    assert_eq!(
+        (k.ai_rate_bps, k.hai_rate_bps, k.min_rate_bps),
+        (1_000_000, 10_000_000, 7)
+    );
 }

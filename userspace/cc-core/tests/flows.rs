@@ -24,8 +24,16 @@ fn a_flow_that_stops_leaves_the_count_after_two_windows() {
     f.on_data(0, T, &mut a);
     assert_eq!(f.on_data(10, T, &mut b), 2);
     // b stops; a goes on.
-    assert_eq!(f.on_data(T + 10, T, &mut a), 2, "b was active in the last window");
-    assert_eq!(f.on_data(2 * T + 20, T, &mut a), 1, "b is gone after a window without data");
+    assert_eq!(
+        f.on_data(T + 10, T, &mut a),
+        2,
+        "b was active in the last window"
+    );
+    assert_eq!(
+        f.on_data(2 * T + 20, T, &mut a),
+        1,
+        "b is gone after a window without data"
+    );
 }
 
 #[test]
@@ -36,7 +44,11 @@ fn an_idle_gap_forgets_everything() {
         f.on_data(0, T, m);
     }
     let mut late = 0u32;
-    assert_eq!(f.on_data(10 * T, T, &mut late), 1, "nothing from 10 windows ago counts");
+    assert_eq!(
+        f.on_data(10 * T, T, &mut late),
+        1,
+        "nothing from 10 windows ago counts"
+    );
 }
 
 #[test]

@@ -221,7 +221,10 @@ fn icc_branch_selection() {
     // Q_d is one BDP, 12.5 KB at 10 Gb/s and 10 us: 20 KB is above it,
     // so the 7.5 KB excess drains within T.
     let want = line as f64 / 4.0 - 7_500.0 * 8.0 / (4.0 * 10e-6);
-    assert!(close(r as f64, want, 1e-6), "V_max above Q_d {r} want {want}");
+    assert!(
+        close(r as f64, want, 1e-6),
+        "V_max above Q_d {r} want {want}"
+    );
     // Below Q_d, growing at 1 GB/s: t_m = 2.5 KB / 1 GB/s = 2.5 us, so T.
     let (_, r, _) = mk(10_000, 1_000_000_000, 900);
     let want = line as f64 / 4.0 + 2_500.0 * 8.0 / (4.0 * 10e-6);
@@ -255,7 +258,17 @@ fn inflight_counts_new_psns_once() {
     h.on_send(10, 2, 1000);
     h.on_send(11, 3, 1000);
     assert_eq!(h.inflight(), 4000);
-    h.on_ack(&AckEvent { now_ns: 12, psn: 3, acked_bytes: 4000, acked_psns: 1, ce: false, ce_pkts: 0, ue: false, nak: false, int: None });
+    h.on_ack(&AckEvent {
+        now_ns: 12,
+        psn: 3,
+        acked_bytes: 4000,
+        acked_psns: 1,
+        ce: false,
+        ce_pkts: 0,
+        ue: false,
+        nak: false,
+        int: None,
+    });
     assert_eq!(h.inflight(), 0);
     // Across the 24-bit PSN wrap, a new PSN is still new.
     h.on_send(13, 4, 1000);

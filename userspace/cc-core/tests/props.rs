@@ -254,7 +254,11 @@ fn fixed_rate_paces_exactly() {
     let mut h = FixedRate::new(100_000_000, 0, 4096, 0);
     h.on_send(0, 0, 4096);
     h.set_rate(10_000_000);
-    assert_eq!(h.pacing(0).next_send_ns, 327_680, "the packet sent keeps its time");
+    assert_eq!(
+        h.pacing(0).next_send_ns,
+        327_680,
+        "the packet sent keeps its time"
+    );
     h.on_send(327_680, 0, 4096);
     assert_eq!(h.pacing(0).next_send_ns, 327_680 + 3_276_800);
     assert_eq!(h.pacing(0).rate_bps, 10_000_000);

@@ -462,11 +462,8 @@ fn run_one(
         // connected (flowgen --sync-dir). Not in `out`: they poll it every
         // 10 ms, and the guest's results directory is 9p, whose reads under
         // TCG left one process 250 ms behind the others.
-        let sync = std::env::temp_dir().join(format!(
-            "rxecc-sync-{}-{}",
-            std::process::id(),
-            run.label
-        ));
+        let sync =
+            std::env::temp_dir().join(format!("rxecc-sync-{}-{}", std::process::id(), run.label));
         let _ = std::fs::remove_dir_all(&sync);
         std::fs::create_dir_all(&sync).with_context(|| format!("creating {}", sync.display()))?;
         // The flow file's clock: its earliest start is at the epoch.
@@ -671,7 +668,11 @@ impl std::fmt::Display for QlenReads {
             self.undone
         )?;
         if self.inexact > 0 {
-            write!(f, "{} reads NOT EXACT (more changes during the read than the log holds)", self.inexact)
+            write!(
+                f,
+                "{} reads NOT EXACT (more changes during the read than the log holds)",
+                self.inexact
+            )
         } else {
             write!(f, "every read exact")
         }
@@ -709,9 +710,8 @@ impl QlenDumper {
                 }
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
-            let reader = switch::QlenReader::new(
-                &ports.iter().map(|p| p.dev.clone()).collect::<Vec<_>>(),
-            )?;
+            let reader =
+                switch::QlenReader::new(&ports.iter().map(|p| p.dev.clone()).collect::<Vec<_>>())?;
             let mut worst = QlenReads::default();
             let base = reader.read()?;
             worst.note(&base);
@@ -747,7 +747,10 @@ impl QlenDumper {
                 std::thread::sleep(std::time::Duration::from_millis(interval_ms.min(20)));
             }
             w.flush()?;
-            eprintln!("rxecc run: {name}: {dumps} dumps of {} ports; {worst}", ports.len());
+            eprintln!(
+                "rxecc run: {name}: {dumps} dumps of {} ports; {worst}",
+                ports.len()
+            );
             Ok(())
         });
         Ok(QlenDumper { stop, thread })
@@ -1048,7 +1051,11 @@ mod tests {
         // hosts = 4: dumbbell's other five hosts and their links are gone.
         assert_eq!(b.topo.hosts.len(), 4);
         assert_eq!(b.topo.links.len(), 4);
-        assert!(b.topo.links.iter().all(|l| *l.a.get_ref() != "h4" && *l.b.get_ref() != "h4"));
+        assert!(b
+            .topo
+            .links
+            .iter()
+            .all(|l| *l.a.get_ref() != "h4" && *l.b.get_ref() != "h4"));
         let (_, text) = topology_for(&e, &e.runs[1], &dir).unwrap();
         std::fs::write(&t, &text).unwrap();
         assert!(topology::load(&t).unwrap().topo.switches[0].red.is_none());
