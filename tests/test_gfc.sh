@@ -257,6 +257,9 @@ gfc_ring() {
 	gfc-buffer) assert_gt "highest GFC stage a ring port obeyed" "$(psum "$s" max:gfc_max_stage 'x*')" 0 ;;
 	esac
 	assert_gt "GFC frames obeyed" "$(psum "$s" gfc_rx)" 0
+	# tau is measured under either mode (from the frames' stamps), not
+	# printed as 0 for want of samples.
+	assert_gt "tau samples from the GFC frames' stamps" "$(psum "$s" tau_n)" 0
 	# Each frame sent was obeyed, or ignored as older than one obeyed.
 	assert_eq "GFC frames sent = obeyed + stale" "$(psum "$s" ingress.gfc_tx)" \
 		$(($(psum "$s" gfc_rx) + $(psum "$s" pfc_rx_stale)))
