@@ -1334,7 +1334,8 @@ static __always_inline bool gfc_credit(struct port_state *st, __u32 fccl,
 	st->stats.gfc_fccl = fccl;
 	st->stats.gfc_fccl_valid = 1;
 	/* Feedback latency: every credit frame is a decision that takes
-	 * effect on arrival (buffer-based GFC samples stage changes only). */
+	 * effect on arrival (buffer-based GFC samples its steps out of
+	 * stage 0). */
 	tau_sample(st, stamp, now);
 	if (st->stats.paused) {
 		pause_end(st, now);

@@ -235,7 +235,7 @@ gfc_ring() {
 	# What the emulation itself lost: dequeues more than stall_ns (2 ms)
 	# late with packets waiting, the guest's timers under TCG. The same
 	# in both GFC modes (docs/switch.md); it caps the flows' rates.
-	info "emulation: the worst ring port stalled $(psum "$s" max:stalls 'x*') times," \
+	info "emulation: ring ports stalled at most $(psum "$s" max:stalls 'x*') times and" \
 		"$(awk -v n="$(psum "$s" max:stall_ns 'x*')" -v t="$((t1 - t0))" 'BEGIN {printf "%.1f%%", n * 100 / t}') of the run"
 	((rc == 0)) || fail "not every flow completed"
 	assert_eq "deadlock cycle under GFC" "[]" "$(gfc_cycle "$d")"
