@@ -98,6 +98,12 @@ struct rxecc_port_stats {
 	 * the queue holds that many (an ideal queue empties that much
 	 * sooner). TCD judges the queue less this. */
 	__u64 lag_bytes;
+	/* The invariant a real link keeps: over any window longer than one
+	 * packet it sends no more than its rate. Releases that put more than
+	 * one packet ahead of an ideal link of the configured rate fed with
+	 * the same releases (pacing credit spent in a burst), and the most
+	 * time beyond that one packet by which one did. */
+	__u64 rate_viol, rate_viol_max_ns;
 };
 
 /*
@@ -195,7 +201,11 @@ struct rxecc_port_params {
 	/* Time-based GFC: B_m - B_0 of the peer's ingress (the linear map's
 	 * span) and its advertisement period (wait this long for credit). */
 	__u64 gfc_span_bytes, gfc_period_ns;
-	__u64 burst_ns;			/* pacing credit kept */
+	/* Pacing credit kept: 0, one packet at the rate in force (a late
+	 * watchdog costs nothing and the invariant above holds); more for a
+	 * clock whose timers fire milliseconds late (testbed/guest.sh's host
+	 * clock), which then bursts. */
+	__u64 burst_ns;
 };
 
 /*

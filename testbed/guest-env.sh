@@ -3,7 +3,10 @@
 RXECC_TOP=$(pwd)
 KDIR=$(cat "${RXECC_KDIR_FILE:-$RXECC_TOP/build/kdir}")
 RESULTS=${RESULTS:-$RXECC_TOP/build/results}
-export RXECC_TOP KDIR RESULTS
+# testbed/guest.sh passes its clock on; testbed/vms.sh's guests run on the
+# host's (multi-threaded TCG).
+RXECC_CLOCK=${RXECC_CLOCK:-host}
+export RXECC_TOP KDIR RESULTS RXECC_CLOCK
 export PATH="$RXECC_TOP/userspace/target/release:$KDIR/tools/bpf/bpftool:$PATH:/usr/sbin:/sbin"
 mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf

@@ -19,6 +19,21 @@ mkdir -p "$RESULTS"
 status=$RESULTS/.guest-status
 rm -f "$status"
 
+# The guest's clock (docs/architecture.md, "The guest's clock").
+# virtual, the default: QEMU icount, one instruction per nanosecond of guest
+# time, and when every vCPU idles the clock jumps to the next timer
+# (sleep=off) instead of waiting for the host's; align=off lets it run ahead
+# of the host's. Its timers fire on time whatever the host schedules, at the
+# cost of single-threaded TCG. host: multi-threaded TCG, where the guest's
+# clock is the host's and its timers fire when the host runs a vCPU thread.
+clock_opts=()
+case ${RXECC_CLOCK:=host} in
+virtual) clock_opts=(--qemu-opts "-icount shift=0,sleep=off,align=off") ;;
+host) ;;
+*) die "RXECC_CLOCK=$RXECC_CLOCK: expected 'virtual' (QEMU icount, the default) or 'host' (multi-threaded TCG)" ;;
+esac
+export RXECC_CLOCK
+
 # The command goes in a script in the shared results directory, which also
 # receives its exit status: no quoting through vng, and no reliance on vng
 # passing the status through.
@@ -26,10 +41,10 @@ rm -f "$status"
 # e.g. `make bench BENCH_CC_ROUNDS=5`) and the per-test time limits
 # (TB_TEST_TIMEOUT, TEST_TIMEOUT_<test>) are passed on, and RXECC_KDIR_FILE,
 # the RXECC_*_KO modules and RESULTS (make test-debug's kernel, modules and
-# results directory), before guest-env.sh reads them; nothing else of the
+# results directory) and RXECC_CLOCK, before guest-env.sh reads them; nothing else of the
 # host's environment is.
 script=$RESULTS/.guest-cmd.sh
-settings=$(compgen -e | { grep -E '^(BENCH|CCV|CHAIN|INCAST|STRESS|TEST_TIMEOUT|VERBS)_|^TB_(TEST_TIMEOUT|TRACE)$|^RXECC_(KDIR_FILE|RXE_KO|CC_KO|SWITCH_KO|DEBUG_KERNEL)$|^RESULTS$' || true; } | while read -r v; do
+settings=$(compgen -e | { grep -E '^(BENCH|CCV|CHAIN|INCAST|STRESS|TEST_TIMEOUT|VERBS)_|^TB_(TEST_TIMEOUT|TRACE)$|^RXECC_(KDIR_FILE|RXE_KO|CC_KO|SWITCH_KO|DEBUG_KERNEL|CLOCK)$|^RESULTS$' || true; } | while read -r v; do
 	printf 'export %s=%q\n' "$v" "${!v}"
 done)
 cat >"$script" <<SCRIPT
@@ -69,7 +84,7 @@ GUEST_APPEND=${GUEST_APPEND:-tsc=reliable}
 [ -z "${RXECC_DEBUG_KERNEL:-}" ] || GUEST_APPEND="$GUEST_APPEND no5lvl kasan_multi_shot"
 boot() {
 	timeout "${GUEST_TIMEOUT:-1800}" vng --run "$kdir" --disable-kvm --cpus 2 --memory 2G --append "$GUEST_APPEND" \
-		--verbose --rwdir "$RESULTS" --exec "bash $script" 2>&1 | tee "$console" |
+		"${clock_opts[@]}" --verbose --rwdir "$RESULTS" --exec "bash $script" 2>&1 | tee "$console" |
 		if [ -n "${GUEST_CONSOLE:-}" ]; then cat; else
 			# sed -u: mawk fills its whole input buffer before it acts on a line,
 			# which holds a slow guest's output back for minutes.

@@ -56,5 +56,5 @@ suite_start=$(date +%s)
 for t in "${@:-${ALL_TESTS[@]}}"; do
 	tb_run_test "$t"
 done
-echo "suite: $(($(date +%s) - suite_start)) s in the guest" >&2
+echo "suite: $(($(date +%s) - suite_start)) s of $TB_CLOCK" >&2
 tb_summary

@@ -7,6 +7,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 boot="the testbed kernel (TCG, about 10 s)"
 [ -z "${RXECC_DEBUG_KERNEL:-}" ] || boot="the debug kernel (TCG, 8 to 10 minutes)"
 echo "==> guest tests: booting $boot and running the suite" >&2
+wall0=$(date +%s)
 # The suite's own limit (each test has one too, tests/lib.sh): inside CI's
 # 90 minutes with the kernel build. The suite took 25 to 55 minutes on
 # 2-core hosts; a suite that runs past it is not run again (guest.sh: 96).
@@ -21,4 +22,5 @@ if [ "$rc" = 97 ]; then
 	rc=0
 	bash "$top/testbed/guest.sh" "bash tests/guest-suite.sh $*" || rc=$?
 fi
+echo "==> guest tests: $(($(date +%s) - wall0)) s of host wall time, boot included" >&2
 exit "$rc"

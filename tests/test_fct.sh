@@ -36,6 +36,7 @@ test_fct_websearch() {
 			"$(($(rxecc port sum "$out/$cc/ports.jsonl" pfc_rx_xoff) + $(rxecc port sum "$out/$cc/ports.jsonl" pfc_rx_xon)))" \
 			"$(wc -l <"$out/$cc/pfc.txt")"
 		assert_eq "$cc: PFC events lost" 0 "$(rxecc port sum "$out/$cc/ports.jsonl" events_lost)"
+		tb_invariants "$cc" "$out/summary.json"
 		# qlen.txt: every dump's histograms cover exactly the time from the
 		# first flow's start to the dump, but for the counts' rounding
 		# (100 ns per bin): rxecc takes back what came after the time.

@@ -321,8 +321,11 @@ pub fn buckets(lines: &[Fct], kind: Kind, step: u32, time_limit_ns: Option<u64>)
     out
 }
 
-/// One run at a glance: its flows' FCT and slowdown tails, and the PFC
-/// pause frames the switch and NICs obeyed (pfc.txt's pause lines).
+/// One run at a glance: its flows' FCT and slowdown tails, the PFC pause
+/// frames the switch and NICs obeyed (pfc.txt's pause lines), and the
+/// physical invariants' violations (0 expected): flows faster than their
+/// bytes cross the path's slowest link, and port releases faster than the
+/// port's rate (`PortStats::rate_violations`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunSummary {
     pub label: String,
@@ -333,6 +336,18 @@ pub struct RunSummary {
     pub slowdown_p99: f64,
     pub pauses: u64,
     pub drops: u64,
+    pub faster_than_wire: usize,
+    pub port_rate_violations: u64,
+}
+
+/// Flows that completed in less time than their bytes on the wire take
+/// to cross the path's bottleneck: the standalone FCT less the base RTT
+/// it adds (`fct_lines`). A real network has none.
+pub fn faster_than_wire(lines: &[Fct], base_rtt_ns: u64) -> usize {
+    lines
+        .iter()
+        .filter(|l| l.fct_ns < l.standalone_ns.saturating_sub(base_rtt_ns))
+        .count()
 }
 
 /// The nearest-rank percentile the simulator's script takes (element
@@ -345,7 +360,14 @@ fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
 }
 
 impl RunSummary {
-    pub fn new(label: &str, lines: &[Fct], pauses: u64, drops: u64) -> Self {
+    pub fn new(
+        label: &str,
+        lines: &[Fct],
+        pauses: u64,
+        drops: u64,
+        base_rtt_ns: u64,
+        port_rate_violations: u64,
+    ) -> Self {
         let mut f: Vec<f64> = lines.iter().map(|l| l.fct_ns as f64 / 1e6).collect();
         f.sort_by(f64::total_cmp);
         let mut sd: Vec<f64> = lines
@@ -362,21 +384,33 @@ impl RunSummary {
             slowdown_p99: nearest_rank(&sd, 0.99),
             pauses,
             drops,
+            faster_than_wire: faster_than_wire(lines, base_rtt_ns),
+            port_rate_violations,
         }
     }
 }
 
-/// A row per run: flows, FCT median/p99/max (ms), p99 slowdown, pauses
-/// and drops.
+/// A row per run: flows, FCT median/p99/max (ms), p99 slowdown, pauses,
+/// drops, and the invariants' violations: flows faster than the wire,
+/// port releases faster than the rate.
 pub fn summary_table(runs: &[RunSummary]) -> String {
     let mut s = format!(
-        "{:<10} {:>6} {:>12} {:>12} {:>12} {:>12} {:>8} {:>6}\n",
-        "run", "flows", "FCT p50 ms", "FCT p99 ms", "FCT max ms", "slowdown p99", "pauses", "drops"
+        "{:<10} {:>6} {:>12} {:>12} {:>12} {:>12} {:>8} {:>6} {:>13} {:>13}\n",
+        "run",
+        "flows",
+        "FCT p50 ms",
+        "FCT p99 ms",
+        "FCT max ms",
+        "slowdown p99",
+        "pauses",
+        "drops",
+        "flows<wire",
+        "ports>rate"
     );
     for r in runs {
         let _ = writeln!(
             s,
-            "{:<10} {:>6} {:>12.1} {:>12.1} {:>12.1} {:>12.1} {:>8} {:>6}",
+            "{:<10} {:>6} {:>12.1} {:>12.1} {:>12.1} {:>12.1} {:>8} {:>6} {:>13} {:>13}",
             r.label,
             r.flows,
             r.fct_p50_ms,
@@ -384,7 +418,18 @@ pub fn summary_table(runs: &[RunSummary]) -> String {
             r.fct_max_ms,
             r.slowdown_p99,
             r.pauses,
-            r.drops
+            r.drops,
+            r.faster_than_wire,
+            r.port_rate_violations
+        );
+    }
+    let flows: usize = runs.iter().map(|r| r.faster_than_wire).sum();
+    let ports: u64 = runs.iter().map(|r| r.port_rate_violations).sum();
+    if flows > 0 || ports > 0 {
+        let _ = writeln!(
+            s,
+            "warning: physical invariants violated: {flows} flows faster than the wire, \
+             {ports} port releases faster than the rate (the pacing credit: RXECC_CLOCK=host?)"
         );
     }
     s
@@ -528,6 +573,31 @@ mod tests {
         let text = to_text(&lines);
         assert!(text.starts_with("0b000001 0b000101 10001 100 5000 2100000010 4790 "));
         assert_eq!(parse("t", &text).unwrap(), lines);
+    }
+
+    #[test]
+    fn flows_faster_than_the_wire() {
+        // 9000 B at 60 Mb/s: 3 packets, 9174 B on the wire, 1223200 ns.
+        let wire = wire_ns(9000, 60);
+        assert_eq!(wire, 1_223_200);
+        let line = |fct_ns| Fct {
+            sip: 0,
+            dip: 0,
+            sport: 0,
+            dport: 100,
+            size: 9000,
+            start_ns: 0,
+            fct_ns,
+            standalone_ns: 1000 + wire,
+        };
+        // The base RTT is no part of the bound: a flow between the wire
+        // time and the standalone FCT is no violation.
+        let lines = [line(wire - 1), line(wire), line(wire + 500)];
+        assert_eq!(faster_than_wire(&lines, 1000), 1);
+        let s = RunSummary::new("r", &lines, 0, 0, 1000, 0);
+        assert!(summary_table(&[s]).contains("physical invariants violated: 1 flows"));
+        let ok = RunSummary::new("r", &lines[1..], 0, 0, 1000, 0);
+        assert!(!summary_table(&[ok]).contains("warning"));
     }
 
     #[test]

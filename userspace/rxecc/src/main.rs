@@ -344,9 +344,10 @@ enum PortCmd {
         /// Queue limit in packets; arrivals beyond it are dropped (counted).
         #[arg(long, default_value_t = 10_000)]
         limit_pkts: u32,
-        /// Pacing credit a late dequeue may catch up on, us.
-        #[arg(long, default_value_t = switch::DEFAULT_BURST_US)]
-        burst_us: u64,
+        /// Pacing credit a late dequeue may catch up on, us; 0: one
+        /// packet (default: 0, or 4000 under RXECC_CLOCK=host).
+        #[arg(long)]
+        burst_us: Option<u64>,
         /// Propagation delay, us.
         #[arg(long, default_value_t = 0)]
         delay_us: u64,
@@ -801,7 +802,7 @@ fn main() -> Result<()> {
                 &switch::PortConfig {
                     rate_mbps,
                     limit_pkts,
-                    burst_us,
+                    burst_us: burst_us.unwrap_or_else(switch::default_burst_us),
                     delay_us,
                     pfc_class,
                 },
@@ -1037,6 +1038,13 @@ fn print_port(s: &switch::PortStats) {
             s.stalls,
             s.stall_ns as f64 / 1e6,
             s.late_ns as f64 / 1e6
+        );
+    }
+    if s.rate_violations > 0 {
+        println!(
+            "         faster than its rate: {} releases more than one packet ahead of an ideal link, at most {:.3} ms beyond",
+            s.rate_violations,
+            s.rate_violation_max_ns as f64 / 1e6
         );
     }
     if s.pfc_rx_bad + s.pfc_rx_other > 0 {

@@ -55,7 +55,7 @@ fn default_limit() -> u32 {
     10_000
 }
 fn default_burst() -> u64 {
-    switch::DEFAULT_BURST_US
+    switch::default_burst_us()
 }
 
 /// A topology file.
@@ -88,7 +88,8 @@ pub struct LinkDefaults {
     /// Egress queue limit of every port, packets (drops above it).
     #[serde(default = "default_limit")]
     pub limit_pkts: u32,
-    /// Pacing credit a late dequeue may catch up on, us.
+    /// Pacing credit a late dequeue may catch up on, us; 0: one packet
+    /// (the default, 4000 under RXECC_CLOCK=host: switch::default_burst_us).
     #[serde(default = "default_burst")]
     pub burst_us: u64,
 }
