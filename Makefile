@@ -3,6 +3,7 @@
 #   make demo          boot the testbed and run the 4->1 incast
 #   make test          lint (shellcheck, clippy) + cargo tests + guest integration tests
 #   make bench         stock rdma_rxe vs patched rdma_rxe + rxe_cc, one run
+#   make repro         the demo's incast in 5 boots per guest clock: the spread
 #   make guest CMD=..  run a command inside the testbed guest
 #   make modules       build rdma_rxe (patched) and rxe_cc.ko
 #   make KDIR=<tree>   build against your own Rust-enabled kernel build tree
@@ -34,7 +35,7 @@ endif
 # (docs/architecture.md); everything else shows.
 QUIET_PAHOLE = 2> >(grep -Ev '^(die__[a-z_]+|tag__recode_dwarf_type): ' >&2)
 
-.PHONY: all setup kernel bpf-headers modules userspace guest test lint cargo-test guest-test vms-test vms test-debug bench demo clean
+.PHONY: all setup kernel bpf-headers modules userspace guest test lint cargo-test guest-test vms-test vms test-debug bench repro demo clean
 
 all: modules userspace
 
@@ -138,6 +139,12 @@ test-debug: all
 # past guest.sh's default limit of 30 minutes; set GUEST_TIMEOUT to change.
 bench: all
 	@GUEST_TIMEOUT=$${GUEST_TIMEOUT:-21600} bash testbed/guest.sh tests/bench.sh
+	@bash tests/repro.sh
+
+# The demo's incast in REPRO_BOOTS (5) boots under each guest clock
+# (REPRO_CLOCKS: virtual host): the run-to-run spread, side by side.
+repro: all
+	@bash tests/repro.sh
 
 demo: all
 	@bash testbed/guest.sh tests/demo.sh

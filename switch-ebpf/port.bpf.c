@@ -183,8 +183,12 @@ struct pacer {
 	__u32 tx_len;
 	__u32 pad;
 	/* When an ideal link of the configured rate, fed with the packets
-	 * as this port released them, would be free (rate_viol). */
+	 * as this port released them, would be free, and the largest packet
+	 * released: the one packet a window may hold beyond the rate
+	 * (rate_viol). */
 	__u64 ideal_free_ns;
+	__u32 max_len;
+	__u32 pad2;
 };
 
 struct {
@@ -831,13 +835,13 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	publish_deq(&cfg, now, deq_bytes, qlen_bytes);
 
 	/* This packet's serialisation starts when the last one's ended,
-	 * keeping at most its own serialisation time of credit (burst_ns if
-	 * set), and none from before a pause or
+	 * keeping at most its own serialisation time at the link's rate of
+	 * credit (burst_ns if set), and none from before a pause or
 	 * a stall ended (a paused link does not bank time; a stalled one does
 	 * not burst its backlog out, which TCD downstream would take for
 	 * congestion: with catch-up after stalls, chain's quiet run got CE). */
 	start = next_tx_ns;
-	keep_ns = cfg.burst_ns ?: (__u64)len * 8 * NSEC_PER_SEC / rate;
+	keep_ns = cfg.burst_ns ?: (__u64)len * 8 * NSEC_PER_SEC / (cfg.rate_bps ?: 1);
 	floor = now > keep_ns ? now - keep_ns : 0;
 	if (resumed_at > floor)
 		floor = resumed_at;
@@ -861,11 +865,13 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 		start = floor;
 
 	/* The invariant, judged on the release itself: an ideal link still
-	 * busy with earlier packets for more than one packet's time (the
-	 * larger of this one and the last) means a burst. */
+	 * busy with earlier packets for more than the largest packet's time
+	 * means a burst. The credit above (one packet) never gives one: a
+	 * busy period's releases are at most its first packet ahead. */
+	if (len > pc->max_len)
+		pc->max_len = len;
 	pkt_ns = (__u64)len * 8 * NSEC_PER_SEC / (cfg.rate_bps ?: 1);
-	one_pkt_ns = (__u64)(len > pc->tx_len ? len : pc->tx_len) * 8 * NSEC_PER_SEC /
-		     (cfg.rate_bps ?: 1);
+	one_pkt_ns = (__u64)pc->max_len * 8 * NSEC_PER_SEC / (cfg.rate_bps ?: 1);
 	ahead = pc->ideal_free_ns > now ? pc->ideal_free_ns - now : 0;
 	pc->ideal_free_ns = now + ahead + pkt_ns;
 	if (ahead > one_pkt_ns) {
@@ -899,6 +905,7 @@ int BPF_PROG(port_init, struct Qdisc *sch, struct nlattr *opt,
 		pc->tx_start_ns = 0;
 		pc->tx_len = 0;
 		pc->ideal_free_ns = 0;
+		pc->max_len = 0;
 	}
 	sch->limit = cfg.limit_pkts;
 	return 0;

@@ -100,9 +100,9 @@ struct rxecc_port_stats {
 	__u64 lag_bytes;
 	/* The invariant a real link keeps: over any window longer than one
 	 * packet it sends no more than its rate. Releases that put more than
-	 * one packet ahead of an ideal link of the configured rate fed with
-	 * the same releases (pacing credit spent in a burst), and the most
-	 * time beyond that one packet by which one did. */
+	 * one (the largest) packet ahead of an ideal link of the configured
+	 * rate fed with the same releases (pacing credit spent in a burst),
+	 * and the most time beyond that one packet by which one did. */
 	__u64 rate_viol, rate_viol_max_ns;
 };
 

@@ -26,9 +26,9 @@ rm -f "$status"
 # of the host's. Its timers fire on time whatever the host schedules, at the
 # cost of single-threaded TCG. host: multi-threaded TCG, where the guest's
 # clock is the host's and its timers fire when the host runs a vCPU thread.
-clock_opts=()
-case ${RXECC_CLOCK:=host} in
-virtual) clock_opts=(--qemu-opts "-icount shift=0,sleep=off,align=off") ;;
+clock_opts=(--cpus 2)
+case ${RXECC_CLOCK:=virtual} in
+virtual) clock_opts=(--cpus 1 --qemu-opts "-icount shift=0,sleep=on,align=off") ;;
 host) ;;
 *) die "RXECC_CLOCK=$RXECC_CLOCK: expected 'virtual' (QEMU icount, the default) or 'host' (multi-threaded TCG)" ;;
 esac
@@ -83,7 +83,7 @@ GUEST_APPEND=${GUEST_APPEND:-tsc=reliable}
 # kasan_multi_shot: a report in one test must not silence the next.
 [ -z "${RXECC_DEBUG_KERNEL:-}" ] || GUEST_APPEND="$GUEST_APPEND no5lvl kasan_multi_shot"
 boot() {
-	timeout "${GUEST_TIMEOUT:-1800}" vng --run "$kdir" --disable-kvm --cpus 2 --memory 2G --append "$GUEST_APPEND" \
+	timeout "${GUEST_TIMEOUT:-1800}" vng --run "$kdir" --disable-kvm --memory 2G --append "$GUEST_APPEND" \
 		"${clock_opts[@]}" --verbose --rwdir "$RESULTS" --exec "bash $script" 2>&1 | tee "$console" |
 		if [ -n "${GUEST_CONSOLE:-}" ]; then cat; else
 			# sed -u: mawk fills its whole input buffer before it acts on a line,

@@ -13,7 +13,7 @@ mkdir -p "$out"
 
 # BENCH_PARTS picks sections (e.g. `make bench BENCH_PARTS="cc latejoin"`);
 # unset, the bench runs them all, in this order.
-parts_all="stock acks pacing port cc latejoin hops victim scale fct ring incast-gfc ring-cc"
+parts_all="clock stock acks pacing port cc latejoin hops victim scale fct ring incast-gfc ring-cc"
 for p in ${BENCH_PARTS:-}; do
 	[[ " $parts_all " == *" $p "* ]] || { echo "bench: unknown part '$p' (parts: $parts_all)" >&2; exit 2; }
 done
@@ -43,6 +43,30 @@ run_side() { # <stock|patched> <round>
 . "$RXECC_TOP/tests/lib.sh"
 . "$RXECC_TOP/tests/test_gfc.sh"
 . "$RXECC_TOP/tests/test_cc.sh"
+
+# The guest's clock against the host's (docs/architecture.md, "The
+# guest's clock"): guest seconds per host second in a busy phase (a shell
+# loop on one CPU) and an idle one (sleep), and the TSC rate the kernel
+# calibrated (1000 MHz, one instruction per ns, under the virtual clock).
+# The host's time is the mtime the host gives a file of the shared results
+# directory as it is written.
+bench_clock() {
+	local f=$out/.host-clock g0 h0 g1 h1 g2 h2 i
+	host_now() { : >"$f"; stat -c %.3Y "$f"; }
+	guest_now() { awk '{print $1}' /proc/uptime; }
+	echo
+	echo "the guest's clock: $RXECC_CLOCK, $(nproc) vCPU(s), $(dmesg | grep -o 'tsc: Detected [0-9.]* MHz' | tail -1)" | tee -a "$out/summary.txt"
+	g0=$(guest_now) h0=$(host_now)
+	for ((i = 0; i < 1000000; i++)); do :; done
+	g1=$(guest_now) h1=$(host_now)
+	sleep 20
+	g2=$(guest_now) h2=$(host_now)
+	awk -v g0="$g0" -v g1="$g1" -v g2="$g2" -v h0="$h0" -v h1="$h1" -v h2="$h2" 'BEGIN {
+		printf "busy (a shell loop of 1e6 turns): %.2f s of guest time in %.2f s of host time, %.3f guest s per host s\n", g1 - g0, h1 - h0, (g1 - g0) / (h1 - h0)
+		printf "idle (sleep 20): %.2f s of guest time in %.2f s of host time, %.3f guest s per host s\n", g2 - g1, h2 - h1, (g2 - g1) / (h2 - h1)
+	}' | tee -a "$out/summary.txt"
+	rm -f "$f"
+}
 
 bench_stock() {
 	declare -a stock patched

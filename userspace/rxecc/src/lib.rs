@@ -12,6 +12,7 @@ pub mod portsum;
 pub mod record;
 pub mod report;
 pub mod selftest;
+pub mod spread;
 pub mod stats;
 pub mod switch;
 pub mod topology;

@@ -3,8 +3,8 @@
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use rxecc::{
-    deadlock, experiment, fct, model, perftest, plot, record, report, selftest, stats, switch,
-    topology, workload,
+    deadlock, experiment, fct, model, perftest, plot, record, report, selftest, spread, stats,
+    switch, topology, workload,
 };
 use std::path::PathBuf;
 
@@ -98,6 +98,16 @@ enum Cmd {
         /// Write the metrics as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
+    },
+    /// Run-to-run spread of repeated experiments: per run and metric,
+    /// the median and range of each group's report.json files, groups
+    /// side by side (tests/repro.sh: the demo's incast in separate boots
+    /// under each guest clock).
+    Spread {
+        /// GROUP=report.json, once per repetition; groups in first-seen
+        /// order.
+        #[arg(required = true, value_name = "GROUP=FILE")]
+        reports: Vec<String>,
     },
     /// The cargo model (the module's own algorithms) on an incast
     /// experiment's scenario, beside the testbed's runs of it: the
@@ -746,6 +756,25 @@ fn main() -> Result<()> {
                 "{}",
                 report::compare(&dirs, &setup, plots.as_deref(), json.as_deref())?
             );
+        }
+        Cmd::Spread { reports } => {
+            let mut groups: Vec<(String, spread::Group)> = Vec::new();
+            for r in &reports {
+                let (name, file) = r
+                    .split_once('=')
+                    .with_context(|| format!("'{r}': expected GROUP=report.json"))?;
+                let text =
+                    std::fs::read_to_string(file).with_context(|| format!("reading {file}"))?;
+                let i = match groups.iter().position(|(n, _)| n == name) {
+                    Some(i) => i,
+                    None => {
+                        groups.push((name.to_string(), spread::Group::default()));
+                        groups.len() - 1
+                    }
+                };
+                groups[i].1.add(file, &text)?;
+            }
+            print!("{}", spread::table(&groups));
         }
         Cmd::Model {
             experiment,

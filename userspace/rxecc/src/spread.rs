@@ -1,0 +1,154 @@
+//! Run-to-run spread: the same experiment repeated in separate boots,
+//! per metric the median and the range across them, groups (the guest's
+//! clocks) side by side. Reads the `report.json` files `rxecc report` and
+//! `rxecc run` write (an array of `report::Metrics`).
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// The metrics compared, as report.json names them, with their heading.
+pub const METRICS: &[(&str, &str)] = &[
+    ("converge_periods", "first within 10% of C, T"),
+    ("settle_periods", "settled in the band, T"),
+    ("in_band", "time in band"),
+    ("utilisation", "throughput / C"),
+    ("jain", "Jain's fairness"),
+    ("pauses", "PFC pauses"),
+    ("p95_queue_bytes", "queue p95, B"),
+    ("first_round_actual_ms", "first halts, ms"),
+];
+
+/// One group's repetitions: per run label and metric, the values seen (a
+/// repetition where the metric is null, e.g. never converged, counts as
+/// missing).
+#[derive(Debug, Default)]
+pub struct Group {
+    pub reps: usize,
+    values: BTreeMap<(String, &'static str), Vec<f64>>,
+}
+
+impl Group {
+    /// Adds one repetition's report.json text.
+    pub fn add(&mut self, name: &str, text: &str) -> Result<()> {
+        let runs: Vec<Value> =
+            serde_json::from_str(text).with_context(|| format!("{name}: not a report.json"))?;
+        self.reps += 1;
+        for r in &runs {
+            let label = r
+                .get("label")
+                .and_then(Value::as_str)
+                .with_context(|| format!("{name}: a run without a label"))?;
+            for (key, _) in METRICS {
+                let v = self.values.entry((label.to_string(), key)).or_default();
+                if let Some(x) = r.get(*key).and_then(Value::as_f64) {
+                    v.push(x);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// "median [min-max] (n/reps)" of one run's metric, or "-".
+    fn cell(&self, label: &str, key: &'static str) -> String {
+        let Some(v) = self.values.get(&(label.to_string(), key)) else {
+            return "-".into();
+        };
+        if v.is_empty() {
+            return format!("none of {}", self.reps);
+        }
+        let mut s = v.clone();
+        s.sort_by(f64::total_cmp);
+        let n = s.len();
+        let med = if n % 2 == 1 {
+            s[n / 2]
+        } else {
+            (s[n / 2 - 1] + s[n / 2]) / 2.0
+        };
+        let f = |x: f64| {
+            if x.abs() >= 100.0 {
+                format!("{x:.0}")
+            } else {
+                format!("{x:.2}")
+            }
+        };
+        let mut c = format!("{} [{}-{}]", f(med), f(s[0]), f(s[n - 1]));
+        if n < self.reps {
+            let _ = write!(c, " ({n}/{})", self.reps);
+        }
+        c
+    }
+
+    fn labels(&self) -> Vec<String> {
+        let mut l: Vec<String> = self.values.keys().map(|(l, _)| l.clone()).collect();
+        l.dedup();
+        l
+    }
+}
+
+/// The table: a row per run label and metric, a column per group, each
+/// cell the median [min-max] over the group's repetitions.
+pub fn table(groups: &[(String, Group)]) -> String {
+    let mut labels: Vec<String> = groups.iter().flat_map(|(_, g)| g.labels()).collect();
+    labels.sort();
+    labels.dedup();
+    let mut s = format!("{:<8} {:<28}", "run", "metric");
+    for (name, g) in groups {
+        let _ = write!(s, " | {:<30}", format!("{name} ({} boots)", g.reps));
+    }
+    s.push('\n');
+    for l in &labels {
+        for (key, head) in METRICS {
+            let _ = write!(s, "{l:<8} {head:<28}");
+            for (_, g) in groups {
+                let _ = write!(s, " | {:<30}", g.cell(l, key));
+            }
+            s.push('\n');
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_range_per_group() {
+        let mut v = Group::default();
+        for (c, p) in [(2.2, 40), (18.8, 52), (2.1, 38)] {
+            v.add(
+                "r",
+                &format!(r#"[{{"label": "acc", "converge_periods": {c}, "pauses": {p}}}]"#),
+            )
+            .unwrap();
+        }
+        let mut h = Group::default();
+        h.add(
+            "r",
+            r#"[{"label": "acc", "converge_periods": null, "pauses": 9}]"#,
+        )
+        .unwrap();
+        h.add(
+            "r",
+            r#"[{"label": "acc", "converge_periods": 17.4, "pauses": 11}]"#,
+        )
+        .unwrap();
+        assert_eq!(v.cell("acc", "converge_periods"), "2.20 [2.10-18.80]");
+        assert_eq!(v.cell("acc", "pauses"), "40.00 [38.00-52.00]");
+        assert_eq!(
+            h.cell("acc", "converge_periods"),
+            "17.40 [17.40-17.40] (1/2)"
+        );
+        assert_eq!(h.cell("acc", "pauses"), "10.00 [9.00-11.00]");
+        assert_eq!(h.cell("acc", "jain"), "none of 2");
+        assert_eq!(h.cell("dcqcn", "jain"), "-");
+        let t = table(&[("virtual".into(), v), ("host".into(), h)]);
+        assert!(t.contains("virtual (3 boots)"));
+        assert!(t
+            .lines()
+            .any(|l| l.starts_with("acc") && l.contains("PFC pauses")));
+        assert!(Group::default().add("r", "{").is_err());
+    }
+}
