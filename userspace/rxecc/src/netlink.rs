@@ -223,15 +223,16 @@ impl Net {
         )
     }
 
-    /// `ip link set NAME mtu MTU master BRIDGE up`, then `bridge link set
+    /// `ip link set NAME mtu MTU master BRIDGE`, then `bridge link set
     /// dev NAME learning off flood off mcast_flood off`: the switch's
-    /// forwarding is its static FDB.
+    /// forwarding is its static FDB. The port stays down (`up` after): a
+    /// frame its peer sent while learning was still on was learned into
+    /// the FDB (test_topology_netlink, once).
     pub fn enslave(&self, name: &str, bridge: &str, mtu: u32) -> Result<()> {
         let idx = self.index(name)?;
         let m = LinkUnspec::new_with_index(idx)
             .controller(self.index(bridge)?)
             .mtu(mtu)
-            .up()
             .build();
         self.exec(
             self.handle.link().set(m).execute(),

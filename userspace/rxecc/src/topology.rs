@@ -1449,13 +1449,14 @@ fn build_net(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
         let br = t.switches[sw].name.get_ref();
         r.op(
             &format!(
-                "ip link set {dev} mtu {MTU} master {br} up\n\
+                "ip link set {dev} mtu {MTU} master {br}\n\
                  bridge link set dev {dev} learning off flood off mcast_flood off"
             ),
             |net| net.enslave(dev, br, mtu),
         )?;
         steer(None, dev)?;
-        no_v6(None, dev)
+        no_v6(None, dev)?;
+        r.op(&format!("ip link set {dev} up"), |net| net.up(dev, None))
     };
     // A link to another guest or machine: the device named for it (--nic)
     // takes the name of the port it plays.
