@@ -139,7 +139,7 @@ test-debug: all
 # past guest.sh's default limit of 30 minutes; set GUEST_TIMEOUT to change.
 bench: all
 	@GUEST_TIMEOUT=$${GUEST_TIMEOUT:-21600} bash testbed/guest.sh tests/bench.sh
-	@bash tests/repro.sh
+	@if [ -z "$${BENCH_PARTS:-}" ] || [[ " $$BENCH_PARTS " == *" repro "* ]]; then bash tests/repro.sh; fi
 
 # The demo's incast in REPRO_BOOTS (5) boots under each guest clock
 # (REPRO_CLOCKS: virtual host): the run-to-run spread, side by side.
