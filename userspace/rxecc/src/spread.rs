@@ -67,7 +67,7 @@ impl Group {
             (s[n / 2 - 1] + s[n / 2]) / 2.0
         };
         let f = |x: f64| {
-            if x.abs() >= 100.0 {
+            if x.abs() >= 100.0 || x.fract() == 0.0 {
                 format!("{x:.0}")
             } else {
                 format!("{x:.2}")
@@ -136,12 +136,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(v.cell("acc", "converge_periods"), "2.20 [2.10-18.80]");
-        assert_eq!(v.cell("acc", "pauses"), "40.00 [38.00-52.00]");
+        assert_eq!(v.cell("acc", "pauses"), "40 [38-52]");
         assert_eq!(
             h.cell("acc", "converge_periods"),
             "17.40 [17.40-17.40] (1/2)"
         );
-        assert_eq!(h.cell("acc", "pauses"), "10.00 [9.00-11.00]");
+        assert_eq!(h.cell("acc", "pauses"), "10 [9-11]");
         assert_eq!(h.cell("acc", "jain"), "none of 2");
         assert_eq!(h.cell("dcqcn", "jain"), "-");
         let t = table(&[("virtual".into(), v), ("host".into(), h)]);
