@@ -841,7 +841,8 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	 * not burst its backlog out, which TCD downstream would take for
 	 * congestion: with catch-up after stalls, chain's quiet run got CE). */
 	start = next_tx_ns;
-	keep_ns = cfg.burst_ns ?: (__u64)len * 8 * NSEC_PER_SEC / (cfg.rate_bps ?: 1);
+	pkt_ns = (__u64)len * 8 * NSEC_PER_SEC / (cfg.rate_bps ?: 1);
+	keep_ns = cfg.burst_ns ?: pkt_ns;
 	floor = now > keep_ns ? now - keep_ns : 0;
 	if (resumed_at > floor)
 		floor = resumed_at;
@@ -870,7 +871,6 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	 * busy period's releases are at most its first packet ahead. */
 	if (len > pc->max_len)
 		pc->max_len = len;
-	pkt_ns = (__u64)len * 8 * NSEC_PER_SEC / (cfg.rate_bps ?: 1);
 	one_pkt_ns = (__u64)pc->max_len * 8 * NSEC_PER_SEC / (cfg.rate_bps ?: 1);
 	ahead = pc->ideal_free_ns > now ? pc->ideal_free_ns - now : 0;
 	pc->ideal_free_ns = now + ahead + pkt_ns;

@@ -201,7 +201,7 @@ struct rxecc_port_params {
 	/* Time-based GFC: B_m - B_0 of the peer's ingress (the linear map's
 	 * span) and its advertisement period (wait this long for credit). */
 	__u64 gfc_span_bytes, gfc_period_ns;
-	/* Pacing credit kept: 0, one packet at the rate in force (a late
+	/* Pacing credit kept: 0, one packet at the link's rate (a late
 	 * watchdog costs nothing and the invariant above holds); more for a
 	 * clock whose timers fire milliseconds late (testbed/guest.sh's host
 	 * clock), which then bursts. */

@@ -20,12 +20,12 @@ status=$RESULTS/.guest-status
 rm -f "$status"
 
 # The guest's clock (docs/architecture.md, "The guest's clock").
-# virtual, the default: QEMU icount, one instruction per nanosecond of guest
-# time, and when every vCPU idles the clock jumps to the next timer
-# (sleep=off) instead of waiting for the host's; align=off lets it run ahead
-# of the host's. Its timers fire on time whatever the host schedules, at the
-# cost of single-threaded TCG. host: multi-threaded TCG, where the guest's
-# clock is the host's and its timers fire when the host runs a vCPU thread.
+# virtual, the default: QEMU icount on one vCPU, one instruction per
+# nanosecond of guest time while it runs, the host's pace while it idles
+# (sleep=on), never slowed to the host's (align=off). Its timers fire on
+# time whatever the host schedules, at the cost of single-threaded TCG.
+# host: multi-threaded TCG on 2 vCPUs, where the guest's clock is the
+# host's and its timers fire when the host runs a vCPU thread.
 clock_opts=(--cpus 2)
 case ${RXECC_CLOCK:=virtual} in
 virtual) clock_opts=(--cpus 1 --qemu-opts "-icount shift=0,sleep=on,align=off") ;;

@@ -757,25 +757,7 @@ fn main() -> Result<()> {
                 report::compare(&dirs, &setup, plots.as_deref(), json.as_deref())?
             );
         }
-        Cmd::Spread { reports } => {
-            let mut groups: Vec<(String, spread::Group)> = Vec::new();
-            for r in &reports {
-                let (name, file) = r
-                    .split_once('=')
-                    .with_context(|| format!("'{r}': expected GROUP=report.json"))?;
-                let text =
-                    std::fs::read_to_string(file).with_context(|| format!("reading {file}"))?;
-                let i = match groups.iter().position(|(n, _)| n == name) {
-                    Some(i) => i,
-                    None => {
-                        groups.push((name.to_string(), spread::Group::default()));
-                        groups.len() - 1
-                    }
-                };
-                groups[i].1.add(file, &text)?;
-            }
-            print!("{}", spread::table(&groups));
-        }
+        Cmd::Spread { reports } => print!("{}", spread::table(&spread::read(&reports)?)),
         Cmd::Model {
             experiment,
             from,

@@ -87,6 +87,26 @@ impl Group {
     }
 }
 
+/// Reads `GROUP=report.json` arguments into groups, in first-seen order.
+pub fn read(reports: &[String]) -> Result<Vec<(String, Group)>> {
+    let mut groups: Vec<(String, Group)> = Vec::new();
+    for r in reports {
+        let (name, file) = r
+            .split_once('=')
+            .with_context(|| format!("'{r}': expected GROUP=report.json"))?;
+        let text = std::fs::read_to_string(file).with_context(|| format!("reading {file}"))?;
+        let i = match groups.iter().position(|(n, _)| n == name) {
+            Some(i) => i,
+            None => {
+                groups.push((name.to_string(), Group::default()));
+                groups.len() - 1
+            }
+        };
+        groups[i].1.add(file, &text)?;
+    }
+    Ok(groups)
+}
+
 /// The table: a row per run label and metric, a column per group, each
 /// cell the median [min-max] over the group's repetitions.
 pub fn table(groups: &[(String, Group)]) -> String {
