@@ -174,14 +174,14 @@ static __always_inline void tau_sample(struct port_state *st, __u64 stamp, __u64
 		st->stats.tau_max_ns = now - stamp;
 }
 
-/* The pacer: the last packet began its serialisation at tx_start_ns and
- * was tx_len bytes long. The next may start once that is done at the
- * rate in force now, so a GFC stage change applies at once. Only the
- * port's dequeue uses it, and a qdisc has one dequeue at a time. */
+/* The pacer: the link is free from free_ns (0: nothing sent yet), when
+ * the last packet's serialisation ended. The head serialises from then (or
+ * from when it is due, or a pause ended) at the rate in force, so a GFC
+ * stage change applies to it at once, and leaves at the end: store and
+ * forward, as the veth behind the port delivers at once. Only the port's
+ * dequeue uses it, and a qdisc has one dequeue at a time. */
 struct pacer {
-	__u64 tx_start_ns;
-	__u32 tx_len;
-	__u32 pad;
+	__u64 free_ns;
 	/* When an ideal link of the configured rate, fed with the packets
 	 * as this port released them, would be free, and the largest packet
 	 * released: the one packet a window may hold beyond the rate
@@ -681,13 +681,13 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	__u64 now = bpf_ktime_get_ns(), start, floor, until = 0, ready = 0;
 	__u64 rate, resumed_at = 0, stall, deq_bytes, qlen_bytes;
 	__u64 next_tx_ns = 0, stage = 0, wake, credit = 0, lost_from, pace_floor = 0, lost, lag;
-	__u64 keep_ns, pkt_ns, ahead, one_pkt_ns;
+	__u64 keep_ns, pkt_ns, ahead, one_pkt_ns, begin, due, end, ser_ns;
 	bool timed = false, slowed = false;
 	struct bpf_list_node *node;
 	struct switch_ports *sp;
 	struct sk_buff *skb;
 	struct skb_node *n = NULL;
-	__u32 len, iif, sw = 0, head_iif = 0;
+	__u32 len, iif, sw = 0, head_iif = 0, head_len = 0;
 	bool paused = false;
 
 	if (!dq || !cq || !pc)
@@ -773,23 +773,27 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	}
 	if (!rate)
 		rate = 1;
-	if (pc->tx_len)
-		next_tx_ns = pc->tx_start_ns + (__u64)pc->tx_len * 8 * NSEC_PER_SEC / rate;
-	if (now < next_tx_ns) {
-		bpf_qdisc_watchdog_schedule(sch, next_tx_ns, 0);
-		return NULL;
-	}
+	next_tx_ns = pc->free_ns;
 
-	/* The link's propagation delay: the head waits until it is due. */
+	/* The head serialises once the link is free, the head is due (the
+	 * link's propagation delay) and any pause has ended, and leaves when
+	 * its last bit is out. */
 	bpf_spin_lock(&dq->lock);
 	node = bpf_list_front(&dq->head);
-	if (node)
+	if (node) {
 		ready = container_of(node, struct skb_node, node)->ready_ns;
+		head_len = container_of(node, struct skb_node, node)->len;
+	}
 	bpf_spin_unlock(&dq->lock);
 	if (!node)
 		return NULL;
-	if (ready > now) {
-		bpf_qdisc_watchdog_schedule(sch, ready, 0);
+	begin = next_tx_ns > ready ? next_tx_ns : ready;
+	if (resumed_at > begin)
+		begin = resumed_at;
+	ser_ns = (__u64)head_len * 8 * NSEC_PER_SEC / rate;
+	due = begin + ser_ns;
+	if (now < due) {
+		bpf_qdisc_watchdog_schedule(sch, due, 0);
 		return NULL;
 	}
 
@@ -811,10 +815,10 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	/* A port that could have sent long ago, with packets waiting, was not
 	 * serving: for TCD that is an OFF period, like a pause, not a queue
 	 * built while free to send. */
-	if (st->stats.qlen_pkts > 1 && next_tx_ns && now > next_tx_ns + stall &&
+	if (st->stats.qlen_pkts > 1 && next_tx_ns && now > due + stall &&
 	    resumed_at < next_tx_ns) {
 		st->stats.stalls++;
-		st->stats.stall_ns += now - next_tx_ns;
+		st->stats.stall_ns += now - due;
 		st->stats.last_resume_ns = now;
 		st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
 	}
@@ -834,30 +838,28 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 		release_ingress(sch, iif, sw, len, now);
 	publish_deq(&cfg, now, deq_bytes, qlen_bytes);
 
-	/* This packet's serialisation starts when the last one's ended,
-	 * keeping at most its own serialisation time at the link's rate of
-	 * credit (burst_ns if set), and none from before a pause or
-	 * a stall ended (a paused link does not bank time; a stalled one does
-	 * not burst its backlog out, which TCD downstream would take for
-	 * congestion: with catch-up after stalls, chain's quiet run got CE). */
-	start = next_tx_ns;
+	/* The link is free again when this packet's serialisation ended
+	 * (due), keeping at most its own serialisation time at the link's
+	 * rate of credit for a late dequeue (burst_ns if set), and none from
+	 * before a pause or a stall ended (begin: a paused link does not bank
+	 * time; a stalled one does not burst its backlog out, which TCD
+	 * downstream would take for congestion: with catch-up after stalls,
+	 * chain's quiet run got CE). */
 	pkt_ns = (__u64)len * 8 * NSEC_PER_SEC / (cfg.rate_bps ?: 1);
 	keep_ns = cfg.burst_ns ?: pkt_ns;
 	floor = now > keep_ns ? now - keep_ns : 0;
-	if (resumed_at > floor)
-		floor = resumed_at;
+	end = due > floor ? due : floor;
 	/* Time lost: the link was free (next_tx_ns), this packet there (ready)
-	 * and no pause or credit wait held it, yet it starts later: a late
+	 * and no pause or credit wait held it, yet it ends later: a late
 	 * dequeue beyond the credit, or the credit a stall gave up. */
-	lost_from = next_tx_ns > ready ? next_tx_ns : ready;
-	if (pace_floor > lost_from)
-		lost_from = pace_floor;
-	if (pc->tx_len && !timed && floor > lost_from) {
+	start = next_tx_ns > ready ? next_tx_ns : ready;
+	lost_from = (pace_floor > start ? pace_floor : start) + ser_ns;
+	if (next_tx_ns && !timed && end > lost_from) {
 		/* At most 1 s: 1e9 ns x 1.25e10 B/s (100 Gb/s) fits. */
-		lost = floor - lost_from < NSEC_PER_SEC ? floor - lost_from : NSEC_PER_SEC;
+		lost = end - lost_from < NSEC_PER_SEC ? end - lost_from : NSEC_PER_SEC;
 		lag = lost * (rate / 8) / NSEC_PER_SEC;
 		bpf_spin_lock(&st->lock);
-		st->stats.late_ns += floor - lost_from;
+		st->stats.late_ns += end - lost_from;
 		lag += st->stats.lag_bytes;
 		st->stats.lag_bytes = lag < st->stats.qlen_bytes ? lag : st->stats.qlen_bytes;
 		bpf_spin_unlock(&st->lock);
@@ -865,15 +867,17 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	if (start < floor)
 		start = floor;
 
-	/* The invariant, judged on the release itself: an ideal link still
-	 * busy with earlier packets for more than the largest packet's time
-	 * means a burst. The credit above (one packet) never gives one: a
-	 * busy period's releases are at most its first packet ahead. */
+	/* The invariant, judged on the release itself: an ideal link of the
+	 * rate, fed the same packets, would end this one's serialisation at
+	 * the last one's end plus its own time, or now if it was idle; a
+	 * release more than the largest packet's time before that means a
+	 * burst. The credit above (one packet) never gives one: a busy
+	 * period's releases are at most its first packet ahead. */
 	if (len > pc->max_len)
 		pc->max_len = len;
 	one_pkt_ns = (__u64)pc->max_len * 8 * NSEC_PER_SEC / (cfg.rate_bps ?: 1);
-	ahead = pc->ideal_free_ns > now ? pc->ideal_free_ns - now : 0;
-	pc->ideal_free_ns = now + ahead + pkt_ns;
+	ahead = pc->ideal_free_ns + pkt_ns > now ? pc->ideal_free_ns + pkt_ns - now : 0;
+	pc->ideal_free_ns = now + ahead;
 	if (ahead > one_pkt_ns) {
 		bpf_spin_lock(&st->lock);
 		st->stats.rate_viol++;
@@ -881,8 +885,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 			st->stats.rate_viol_max_ns = ahead - one_pkt_ns;
 		bpf_spin_unlock(&st->lock);
 	}
-	pc->tx_start_ns = start;
-	pc->tx_len = len;
+	pc->free_ns = end;
 
 	bpf_qdisc_bstats_update(sch, skb);
 	return skb;
@@ -902,8 +905,7 @@ int BPF_PROG(port_init, struct Qdisc *sch, struct nlattr *opt,
 		return -22;	/* -EINVAL */
 	pc = bpf_map_lookup_elem(&pacer, &id);
 	if (pc) {
-		pc->tx_start_ns = 0;
-		pc->tx_len = 0;
+		pc->free_ns = 0;
 		pc->ideal_free_ns = 0;
 		pc->max_len = 0;
 	}

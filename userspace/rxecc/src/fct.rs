@@ -436,7 +436,7 @@ pub fn summary_table(runs: &[RunSummary]) -> String {
         let _ = writeln!(
             s,
             "warning: {flows} flows completed faster than their bytes cross the bottleneck \
-             (ports deliver a packet as its serialisation starts: docs/switch.md)"
+             (pacing credit beyond one packet: burst_us, RXECC_CLOCK=host)"
         );
     }
     s
