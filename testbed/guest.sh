@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Run a command inside the testbed guest: our kernel under QEMU (TCG, 2 vCPUs;
-# KVM does not work on these hosts, see docs/architecture.md).
+# Run a command inside the testbed guest: our kernel under QEMU (TCG, its clock
+# set by RXECC_CLOCK below; KVM does not work on these hosts, see docs/architecture.md).
 #   testbed/guest.sh 'CMD'
 # The guest sees the host's filesystem read-only, the repository at the same
 # path, $RESULTS writable (default build/results), the project's modules
@@ -61,7 +61,8 @@ SCRIPT
 # to the serial console for the command (the debug kernel), its lines end
 # in CR LF. The pipe matters too: given a regular file as stdout,
 # vng writes from offset 0 again, over what the log already held.
-console=$top/build/guest-console.log
+# GUEST_CONSOLE_LOG moves it, for a second guest run at the same time.
+console=${GUEST_CONSOLE_LOG:-$top/build/guest-console.log}
 # A boot can die before the command starts: under TCG, live-patching a
 # static key at 1.2 s of boot ("sched_clock: Marking stable") sometimes
 # races with the other vCPU ("Oops: int3" in sched_clock_cpu; seen in two
