@@ -197,7 +197,10 @@ bench_port() {
 	echo "switch port rate: one ib_write_bw flow, ${SIZE} B messages, about 2 s per rate"
 	printf '%-14s %-16s %-14s %-10s %s\n' "port Mb/s" "goodput Mb/s" "wire Mb/s" "of set" "stalls (>2 ms late)"
 	tb_up 2
-	for rate in ${BENCH_PORT_RATES:-100 200 400 600 800} none; do
+	# The highest set rate the port carries within 3% (where the
+	# experiments' link rates can go), in port-within.
+	echo none >"$out/port-within"
+	for rate in ${BENCH_PORT_RATES:-100 200 400 600 800 1000 1200 1600} none; do
 		r=${rate/none/1000}
 		iters=$((r * 1000000 * 2 / 8 / SIZE + 1))
 		if [ "$rate" != none ]; then
@@ -216,10 +219,12 @@ bench_port() {
 			rxecc port detach --dev p0
 			printf '%-14s %-16s %-14s %-10s %s\n' "$rate" "${bw:-fail}" "$wire" \
 				"$(awk -v w="$wire" -v r="$rate" 'BEGIN {printf "%.3f", w / r}')" "$stalls"
+			awk -v w="$wire" -v r="$rate" 'BEGIN {exit !(w >= 0.97 * r && w <= 1.03 * r)}' && echo "$rate" >"$out/port-within"
 		else
 			printf '%-14s %-16s %-14s %-10s %s\n' "(no port)" "${bw:-fail}" - - -
 		fi
 	done | tee -a "$out/summary.txt"
+	echo "highest set rate within 3%: $(cat "$out/port-within") Mb/s" | tee -a "$out/summary.txt"
 	tb_down
 	rmmod rxe_cc 2>/dev/null || true
 	rmmod rdma_rxe 2>/dev/null || true
