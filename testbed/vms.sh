@@ -11,8 +11,10 @@
 # testbed), for a side-by-side run.
 # Environment: VMS_OUT (default $RESULTS/vms), VMS_CC_ARGS (rxe_cc's
 # parameters, default cc=none), VMS_BASE_PORT (first UDP port, 47000),
-# VMS_MAX_GUESTS (default: CPUs + 1), VMS_TIMEOUT (s, default 1200), and
-# any VMS_* setting, which reaches the guests' SCRIPT.
+# VMS_MAX_GUESTS (default: CPUs + 1), VMS_TIMEOUT (s, default 1200),
+# VMS_CLOCK (host, the default, or virtual: each guest on a QEMU icount
+# clock of its own, docs/vms.md), and any VMS_* setting, which reaches the
+# guests' SCRIPT.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
@@ -45,6 +47,14 @@ max=${VMS_MAX_GUESTS:-$((ncpu + 1))}
 # late, and PFC's round trip outgrows any headroom (docs/vms.md).
 ((${#guests[@]} <= max)) || die "$topo: ${#guests[@]} guests on $ncpu CPUs: at most $max give results worth having (share guests with 'guest = ...' in the topology, or set VMS_MAX_GUESTS)"
 rm -rf "$VMS_OUT" && mkdir -p "$VMS_OUT/barrier"
+# The guests' clocks (docs/vms.md): the host's (multi-threaded TCG) by
+# default; virtual gives each guest testbed/guest.sh's icount clock, but
+# each its own, while the links between them carry frames in host time.
+case ${VMS_CLOCK:=host} in
+host) icount= ;;
+virtual) icount="-icount shift=0,sleep=on,align=off" ;;
+*) die "VMS_CLOCK=$VMS_CLOCK: expected 'host' (the default) or 'virtual' (QEMU icount in each guest)" ;;
+esac
 
 # Each guest's command: what guest.sh would run, then the guest's part.
 settings=$(compgen -e | { grep -E '^VMS_' || true; } | while read -r v; do printf 'export %s=%q\n' "$v" "${!v}"; done)
@@ -61,12 +71,13 @@ declare -a largs=() tries=()
 launch() {
 	local i=$1 g=$2 cpus=$3 mem=$4 qopts=$5 macs
 	largs[i]="$cpus"$'\t'"$mem"$'\t'"$qopts"
+	qopts="$icount${icount:+${qopts:+ }}$qopts"
 	macs=$(awk -v g="$g" '$1 == "nic" && $2 == g {printf "%s%s=%s", s, $3, $4; s = " "}' <<<"$plan")
 	cat >"$VMS_OUT/$g.cmd.sh" <<GUEST
 echo @@rxecc-guest-command@@
 cd '$top' || exit 99
 $settings
-export VMS_GUEST='$([ "$one" = 1 ] || echo "$g")' VMS_GUESTS='${guests[*]}' VMS_TOPO='$topo_file' VMS_SCRIPT='$script' VMS_NHOSTS=$VMS_NHOSTS VMS_NIC_MACS='$macs' RESULTS='$RESULTS'
+export VMS_GUEST='$([ "$one" = 1 ] || echo "$g")' VMS_GUESTS='${guests[*]}' VMS_TOPO='$topo_file' VMS_SCRIPT='$script' VMS_NHOSTS=$VMS_NHOSTS VMS_NIC_MACS='$macs' RESULTS='$RESULTS' RXECC_CLOCK=$VMS_CLOCK
 . testbed/guest-env.sh || exit 99
 . testbed/vms-guest.sh
 vms_guest_run >'$VMS_OUT/$g.log' 2>&1
@@ -112,10 +123,11 @@ lost=0
 
 t0=$SECONDS
 if [ "$one" = 1 ]; then
-	progress "vms: $topo in one guest (2 vCPUs)"
-	launch 0 one 2 2G ""
+	# One vCPU under icount, as testbed/guest.sh (docs/architecture.md).
+	progress "vms: $topo in one guest ($VMS_CLOCK clock)"
+	launch 0 one "$([ "$VMS_CLOCK" = virtual ] && echo 1 || echo 2)" 2G ""
 else
-	progress "vms: $topo in ${#guests[@]} guests of one vCPU: ${guests[*]}"
+	progress "vms: $topo in ${#guests[@]} guests of one vCPU ($VMS_CLOCK clock): ${guests[*]}"
 	for i in "${!guests[@]}"; do
 		g=${guests[$i]}
 		q=

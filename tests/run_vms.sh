@@ -121,6 +121,7 @@ for layout in $layouts; do
 done
 
 {
+	echo "guests' clock: ${VMS_CLOCK:-host} (VMS_CLOCK, docs/vms.md)"
 	printf '%-8s %9s %9s %9s %9s %8s %7s %6s %8s %8s %9s %8s %7s\n' layout "h1 Mb/s" "h2 Mb/s" "tput" "conv T" "in band" pauses halts "peak KB" "late ms" "RTT ms" "tau ms" "time s"
 	for layout in $layouts; do
 		[ -f "$out/$layout/report.json" ] || continue
