@@ -6,9 +6,11 @@
 Each guest's `rxecc record` directory (VMS_OUT/rec.<guest>) is on that
 guest's CLOCK_MONOTONIC; VMS_OUT/offset.<guest> ("offset_ns rtt_ns", from
 tests/clock_probe.py) is h0's guest's clock minus its own. Every row's t_ns
-is moved onto h0's guest's clock, and the rows of each of rxecc record's
-CSV files are concatenated in time order, so that `rxecc report` reads the
-merge as one recording. Prints the largest error the offsets allow (half
+is moved onto h0's guest's clock, plus one constant for every guest when
+that would leave a time below 0 (each guest's clock starts at its own
+boot: under VMS_CLOCK=virtual a sender's ran 8 s ahead of h0's guest's),
+and the rows of each of rxecc record's CSV files are concatenated in time
+order, so that `rxecc report` reads the merge as one recording. Prints the largest error the offsets allow (half
 the probe's round trip), in ms.
 """
 import csv
@@ -34,6 +36,7 @@ def main(vms_out, merged):
             sys.exit(f"vms_merge: no clock offset for guest {g} ({path}: {e})")
         shift[r] = off
         err = max(err, rtt / 2)
+    tables = {}
     for name in FILES:
         header, rows = None, []
         for r in recs:
@@ -52,8 +55,14 @@ def main(vms_out, merged):
                 for row in rd:
                     row[0] = str(int(row[0]) + shift[r])
                     rows.append(row)
-        if header is None:
-            continue
+        if header is not None:
+            tables[name] = (header, rows)
+    # Times are unsigned in rxecc's files.
+    low = min((int(row[0]) for _, rows in tables.values() for row in rows), default=0)
+    for name, (header, rows) in tables.items():
+        if low < 0:
+            for row in rows:
+                row[0] = str(int(row[0]) - low)
         rows.sort(key=lambda row: int(row[0]))
         with open(os.path.join(merged, name), "w", newline="") as f:
             w = csv.writer(f, lineterminator="\n")
