@@ -613,8 +613,9 @@ fn run_one(
         std::fs::write(out.join("fct.txt"), fct::to_text(&lines))?;
         if !failed.is_empty() {
             eprintln!(
-                "rxecc run: {}: flowgen failed on hosts {failed:?}",
-                run.label
+                "rxecc run: {}: flowgen failed on hosts {failed:?} (see {}/flowgen-h*.log)",
+                run.label,
+                out.display()
             );
         }
         Ok(lines.len())
@@ -769,24 +770,6 @@ impl QlenDumper {
 /// standalone FCT is a lower bound, as the simulator's is (a median let
 /// slowdowns below 1 be clipped away). Every run's fct.txt uses it, so
 /// their slowdowns compare.
-/// Moves the files under `from` to `to` (which may be on another
-/// filesystem), then removes `from`.
-fn move_tree(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
-    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
-        let entry = entry?;
-        let dst = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            move_tree(&entry.path(), &dst)?;
-        } else {
-            std::fs::copy(entry.path(), &dst).with_context(|| {
-                format!("copying {} to {}", entry.path().display(), dst.display())
-            })?;
-        }
-    }
-    std::fs::remove_dir_all(from).with_context(|| format!("removing {}", from.display()))
-}
-
 fn measure_base_rtt(e: &Experiment, base: &Path, out: &Path) -> Result<u64> {
     let dir = out.join("base-rtt");
     std::fs::create_dir_all(&dir)?;
@@ -936,17 +919,7 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
                 flows.len()
             );
             let t0 = Instant::now();
-            // Written in the local temporary directory during the run, and
-            // moved to `dir` after it: in the testbed's guest `out` is the
-            // host's filesystem (9p), where each write of the recorder or
-            // flowgen waits for the host, whose pace would then enter the
-            // run's timing.
-            let stage =
-                std::env::temp_dir().join(format!("rxecc-run-{}-{label}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&stage);
-            let res = run_one(&e, r, base, &flows_file, &flows, &stage, base_rtt_ns);
-            move_tree(&stage, &dir)
-                .with_context(|| format!("moving run {label}'s files to {}", dir.display()))?;
+            let res = run_one(&e, r, base, &flows_file, &flows, &dir, base_rtt_ns);
             for (name, v) in &saved {
                 let _ = std::fs::write(Path::new(PARAMS).join(name), v);
             }
@@ -957,7 +930,6 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
                 t0.elapsed().as_secs_f64()
             );
             if done < flows.len() {
-                eprintln!("rxecc run: {label}: see {}/flowgen-h*.log", dir.display());
                 incomplete.push(label.clone());
             }
             tables.push((label, dir.join("fct.txt")));
@@ -1052,20 +1024,6 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn move_tree_moves_every_file() {
-        let root = std::env::temp_dir().join(format!("rxecc-move-{}", std::process::id()));
-        let (from, to) = (root.join("stage"), root.join("out"));
-        std::fs::create_dir_all(from.join("rec")).unwrap();
-        std::fs::write(from.join("fct.txt"), "a").unwrap();
-        std::fs::write(from.join("rec/ports.csv"), "b").unwrap();
-        move_tree(&from, &to).unwrap();
-        assert_eq!(std::fs::read_to_string(to.join("fct.txt")).unwrap(), "a");
-        assert_eq!(std::fs::read_to_string(to.join("rec/ports.csv")).unwrap(), "b");
-        assert!(!from.exists());
-        std::fs::remove_dir_all(&root).unwrap();
-    }
 
     const EXP: &str = r#"
         topology = "dumbbell"
