@@ -123,6 +123,8 @@ RXE_CC_KNOB(acc_p_thresh, 1, 0, 1000,
 	    "ACC: periods with UE before a victim halves its rate");
 RXE_CC_KNOB(acc_ce_permille, 900, 1, 1000,
 	    "ACC: share of CE-marked ACKs, in 1/1000, that makes a period congested");
+RXE_CC_KNOB(acc_mixed_increase, 0, 0, 1,
+	    "ACC: 1 = a period with some CE, too few to be congested, raises the rate as an uncongested one; 0 = holds it (the paper)");
 
 /*
  * DCQCN, named after the ConnectX knobs (mlx5 cc_params). Times are scaled
@@ -169,6 +171,8 @@ RXE_CC_KNOB(fncc_alpha_permille, 1050, 1000, 10000,
 	    "FNCC: last-hop utilisation above which LHCS jumps to the fair window (alpha), in 1/1000");
 RXE_CC_KNOB(fncc_beta_permille, 900, 1, 1000,
 	    "FNCC: share of the fair window LHCS jumps to (beta), in 1/1000");
+RXE_CC_KNOB(fncc_lhcs_computewind, 0, 0, 1,
+	    "FNCC: 1 = LHCS sets the reference window and runs COMPUTEWIND on it (Algorithm 3); 0 = sets the window directly (section 3.2.2)");
 
 /* ICC, named as in the paper (Algorithm 1). */
 RXE_CC_KNOB(icc_t_us, 1000, 1, 1000000,
@@ -207,6 +211,8 @@ static struct rxe_cc_knob *const rxe_cc_knobs[RXE_CC_NR_KNOBS] = {
 	[RXE_CC_KNOB_ICC_T_US] = &knob_icc_t_us,
 	[RXE_CC_KNOB_ICC_QD_BYTES] = &knob_icc_qd_bytes,
 	[RXE_CC_KNOB_PACING_CATCHUP_US] = &knob_pacing_catchup_us,
+	[RXE_CC_KNOB_ACC_MIXED_INCREASE] = &knob_acc_mixed_increase,
+	[RXE_CC_KNOB_FNCC_LHCS_COMPUTEWIND] = &knob_fncc_lhcs_computewind,
 };
 
 u32 rxe_cc_param_alg(void)

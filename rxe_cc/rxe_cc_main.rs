@@ -46,7 +46,7 @@ use cc_core::{
     fixed::Q32,
     fixed_rate::FixedRate,
     flows::ActiveFlows,
-    fncc::{Fncc, FnccKnobs},
+    fncc::{Fncc, FnccKnobs, Lhcs},
     hpcc::{Hpcc, HpccKnobs, MAX_HOPS},
     icc::{Icc, IccKnobs},
     none::NoCc,
@@ -123,6 +123,8 @@ enum Knob {
     IccTUs = 26,
     IccQdBytes = 27,
     PacingCatchupUs = 28,
+    AccMixedIncrease = 29,
+    FnccLhcsComputeWind = 30,
 }
 
 impl Knob {
@@ -181,6 +183,7 @@ fn acc_knobs(link: &LinkParams) -> AccKnobs {
             p_thresh: Knob::AccPThresh.get(),
             ce_permille: u64::from(Knob::AccCePermille.get()),
             burst_ns: Knob::PacingBurstUs.us_ns(),
+            mixed_increase: Knob::AccMixedIncrease.get() != 0,
         },
     )
 }
@@ -228,6 +231,9 @@ fn fncc_knobs(link: &LinkParams) -> FnccKnobs {
     k.hpcc = hpcc;
     k.alpha = Q32::ratio(u64::from(Knob::FnccAlphaPermille.get()), 1000);
     k.beta = Q32::ratio(u64::from(Knob::FnccBetaPermille.get()), 1000);
+    if Knob::FnccLhcsComputeWind.get() != 0 {
+        k.lhcs = Lhcs::ComputeWind;
+    }
     k
 }
 
@@ -399,9 +405,10 @@ enum Counter {
     PacerLostNs,
     HookNs,
     TimerNs,
+    PeriodsMixed,
 }
 
-const NR_COUNTERS: usize = 31;
+const NR_COUNTERS: usize = 32;
 const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "tx_packets",
     "tx_bytes",
@@ -434,6 +441,7 @@ const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "pacer_lost_ns",
     "hook_ns",
     "timer_ns",
+    "periods_mixed",
 ];
 
 struct Counters([Atomic<u64>; NR_COUNTERS]);
@@ -856,9 +864,8 @@ impl QpState {
             match acc.class() {
                 AccClass::Congested => self.count(Counter::PeriodsCongested, 1),
                 AccClass::Undetermined => self.count(Counter::PeriodsUndetermined, 1),
-                AccClass::Uncongested | AccClass::Mixed => {
-                    self.count(Counter::PeriodsUncongested, 1)
-                }
+                AccClass::Uncongested => self.count(Counter::PeriodsUncongested, 1),
+                AccClass::Mixed => self.count(Counter::PeriodsMixed, 1),
                 AccClass::NoInfo => {}
             }
         }

@@ -14,6 +14,7 @@ cc_knob_ranges() {
 		acc_ri_high_mbps 0 400000
 		acc_p_thresh 0 1000
 		acc_ce_permille 1 1000
+		acc_mixed_increase 0 1
 		rpg_ai_rate 0 400000
 		rpg_hai_rate 0 400000
 		rpg_min_rate 0 400000
@@ -32,6 +33,7 @@ cc_knob_ranges() {
 		int_hops 1 5
 		fncc_alpha_permille 1000 10000
 		fncc_beta_permille 1 1000
+		fncc_lhcs_computewind 0 1
 		icc_t_us 1 1000000
 		icc_qd_bytes 0 100000000
 	KNOBS

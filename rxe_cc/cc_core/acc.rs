@@ -12,11 +12,12 @@
 //! - uncongested: `R_s += (line − R_s)/line · RI`, RI_low for the first two
 //!   periods, RI_high after.
 //!
+//! Some CE but under 90% ("mixed") is not congested, and not uncongested
+//! either: §4.1 "Only when neither UE nor CE marking is received, the flow
+//! is uncongested". Such a period holds the rate by default; the knob
+//! [`MixedPeriod::Increase`] treats it as uncongested instead.
+//!
 //! Choices where the paper is silent (also in `docs/algorithms.md`):
-//! - Some CE but under 90%: not congested, no UE, so uncongested (increase).
-//!   Holding the rate there, the other reading, left flows frozen at unequal
-//!   rates in the model (Jain 0.979 for 70 ms) while the queue sat at the
-//!   marking threshold.
 //! - A period without ACKs: no information, hold; ΔS accumulates. So is a
 //!   period whose ACKs acknowledged no new byte (duplicates of an ACK
 //!   already counted): its R would be 0, and a congested reading would set
@@ -28,8 +29,12 @@
 //!   several at once, and ΔA then covers more than T.
 //! - A halt starts from `max(t_NextPkt, now)`: pacing credit left from an
 //!   idle spell must not shorten it.
-//! - The halt state ends once its one extension is applied; the QP then
-//!   waits out `t_NextPkt` and its later ACKs count only past `snd_nxt_start`.
+//! - The halt state ends at the end of the first period after the halt
+//!   that carries information: congested, it applies its one extension
+//!   (lines 6-10); any other class ends it with none (no CE: the excess
+//!   sent in T_i did not queue), so a later congestion halts anew. The QP
+//!   then waits out `t_NextPkt` and its later ACKs count only past
+//!   `snd_nxt_start`.
 
 use super::cc::{advance_pacing, AckEvent, CongestionControl, LinkParams, Pacing};
 use super::fixed::{mul_div, rate_bps, tx_time_ns, Q32};
@@ -51,6 +56,17 @@ pub struct AccKnobs {
     pub min_rate_bps: u64,
     /// Pacing credit a sender may keep after waiting, ns (one MTU at line rate).
     pub burst_ns: u64,
+    /// What a period with some CE, under `ce_fraction`, does.
+    pub mixed: MixedPeriod,
+}
+
+/// What a "mixed" period (some CE, too few to be congested) does to R_s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MixedPeriod {
+    /// Keep R_s (§4.1: only a period without CE and UE is uncongested).
+    Hold,
+    /// Raise R_s as an uncongested period would (rxe-cc before 2026-12).
+    Increase,
 }
 
 impl AccKnobs {
@@ -66,6 +82,7 @@ impl AccKnobs {
             ce_fraction: Q32::from_milli(900),
             min_rate_bps: (link.line_rate_bps / 1000).max(1),
             burst_ns: tx_time_ns(u64::from(link.mtu), link.line_rate_bps),
+            mixed: MixedPeriod::Hold,
         }
     }
 }
@@ -86,6 +103,8 @@ pub struct AccSettings {
     pub ce_permille: u64,
     /// Pacing credit, ns (0: one packet at line rate).
     pub burst_ns: u64,
+    /// A mixed period raises the rate (false: holds it, the paper).
+    pub mixed_increase: bool,
 }
 
 impl AccKnobs {
@@ -104,6 +123,9 @@ impl AccKnobs {
         k.p_thresh = settings.p_thresh;
         k.ce_fraction = Q32::ratio(settings.ce_permille, 1000);
         k.burst_ns = super::cc::pacing_burst_ns(link, settings.burst_ns, k.burst_ns);
+        if settings.mixed_increase {
+            k.mixed = MixedPeriod::Increase;
+        }
         k
     }
 }
@@ -117,7 +139,7 @@ pub enum AccClass {
     Uncongested,
     /// At least `ce_fraction` of ACKs CE: throttle and halt.
     Congested,
-    /// Some CE, too few to be congested: hold.
+    /// Some CE, too few to be congested: hold (or increase, by the knob).
     Mixed,
     /// UE but no CE: a victim.
     Undetermined,
@@ -204,7 +226,7 @@ impl Acc {
         self.class
     }
 
-    /// True while a halt is pending its extension.
+    /// True from a halt until the end of the next informative period.
     pub fn halted(&self) -> bool {
         self.halt
     }
@@ -350,6 +372,9 @@ impl CongestionControl for Acc {
         } else {
             AccClass::Uncongested
         };
+        // A halt lasts until the next informative period ends: a congested
+        // one extends it (Algorithm 1, lines 6-10), any other ends it.
+        let halt_ends = self.halt && informative && self.class != AccClass::Congested;
         match self.class {
             AccClass::Congested => {
                 self.congested(now_ns);
@@ -364,15 +389,22 @@ impl CongestionControl for Acc {
                 self.uncongested();
                 self.n_v = 0;
             }
-            AccClass::Mixed => {
-                // Not congested by the 90% rule and no UE: the paper's
-                // three-way split makes this uncongested. Holding instead
-                // freezes flows at unequal rates while the queue sits at the
-                // threshold (docs/algorithms.md).
-                self.uncongested();
-                self.n_v = 0;
-            }
+            AccClass::Mixed => match self.knobs.mixed {
+                // Neither uncongested nor a victim (§4.1): N_u and N_v
+                // count consecutive periods of their own class.
+                MixedPeriod::Hold => {
+                    self.n_u = 0;
+                    self.n_v = 0;
+                }
+                MixedPeriod::Increase => {
+                    self.uncongested();
+                    self.n_v = 0;
+                }
+            },
             AccClass::NoInfo => {}
+        }
+        if halt_ends {
+            self.halt = false;
         }
         // ΔS accumulates over periods that carry no information.
         self.ds_prev = if !informative {

@@ -5,11 +5,14 @@
 //! Congestion Speedup (LHCS).
 //!
 //! LHCS: when the most loaded hop is the last hop (index 0 in ACK order,
-//! the receiver's switch port) and its u' exceeds α, the sender jumps its
-//! reference window to its fair share, `W^c = B·T·β/N`, with N the
-//! receiver's concurrent flows from the ACK, then runs HPCC's COMPUTEWIND.
-//! Defaults α = 1.05, β = 0.9; the rest is HPCC's. The test is on the
-//! ACK's instantaneous u', before HPCC's EWMA (the paper's `Umax`).
+//! the receiver's switch port) and its u' exceeds α, the sender's window
+//! is "directly set to the final convergence value" (§3.2.2, Fig. 13d),
+//! `W = W^c = B·T·β/N`, with N the receiver's concurrent flows from the
+//! ACK. The paper's Algorithm 3 instead sets only W^c and then runs
+//! COMPUTEWIND on it (`W = W^c·η/U`, below the fair share while U > η);
+//! [`Lhcs::ComputeWind`] selects that order. Defaults α = 1.05, β = 0.9;
+//! the rest is HPCC's. The test is on the ACK's instantaneous u', before
+//! HPCC's EWMA (the paper's `Umax`).
 
 use super::cc::{AckEvent, CongestionControl, LinkParams, Pacing};
 use super::fixed::{bytes_in, Q32};
@@ -24,6 +27,17 @@ pub struct FnccKnobs {
     pub alpha: Q32,
     /// Share of the fair window LHCS jumps to (0.9).
     pub beta: Q32,
+    /// What LHCS sets.
+    pub lhcs: Lhcs,
+}
+
+/// What FNCC's last-hop speedup does with the fair window `B·T·β/N`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lhcs {
+    /// W = W^c = the fair window (§3.2.2: "directly set").
+    Direct,
+    /// W^c = the fair window, then COMPUTEWIND (Algorithm 3, lines 29-32).
+    ComputeWind,
 }
 
 impl FnccKnobs {
@@ -33,6 +47,7 @@ impl FnccKnobs {
             hpcc: HpccKnobs::for_link(link),
             alpha: Q32::from_milli(1050),
             beta: Q32::from_milli(900),
+            lhcs: Lhcs::Direct,
         }
     }
 }
@@ -43,6 +58,7 @@ pub struct Fncc {
     hpcc: Hpcc,
     alpha: Q32,
     beta: Q32,
+    lhcs: Lhcs,
     lhcs_jumps: u64,
 }
 
@@ -53,6 +69,7 @@ impl Fncc {
             hpcc: Hpcc::new(link, knobs.hpcc, now_ns),
             alpha: knobs.alpha,
             beta: knobs.beta,
+            lhcs: knobs.lhcs,
             lhcs_jumps: 0,
         }
     }
@@ -84,15 +101,25 @@ impl CongestionControl for Fncc {
         let update = self.hpcc.ack_advances(ack);
         let Some(int) = ack.int else { return };
         if let Some(m) = self.hpcc.measure_inflight(&int) {
+            let mut direct = false;
             if m.hop == 0 && m.u_max > self.alpha {
                 if let Some(last) = int.hops.first() {
-                    let fair = bytes_in(last.b_bps, self.hpcc.knobs().period_ns);
+                    let bdp = bytes_in(last.b_bps, self.hpcc.knobs().period_ns);
                     let n = u64::from(int.n_flows.max(1));
-                    self.hpcc.set_reference_window(self.beta.mul_int(fair) / n);
+                    let fair = self.beta.mul_int(bdp) / n;
+                    match self.lhcs {
+                        Lhcs::Direct => {
+                            self.hpcc.set_window(fair, update);
+                            direct = true;
+                        }
+                        Lhcs::ComputeWind => self.hpcc.set_reference_window(fair),
+                    }
                     self.lhcs_jumps = self.lhcs_jumps.saturating_add(1);
                 }
             }
-            self.hpcc.compute_window(update);
+            if !direct {
+                self.hpcc.compute_window(update);
+            }
             if update {
                 self.hpcc.mark_updated();
             }

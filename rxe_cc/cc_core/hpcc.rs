@@ -145,6 +145,17 @@ impl Hpcc {
         self.wc = wc.clamp(self.mtu, self.w_init);
     }
 
+    /// Sets W and W^c to `w` (FNCC's last-hop speedup, set directly); at
+    /// the once-per-RTT update point it also ends an increase run, as an MD
+    /// step of COMPUTEWIND does.
+    pub fn set_window(&mut self, w: u64, update_wc: bool) {
+        self.w = w.clamp(self.mtu, self.w_init);
+        self.wc = self.w;
+        if update_wc {
+            self.inc_stage = 0;
+        }
+    }
+
     /// U, the EWMA of normalised inflight.
     pub fn utilisation(&self) -> Q32 {
         self.u

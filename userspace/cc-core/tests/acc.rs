@@ -203,14 +203,48 @@ fn victims_halve_after_p_thresh_periods_of_ue() {
     assert_eq!(acc.pacing(now).rate_bps, r);
 }
 
+/// Halves the rate with two UE periods (P_thresh = 1), so that a hold and
+/// an increase differ; returns the time.
+fn below_line(acc: &mut Acc, t: u64) -> u64 {
+    let now = period(acc, 0, t, 1, 1, 0, 1);
+    period(acc, now, t, 1, 1, 0, 1)
+}
+
 #[test]
 fn some_ce_below_ninety_percent_holds() {
     let (mut acc, _, t) = setup();
-    let now = period(&mut acc, 0, t, 20, 10, 8, 0);
+    let now = below_line(&mut acc, t);
+    let r = acc.pacing(now).rate_bps;
+    assert_eq!(r, 5 * GBPS);
+    let now = period(&mut acc, now, t, 20, 10, 8, 0);
     assert_eq!(acc.class(), AccClass::Mixed);
-    assert_eq!(acc.pacing(now).rate_bps, 10 * GBPS);
+    assert_eq!(acc.pacing(now).rate_bps, r, "§4.1: only no CE and no UE is uncongested");
+    // A clean period after it is the first of a run: RI_low.
+    let now = period(&mut acc, now, t, 1, 1, 0, 0);
+    let line = 10 * GBPS;
+    let k = AccKnobs::for_link(&link(10, 50));
+    assert_eq!(acc.pacing(now).rate_bps, r + (line - r) * k.ri_low_bps / line);
     let _ = period(&mut acc, now, t, 20, 10, 9, 0);
     assert_eq!(acc.class(), AccClass::Congested);
+}
+
+/// `acc_mixed_increase=1`: a mixed period raises the rate as a clean one.
+#[test]
+fn mixed_increase_knob_raises_the_rate() {
+    use cc_core::acc::MixedPeriod;
+    let l = link(10, 50);
+    let k = AccKnobs {
+        mixed: MixedPeriod::Increase,
+        ..AccKnobs::for_link(&l)
+    };
+    let t = k.period_ns;
+    let mut acc = Acc::new(&l, k, 0);
+    let now = below_line(&mut acc, t);
+    let r = acc.pacing(now).rate_bps;
+    let now = period(&mut acc, now, t, 20, 10, 8, 0);
+    assert_eq!(acc.class(), AccClass::Mixed);
+    let line = 10 * GBPS;
+    assert_eq!(acc.pacing(now).rate_bps, r + (line - r) * k.ri_low_bps / line);
 }
 
 #[test]
@@ -223,6 +257,34 @@ fn no_halt_before_acks_of_post_halt_data() {
     // More CE periods whose ACKs are for pre-halt data: snd_una <= snd_nxt_start.
     let _ = period(&mut acc, now, t, 0, 2, 2, 0);
     assert_eq!(acc.halts(), halts);
+}
+
+/// A halt whose next informative period is not congested ends there, with
+/// no extension; a later congestion halts anew instead of extending it.
+#[test]
+fn a_halt_ends_at_the_next_informative_period() {
+    let (mut acc, _, t) = setup();
+    let now = period(&mut acc, 0, t, 20, 5, 0, 0);
+    let now = period(&mut acc, now, t, 5, 8, 8, 0);
+    assert!(acc.halted());
+    let halt = acc.last_halt_ns();
+    let end = acc.pacing(now).next_send_ns;
+    // A period without ACKs tells nothing: the halt stays.
+    acc.on_timer(now + t);
+    assert!(acc.halted());
+    // Clean ACKs: the excess did not queue, so no extension.
+    let now = period(&mut acc, now + t, t, 0, 4, 0, 0);
+    assert_eq!(acc.class(), AccClass::Uncongested);
+    assert!(!acc.halted(), "an uncongested period ends the halt");
+    assert_eq!(acc.last_halt_ns(), halt);
+    assert_eq!(acc.pacing(now).next_send_ns, end);
+    // Post-halt data acked (snd_una passes snd_nxt_start), then congestion.
+    let now = period(&mut acc, now, t, 10, 10, 0, 0);
+    let now = period(&mut acc, now, t, 5, 8, 8, 0);
+    assert_eq!(acc.class(), AccClass::Congested);
+    assert_eq!(acc.halts(), 2, "a new congestion halts anew");
+    assert!(acc.halted());
+    assert!(acc.pacing(now).next_send_ns > now);
 }
 
 #[test]
@@ -270,6 +332,7 @@ fn settings_default_to_the_link() {
         (base.ri_low_bps, base.ri_high_bps, base.burst_ns)
     );
     assert_eq!(k.ce_fraction, base.ce_fraction);
+    assert_eq!(k.mixed, cc_core::acc::MixedPeriod::Hold);
     let k = AccKnobs::from_settings(
         &link,
         &AccSettings {
@@ -277,9 +340,11 @@ fn settings_default_to_the_link() {
             p_thresh: 3,
             ce_permille: 500,
             burst_ns: 1,
+            mixed_increase: true,
             ..Default::default()
         },
     );
+    assert_eq!(k.mixed, cc_core::acc::MixedPeriod::Increase);
     assert_eq!(
         (k.ri_low_bps, k.ri_high_bps, k.p_thresh),
         (2_000_000, 20_000_000, 3)

@@ -3,7 +3,7 @@
 mod common;
 use cc_core::cc::{AckEvent, CongestionControl, IntHop, IntInfo, IntWidths};
 use cc_core::fixed::{bytes_in, Q32};
-use cc_core::fncc::{Fncc, FnccKnobs};
+use cc_core::fncc::{Fncc, FnccKnobs, Lhcs};
 use cc_core::hpcc::{Hpcc, HpccKnobs};
 use cc_core::icc::{Icc, IccBranch, IccKnobs};
 use common::*;
@@ -165,32 +165,54 @@ fn path_change_resets_reference() {
     assert_eq!(h.utilisation(), u, "a new path only stores its records");
 }
 
-#[test]
-fn fncc_lhcs_jumps_to_fair_window() {
-    let l = link(10, 10);
-    let mut k = FnccKnobs::for_link(&l);
-    k.hpcc.w_ai_bytes = 0;
+/// One LHCS jump on a 10 Gb/s link with T = 1 ms (a fair window far above
+/// one MTU): the last hop (index 0) at u = 2 > α over one T, `n` flows.
+fn lhcs_jump(k: FnccKnobs, n: u16) -> Fncc {
+    let l = link(10, 1000);
     let mut f = Fncc::new(&l, k, 0);
     let bdp = bytes_in(10 * GBPS, k.hpcc.period_ns);
-    // Last hop (index 0) overloaded: u = 2 > α = 1.05; N = 4 flows.
     let a = [hop(0, 0, bdp), hop(0, 0, 0)];
-    let b = [hop(10_000, bdp, bdp), hop(10_000, bdp / 2, 0)];
+    let b = [hop(1_000_000, bdp, bdp), hop(1_000_000, bdp / 2, 0)];
     f.on_send(0, 0, 4096);
-    f.on_ack(&int_ack(1, 0, int(&a, 4)));
-    f.on_ack(&int_ack(2, 4096, int(&b, 4)));
+    f.on_ack(&int_ack(1, 0, int(&a, n)));
+    f.on_ack(&int_ack(2, 4096, int(&b, n)));
     assert_eq!(f.lhcs_jumps(), 1);
-    // W^c = B·T·β/N, then COMPUTEWIND: U = 2 >= η, W = W^c·η/U.
-    let jump = (0.9 * bdp as f64 / 4.0).floor();
-    let want = jump * 0.95 / 2.0;
+    f
+}
+
+#[test]
+fn fncc_lhcs_jumps_to_fair_window() {
+    let l = link(10, 1000);
+    let mut k = FnccKnobs::for_link(&l);
+    k.hpcc.w_ai_bytes = 0;
+    let bdp = bytes_in(10 * GBPS, k.hpcc.period_ns);
+    // §3.2.2: W = W^c = B·T·β/N, for each β and N.
+    for (beta, n) in [(900, 4u16), (900, 2), (500, 4)] {
+        k.beta = Q32::from_milli(beta);
+        let f = lhcs_jump(k, n);
+        let want = bdp * beta / 1000 / u64::from(n);
+        assert!(
+            close(f.hpcc().window() as f64, want as f64, 1e-5),
+            "β {beta} N {n}: W = {} want {want}",
+            f.hpcc().window()
+        );
+        assert_eq!(f.hpcc().reference_window(), f.hpcc().window());
+    }
+    // Algorithm 3's order: W^c = B·T·β/N, then COMPUTEWIND: U = 2 >= η,
+    // W = W^c·η/U.
+    k.beta = Q32::from_milli(900);
+    k.lhcs = Lhcs::ComputeWind;
+    let f = lhcs_jump(k, 4);
+    let want = (bdp * 9 / 10 / 4) as f64 * 0.95 / 2.0;
     assert!(
-        close(f.hpcc().window() as f64, want.max(4096.0), 1e-3),
-        "W = {} want {want}",
+        close(f.hpcc().window() as f64, want, 1e-3),
+        "COMPUTEWIND: W = {} want {want}",
         f.hpcc().window()
     );
     // Congestion on a middle hop does not jump.
     let mut g = Fncc::new(&l, k, 0);
     let a2 = [hop(0, 0, 0), hop(0, 0, bdp)];
-    let c = [hop(10_000, bdp / 2, 0), hop(10_000, bdp, bdp)];
+    let c = [hop(1_000_000, bdp / 2, 0), hop(1_000_000, bdp, bdp)];
     g.on_ack(&int_ack(1, 0, int(&a2, 4)));
     g.on_ack(&int_ack(2, 4096, int(&c, 4)));
     assert_eq!(g.lhcs_jumps(), 0);

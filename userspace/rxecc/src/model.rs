@@ -47,6 +47,7 @@ const KNOB_DEFAULTS: &[(&str, u64)] = &[
     ("acc_ri_high_mbps", 0),
     ("acc_p_thresh", 1),
     ("acc_ce_permille", 900),
+    ("acc_mixed_increase", 0),
     ("rpg_ai_rate", 0),
     ("rpg_hai_rate", 0),
     ("rpg_min_rate", 0),
@@ -99,6 +100,7 @@ impl Knobs {
                 p_thresh: u32::try_from(self.get("acc_p_thresh")).unwrap_or(u32::MAX),
                 ce_permille: self.get("acc_ce_permille"),
                 burst_ns: self.ns("pacing_burst_us"),
+                mixed_increase: self.get("acc_mixed_increase") != 0,
             },
         )
     }
