@@ -16,6 +16,20 @@
 #include <rxe_cc_hooks.h>
 #include "glue.h"
 
+/*
+ * What C and Rust share, checked on both sides against the same numbers
+ * (the `const _` block in rxe_cc_main.rs), so that neither can drift.
+ */
+static_assert(RXE_CC_NR_ALGS == 7);
+static_assert(RXE_CC_NR_KNOBS == 31);
+static_assert(RXE_CC_INT_MAX_HOPS == 5);
+static_assert(sizeof(struct rxe_cc_int_rec) == 32);
+static_assert(offsetof(struct rxe_cc_int_rec, qlen) == 24);
+static_assert(sizeof(struct rxe_cc_int_shim_info) == 192);
+static_assert(offsetof(struct rxe_cc_int_shim_info, kind) == 160);
+static_assert(offsetof(struct rxe_cc_int_shim_info, lu_permille) == 180);
+static_assert(offsetof(struct rxe_cc_int_shim_info, qlen_rate) == 184);
+
 /* ---- parameters ---------------------------------------------------------- */
 
 static const char *const rxe_cc_alg_names[RXE_CC_NR_ALGS] = {

@@ -32,6 +32,7 @@ use kernel::{
         },
         Delta, Monotonic,
     },
+    types::ForeignOwnable,
 };
 
 pub mod cc_core;
@@ -287,22 +288,41 @@ const INT_KIND_ICC: u8 = 3;
 
 /// The congestion-control algorithm a QP runs; ids match `enum rxe_cc_alg`.
 #[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
 enum Algorithm {
     /// Pass-through: count, never delay.
-    None,
+    None = 0,
     /// Pace at `fixed_rate_mbps`: the pacer's test mode.
-    Fixed,
+    Fixed = 1,
     /// ACC (NSDI'24).
-    Acc,
+    Acc = 2,
     /// DCQCN (SIGCOMM'15), driven by CNPs.
-    Dcqcn,
+    Dcqcn = 3,
     /// HPCC (SIGCOMM'19), driven by the INT records ACKs carry.
-    Hpcc,
+    Hpcc = 4,
     /// FNCC (2024): HPCC on INT stamped into ACKs, plus LHCS.
-    Fncc,
+    Fncc = 5,
     /// ICC (CMC 2023): rates from the congested port's INT feedback.
-    Icc,
+    Icc = 6,
 }
+
+/// `RXE_CC_NR_ALGS` and `RXE_CC_NR_KNOBS`.
+const NR_ALGS: u32 = 7;
+const NR_KNOBS: u32 = 31;
+
+// What Rust and C share, checked at build time on both sides against the
+// same numbers (`glue.c` asserts them too), so that neither can drift.
+const _: () = {
+    assert!(Algorithm::Icc as u32 + 1 == NR_ALGS);
+    assert!(Knob::FnccLhcsComputeWind as u32 + 1 == NR_KNOBS);
+    assert!(MAX_HOPS == 5);
+    assert!(core::mem::size_of::<IntRec>() == 32);
+    assert!(core::mem::offset_of!(IntRec, qlen) == 24);
+    assert!(core::mem::size_of::<IntShim>() == 192);
+    assert!(core::mem::offset_of!(IntShim, kind) == 160);
+    assert!(core::mem::offset_of!(IntShim, lu_permille) == 180);
+    assert!(core::mem::offset_of!(IntShim, qlen_rate) == 184);
+};
 
 impl Algorithm {
     fn from_id(id: u32) -> Option<Self> {
@@ -1079,23 +1099,23 @@ impl Drop for RxeCc {
 /// # Safety
 ///
 /// `priv_` must come from `rxe_cc_rs_qp_create` and not have been passed to
-/// `rxe_cc_rs_qp_destroy` yet; rdma_rxe guarantees this for every hook.
+/// `rxe_cc_rs_qp_destroy` yet, nor be for as long as `'a` lasts; rdma_rxe
+/// guarantees this for every hook.
 unsafe fn qp_state<'a>(priv_: *mut c_void) -> &'a QpState {
-    // SAFETY: by the function's contract `priv_` is a live, pinned `QpState`;
-    // a shared reference does not move it.
-    unsafe { &*priv_.cast::<QpState>() }
+    // SAFETY: by the function's contract `priv_` is a live `into_foreign`
+    // pointer that `from_foreign` will not take back during `'a`.
+    unsafe { <Pin<KBox<QpState>>>::borrow(priv_) }.get_ref()
 }
 
 fn new_qp_state(
     ctx: &Context,
+    alg: Algorithm,
     qp: *mut c_void,
     name: &CStr,
     dev: &CStr,
     qpn: u32,
     now_ns: u64,
 ) -> Result<Pin<KBox<QpState>>> {
-    // SAFETY: reading a parameter has no preconditions.
-    let alg = Algorithm::from_id(unsafe { ffi::rxe_cc_param_alg() }).ok_or(EINVAL)?;
     let link = link_params();
     let name = name.to_str().map_err(|_| EINVAL)?;
     let dir_name = CString::try_from_fmt(fmt!("{}", name))?;
@@ -1183,8 +1203,16 @@ fn new_qp_state(
 }
 
 /// `qp_create` hook: returns the QP's state, or NULL to leave it alone.
+///
+/// # Safety
+///
+/// `ctx` is the `Context` given to `rxe_cc_glue_register`, not yet
+/// unregistered; `qp` is the QP being created; `name` and `dev` are
+/// NUL-terminated strings and `data_ecn`, `ack_every`, `int_kind` and
+/// `int_hops` point to fields of the glue's `struct rxe_cc_qp_info`, all
+/// valid and unaliased for the call.
 #[no_mangle]
-pub extern "C" fn rxe_cc_rs_qp_create(
+pub unsafe extern "C" fn rxe_cc_rs_qp_create(
     ctx: *mut c_void,
     qp: *mut c_void,
     name: *const c_char,
@@ -1196,12 +1224,17 @@ pub extern "C" fn rxe_cc_rs_qp_create(
     int_kind: *mut u8,
     int_hops: *mut u8,
 ) -> *mut c_void {
+    // The algorithm is read once: a write to `cc` during the create must
+    // not give the QP one algorithm's state and another's wire settings.
+    // SAFETY: reading a parameter has no preconditions.
+    let Some(alg) = Algorithm::from_id(unsafe { ffi::rxe_cc_param_alg() }) else {
+        pr_warn!("qp {}: unknown cc; it runs as stock rxe\n", qpn);
+        return core::ptr::null_mut();
+    };
     // ACC needs its data ECN-capable, as ECT(1) because TCD's UE is 0b10,
     // and an ACK per packet; DCQCN needs ECN-capable data too. Explicit
     // knob settings win.
-    // SAFETY: reading a parameter has no preconditions.
-    let alg = Algorithm::from_id(unsafe { ffi::rxe_cc_param_alg() });
-    if alg == Some(Algorithm::Dcqcn) {
+    if alg == Algorithm::Dcqcn {
         // SAFETY: as below: the glue's `rxe_cc_qp_info` fields.
         unsafe {
             if *data_ecn == 0 {
@@ -1209,7 +1242,7 @@ pub extern "C" fn rxe_cc_rs_qp_create(
             }
         }
     }
-    if let Some((kind, hops)) = alg.and_then(Algorithm::int_shim) {
+    if let Some((kind, hops)) = alg.int_shim() {
         // HPCC, FNCC and ICC read INT from an ACK per packet.
         // SAFETY: as below: the glue's `rxe_cc_qp_info` fields.
         unsafe {
@@ -1220,7 +1253,7 @@ pub extern "C" fn rxe_cc_rs_qp_create(
             *int_hops = hops;
         }
     }
-    if alg == Some(Algorithm::Acc) {
+    if alg == Algorithm::Acc {
         // SAFETY: the glue passes pointers into the `rxe_cc_qp_info` it is
         // filling in, valid and exclusive for this call.
         unsafe {
@@ -1237,10 +1270,8 @@ pub extern "C" fn rxe_cc_rs_qp_create(
     let ctx = unsafe { &*ctx.cast::<Context>() };
     // SAFETY: the glue passes NUL-terminated names valid for this call.
     let (name, dev) = unsafe { (CStr::from_char_ptr(name), CStr::from_char_ptr(dev)) };
-    match new_qp_state(ctx, qp, name, dev, qpn, now_ns) {
-        // SAFETY: the state stays pinned: rdma_rxe only hands the pointer
-        // back, and `rxe_cc_rs_qp_destroy` re-pins it before dropping.
-        Ok(state) => KBox::into_raw(unsafe { Pin::into_inner_unchecked(state) }).cast::<c_void>(),
+    match new_qp_state(ctx, alg, qp, name, dev, qpn, now_ns) {
+        Ok(state) => state.into_foreign(),
         Err(e) => {
             pr_warn!("qp {}: no CC state ({:?}); it runs as stock rxe\n", qpn, e);
             core::ptr::null_mut()
@@ -1249,18 +1280,28 @@ pub extern "C" fn rxe_cc_rs_qp_create(
 }
 
 /// `qp_destroy` hook.
+///
+/// # Safety
+///
+/// `priv_` is a non-NULL state from `rxe_cc_rs_qp_create`, passed here
+/// once, after the QP's last hook.
 #[no_mangle]
-pub extern "C" fn rxe_cc_rs_qp_destroy(priv_: *mut c_void) {
-    // SAFETY: `priv_` came from `KBox::into_raw` of a pinned box in
-    // `rxe_cc_rs_qp_create`, and rdma_rxe calls destroy exactly once, after
-    // the last hook; re-pinning it restores what `into_raw` took apart.
-    drop(unsafe { Pin::new_unchecked(KBox::from_raw(priv_.cast::<QpState>())) });
+pub unsafe extern "C" fn rxe_cc_rs_qp_destroy(priv_: *mut c_void) {
+    // SAFETY: `priv_` came from `into_foreign` in `rxe_cc_rs_qp_create` and
+    // by the function's contract comes back exactly once, with no borrow
+    // left.
+    drop(unsafe { <Pin<KBox<QpState>>>::from_foreign(priv_) });
 }
 
 /// `tx_gate` hook: 0 means send now, else the time the QP may send. In the
 /// second case the pacer's hrtimer is set to kick the QP at that time.
+///
+/// # Safety
+///
+/// `priv_` is a state from `rxe_cc_rs_qp_create` not yet destroyed
+/// (rdma_rxe calls hooks only between create and destroy).
 #[no_mangle]
-pub extern "C" fn rxe_cc_rs_tx_gate(
+pub unsafe extern "C" fn rxe_cc_rs_tx_gate(
     priv_: *mut c_void,
     now_ns: u64,
     psn: u32,
@@ -1303,8 +1344,13 @@ pub extern "C" fn rxe_cc_rs_tx_gate(
 }
 
 /// `tx_done` hook.
+///
+/// # Safety
+///
+/// `priv_` is a state from `rxe_cc_rs_qp_create` not yet destroyed
+/// (rdma_rxe calls hooks only between create and destroy).
 #[no_mangle]
-pub extern "C" fn rxe_cc_rs_tx_done(
+pub unsafe extern "C" fn rxe_cc_rs_tx_done(
     priv_: *mut c_void,
     now_ns: u64,
     psn: u32,
@@ -1346,8 +1392,14 @@ fn lhcs_jumps(cc: &QpCc) -> u64 {
 }
 
 /// `rx_ack` hook.
+///
+/// # Safety
+///
+/// `priv_` is a state from `rxe_cc_rs_qp_create` not yet destroyed
+/// (rdma_rxe calls hooks only between create and destroy), and `shim` is
+/// NULL or an unpacked shim valid for the call.
 #[no_mangle]
-pub extern "C" fn rxe_cc_rs_rx_ack(
+pub unsafe extern "C" fn rxe_cc_rs_rx_ack(
     priv_: *mut c_void,
     now_ns: u64,
     psn: u32,
@@ -1439,8 +1491,14 @@ pub extern "C" fn rxe_cc_rs_rx_ack(
 /// kernel and so one setting). A DCQCN QP is also a notification point: a
 /// CE-marked request earns the requester a CNP, at most one per
 /// `min_time_between_cnps`.
+///
+/// # Safety
+///
+/// `priv_` is a state from `rxe_cc_rs_qp_create` not yet destroyed, and
+/// `int_flows` points to the glue's `struct rxe_cc_rx` field, valid and
+/// unaliased for the call.
 #[no_mangle]
-pub extern "C" fn rxe_cc_rs_rx_data(
+pub unsafe extern "C" fn rxe_cc_rs_rx_data(
     priv_: *mut c_void,
     now_ns: u64,
     _psn: u32,
