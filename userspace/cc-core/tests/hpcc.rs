@@ -269,6 +269,40 @@ fn icc_branch_selection() {
     );
 }
 
+/// ICC's increase branch from below line rate: `V = V·lu + line·(1 − lu)`
+/// (Algorithm 1, no queue), for two values of lu.
+#[test]
+fn icc_increase_from_below_line() {
+    let l = link(10, 10);
+    let k = IccKnobs::for_link(&l);
+    let line = 10 * GBPS;
+    let ack = |icc: &mut Icc, qlen: u64, rate: i64, lu: u64| {
+        let hops = [IntHop {
+            b_bps: line,
+            ts_ns: 0,
+            tx_bytes: 0,
+            qlen,
+        }];
+        let mut info = int(&hops, 4);
+        info.qlen_rate = rate;
+        info.lu = Q32::from_milli(lu);
+        icc.on_ack(&int_ack(1, 4096, info));
+    };
+    for lu in [600u64, 900] {
+        let mut icc = Icc::new(&l, k, 0);
+        // A draining queue first: V_min, a quarter of the line less the drain.
+        ack(&mut icc, 5_000, -1_000, 900);
+        let v = icc.pacing(0).rate_bps;
+        assert!(v < line / 4, "V_min {v}");
+        // Then no queue: the lu-weighted step up.
+        ack(&mut icc, 0, 0, lu);
+        assert_eq!(icc.branch(), IccBranch::Increase);
+        let want = v as f64 * lu as f64 / 1000.0 + line as f64 * (1.0 - lu as f64 / 1000.0);
+        let got = icc.pacing(0).rate_bps;
+        assert!(close(got as f64, want, 1e-6), "lu {lu}: V = {got} want {want}");
+    }
+}
+
 #[test]
 fn inflight_counts_new_psns_once() {
     let (mut h, _) = setup(0);
