@@ -2,8 +2,10 @@
 # Build the patched rdma_rxe.ko out of tree.
 #   rxe_glue/build.sh <kernel build dir> <output dir>
 # Copies drivers/infiniband/sw/rxe from the kernel tree into <output dir>,
-# applies patches/*.patch in order and builds it with that kernel's Kbuild.
-# The copy is redone whenever the source or a patch changes.
+# applies two series in order, patches/fixes/*.patch (fixes to stock rxe,
+# each for its own) and patches/cc/*.patch (the CC hook ABI), and builds it
+# with that kernel's Kbuild. The copy is redone whenever the source or a
+# patch changes.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 KDIR=${1:?usage: build.sh KDIR OUT}
@@ -11,11 +13,12 @@ OUT=${2:?usage: build.sh KDIR OUT}
 src=$KDIR/drivers/infiniband/sw/rxe
 [ -f "$src/rxe.c" ] || { echo "error: $src has no rdma_rxe sources" >&2; exit 1; }
 
-stamp=$(cat "$src"/*.[ch] "$src/Makefile" "$here"/patches/*.patch | sha256sum | cut -c1-16)
+series=("$here"/patches/fixes/*.patch "$here"/patches/cc/*.patch)
+stamp=$(cat "$src"/*.[ch] "$src/Makefile" "${series[@]}" | sha256sum | cut -c1-16)
 if [ "$(cat "$OUT/.stamp" 2>/dev/null)" != "$stamp" ]; then
 	rm -rf "$OUT" && mkdir -p "$OUT"
 	cp "$src"/*.[ch] "$src/Makefile" "$OUT/"
-	for p in "$here"/patches/*.patch; do
+	for p in "${series[@]}"; do
 		# Paths in the series are a/drivers/infiniband/sw/rxe/<file>.
 		patch -s -p5 --batch --forward -d "$OUT" <"$p" >"$OUT/.patch.log" 2>&1 \
 			|| { cat "$OUT/.patch.log" >&2; echo "error: $(basename "$p") does not apply to $src" >&2; exit 1; }

@@ -24,7 +24,7 @@ tb_load_rxe() {
 	for dep in net/ipv4/udp_tunnel net/ipv6/ip6_udp_tunnel; do
 		[ -f "$KDIR/$dep.ko" ] && { insmod "$KDIR/$dep.ko" 2>/dev/null || true; }
 	done
-	# The patched rdma_rxe takes gid_tbl_len (rxe_glue patch 13): a host
+	# The patched rdma_rxe takes gid_tbl_len (rxe_glue fix 3): a host
 	# here has one address, and rxe's 1024 GID entries are 3072 sysfs
 	# attributes per device, which made each `rdma link add` take 38-58 s
 	# on the debug kernel (9 s with 16).
@@ -306,6 +306,12 @@ tb_bw_bytes() {
 # timestamps (the kernel's "now" in /proc/timer_list: one awk, where
 # Python's time.monotonic_ns() costs a 2 s start under TCG).
 tb_monotonic_ns() { awk '/^now at [0-9]+ nsecs/ {print $3; exit}' /proc/timer_list; }
+
+# tb_qps_sum <counter>: a counter summed over rxe_cc's live QPs.
+tb_qps_sum() {
+	{ cat /sys/kernel/debug/rxe_cc/qps/*/stats 2>/dev/null || true; } |
+		awk -v k="$1" '$1 == k {s += $2} END {print s + 0}'
+}
 
 # tb_cc_total <counter>: value of a counter in rxe_cc's debugfs totals.
 tb_cc_total() {

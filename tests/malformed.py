@@ -11,6 +11,11 @@ sockets and check that each is rejected, counted, and changes nothing.
       While an RC flow runs from host REQ_HOST's QP REQ_QPN to RESP_HOST's
       QP RESP_QPN: bad CNPs and BTHs into the requester (and, last, one
       valid CNP), and CE-marked non-RoCE traffic into the responder.
+  malformed.py ack REQ_HOST REQ_QPN RESP_HOST AHEAD
+      One well-formed RC ACK from RESP_HOST into REQ_HOST's QP REQ_QPN for
+      a PSN AHEAD packets past the next one the QP will send: an ACK of
+      packets never sent (stale, or forged). Prints the PSNs; the caller
+      checks that nothing was completed by it.
 
 Frames leave with PACKET_QDISC_BYPASS, straight into the peer's ingress,
 so the sending port's emulated queue never sees them. Every case is sent
@@ -362,12 +367,36 @@ def run_roce(req, req_qpn, resp, resp_qpn):
          [roce_int(resp, req, int_shim(nhops=1, max_hops=2), cnp_body)], watched, {"cnps": 1})
 
 
+def sq_psn(h, qpn):
+    """The next PSN QP qpn on host h will send (rxe reports req.psn)."""
+    out = subprocess.run(["rdma", "-j", "resource", "show", "qp", "link", f"rxe{h}/1", "lqpn", str(qpn)],
+                         capture_output=True, text=True).stdout
+    try:
+        return int(json.loads(out)[0]["sq-psn"])
+    except (ValueError, IndexError, KeyError):
+        sys.exit(f"rxe{h} QP {qpn}: no sq-psn in {out!r}")
+
+
+def run_ack(req, req_qpn, resp, ahead):
+    next_psn = sq_psn(req, req_qpn)
+    psn = (next_psn + ahead) & 0xFFFFFF
+    # BTH (RC ACKNOWLEDGE, no marks) and an AETH: syndrome ACK, MSN 0.
+    body = bth(0x11, req_qpn, psn=psn, becn=False) + struct.pack(">I", 0x1F << 24)
+    send(f"p{req}", None, [roce(resp, req, body=body)])
+    print(f"ACK for PSN {psn:#x} sent to rxe{req} QP {req_qpn}, whose next PSN was {next_psn:#x}")
+
+
 def main():
     sys.stdout.reconfigure(line_buffering=True)  # in order with stderr in a log
-    if len(sys.argv) < 3 or sys.argv[1] not in ("pfc", "roce"):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("pfc", "roce", "ack"):
         sys.exit(__doc__)
     if sys.argv[1] == "pfc":
         run_pfc(sys.argv[2:])
+    elif sys.argv[1] == "ack":
+        if len(sys.argv) != 6:
+            sys.exit(__doc__)
+        run_ack(*map(int, sys.argv[2:]))
+        return
     else:
         if len(sys.argv) != 6:
             sys.exit(__doc__)

@@ -3,45 +3,88 @@
 # clean, and QPs created after the reload attach to the new instance.
 
 test_reload() {
-	local size=65536
+	local size=65536 cc
 	tb_load_rxe patched
-	tb_load_cc cc=none
 	tb_up 2
-	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server.txt" -s $size -D 8
-	sleep 1
-	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client.txt" -s $size -D 8 &
-	local client=$! i
-	# Until both QPs exist (perftest's set-up under TCG varies by seconds),
-	# then a second of traffic.
-	for ((i = 0; i < 300; i++)); do
-		[ "$(ls /sys/kernel/debug/rxe_cc/qps | wc -l)" -ge 2 ] && break
-		sleep 0.1
+	# Every algorithm: each keeps different state (timers, windows, CNPs,
+	# INT shims) that the unload must take away from a live QP.
+	for cc in none fixed acc dcqcn hpcc fncc icc; do
+		tb_load_cc cc=$cc
+		tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server-$cc.txt" -s $size -D 4
+		tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client-$cc.txt" -s $size -D 4 &
+		local client=$! i
+		# Until both QPs exist (perftest's set-up under TCG varies by
+		# seconds), then a second of traffic.
+		for ((i = 0; i < 300; i++)); do
+			[ "$(ls /sys/kernel/debug/rxe_cc/qps | wc -l)" -ge 2 ] && break
+			tb_nap 0.1
+		done
+		tb_nap 1
+		ls /sys/kernel/debug/rxe_cc/qps >"$TEST_OUT/qps-$cc.txt"
+		[ "$(wc -l <"$TEST_OUT/qps-$cc.txt")" = 2 ] || fail "cc=$cc: expected 2 live QPs, saw: $(cat "$TEST_OUT/qps-$cc.txt")"
+		rmmod rxe_cc || fail "cc=$cc: rmmod rxe_cc during traffic failed"
+		local rc=0
+		wait "$client" || rc=$?
+		info "cc=$cc: flow across the unload: exit $rc, $(tb_bw_gbits "$TEST_OUT/client-$cc.txt") Gb/s"
+		# The QPs fell back to stock rxe: the flow goes on, it does not fail.
+		[ "$rc" = 0 ] || fail "cc=$cc: the flow across the unload failed (exit $rc): $(tail -2 "$TEST_OUT/client-$cc.txt")"
+		tb_wait_servers || fail "cc=$cc: the server across the unload failed"
+		assert_gt "cc=$cc: bandwidth across the unload" "$(tb_bw_gbits "$TEST_OUT/client-$cc.txt")" 0
 	done
-	sleep 1
-	ls /sys/kernel/debug/rxe_cc/qps >"$TEST_OUT/qps-before.txt"
-	[ "$(wc -l <"$TEST_OUT/qps-before.txt")" = 2 ] || fail "expected 2 live QPs, saw: $(cat "$TEST_OUT/qps-before.txt")"
-	rmmod rxe_cc || fail "rmmod rxe_cc during traffic failed"
-	sleep 1
+
 	tb_load_cc cc=none || fail "reload failed"
-	local rc=0
-	wait "$client" || rc=$?
-	info "flow across the unload: exit $rc, $(tb_bw_gbits "$TEST_OUT/client.txt") Gb/s"
-	# The QPs fell back to stock rxe: the flow goes on, it does not fail.
-	[ "$rc" = 0 ] || fail "the flow across the unload failed (exit $rc): $(tail -2 "$TEST_OUT/client.txt")"
-	tb_wait_servers || fail "the server across the unload failed"
-	assert_gt "bandwidth across the reload" "$(tb_bw_gbits "$TEST_OUT/client.txt")" 0
 	# The old QPs went back to stock rxe; the new instance has none yet.
 	assert_eq "QPs on the new instance" 0 "$(tb_cc_total qps_created)"
-
 	# New traffic attaches to the reloaded module.
 	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server2.txt" -s $size -n 200
-	sleep 1
 	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client2.txt" -s $size -n 200 || fail "flow after reload failed"
 	tb_wait_servers || fail "server after reload failed"
 	assert_eq "QPs after reload" 2 "$(tb_cc_total qps_destroyed)"
 	assert_eq "bytes acked after reload" $((size * 200)) "$(tb_cc_total acked_bytes)"
 	# And a second unload with nothing running is clean too.
 	rmmod rxe_cc
+}
+
+# A QP that rxe_cc holds back at the gate when it goes: only its pacer, now
+# cancelled, would have rescheduled it, and with the QP's retry timer off
+# (timeout 0 is infinite) nothing else does. The unload must kick it
+# (rxe_glue 0001), and the message completes at stock rxe's speed.
+test_reload_gated() {
+	local size=1048576 n=5 rate=1 gated=0 deadline rc=0
+	tb_load_rxe patched
+	tb_load_cc cc=fixed fixed_rate_mbps=$rate
+	tb_up 2
+	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server.txt" -s $size -n $n -u 0
+	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client.txt" -s $size -n $n -u 0 &
+	local client=$!
+	deadline=$((SECONDS + 60))
+	while ((SECONDS < deadline)); do
+		gated=$(tb_qps_sum tx_gated)
+		((gated > 0)) && break
+		tb_nap 0.1
+	done
+	assert_gt "sends held at the gate before the unload" "$gated" 0
+	local sent
+	sent=$(tb_qps_sum tx_bytes)
+	rmmod rxe_cc || fail "rmmod rxe_cc with a held QP failed"
+	# At the paced rate the rest would take (n·size − sent)·8/rate s;
+	# stock rxe moves it in about a second. Wait half the paced time.
+	local paced_s=$(((n * size - sent) * 8 / (rate * 1000000)))
+	deadline=$((SECONDS + paced_s / 2))
+	while kill -0 "$client" 2>/dev/null && ((SECONDS < deadline)); do
+		tb_nap 0.2
+	done
+	if kill -0 "$client" 2>/dev/null; then
+		kill "$client" 2>/dev/null
+		wait "$client" 2>/dev/null
+		tb_forget_servers
+		pkill -f "ib_write_bw.*-p $TB_PORT_BASE" 2>/dev/null
+		fail "the held QP's message did not complete within $((paced_s / 2)) s of the unload (paced, it needed $paced_s s)"
+	fi
+	wait "$client" || rc=$?
+	info "held QP across the unload: $sent of $((n * size)) bytes sent before it, exit $rc"
+	[ "$rc" = 0 ] || fail "the held QP's flow failed (exit $rc): $(tail -2 "$TEST_OUT/client.txt")"
+	tb_wait_servers || fail "the held QP's server failed"
 }
 
 # The same with paced QPs: their hrtimers are live when rxe_cc goes, so the

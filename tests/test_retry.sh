@@ -8,7 +8,7 @@
 # each timeout sends it back to the WQE's first packet, whose ACK is dropped
 # in turn. The flow stops for good while every packet is answered (across
 # guests, one ACC sender in three stuck at its floor: docs/vms.md). The
-# glue's patch 0012 lets such an ACK move the completer past the WQE, and
+# glue's fix 0002 lets such an ACK move the completer past the WQE, and
 # the requester skip what was acknowledged.
 #
 # Here: cc=fixed paces a flow at rate_hi while h0's RoCE transmit (the
@@ -69,4 +69,41 @@ test_retry_coalesced_ack() {
 	assert_gt "retries while the ACKs were delayed" "$(cat "$TEST_OUT/retries-hi.txt")" 0 || return 1
 	assert_gt "bytes acknowledged at $rate_lo Mb/s after the retries (half the rate)" "$moved" "$want" || return 1
 	assert_eq "bytes moved" "$(tb_bw_bytes "$TEST_OUT/client.txt")" $((size * iters))
+}
+
+# The other side of that fix: only an ACK during a retry, of a packet sent
+# before it, may move the completer. A stale or forged ACK past a WQE that
+# is still being sent for the first time (cc=fixed at 1 Mb/s holds it
+# mid-WQE; timeout 0 means no retry ever starts) is dropped, as by stock
+# rxe, and every byte of every WQE still reaches the responder. Before the
+# gate, such an ACK completed the WQE with its tail never sent.
+test_retry_stale_ack() {
+	local size=262144 iters=4 rate=1 gated=0 deadline qpn client rc=0
+	tb_load_rxe patched
+	tb_load_cc cc=fixed fixed_rate_mbps=$rate
+	tb_up 2
+	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server.txt" -s $size -n $iters -u 0 || return 1
+	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client.txt" -s $size -n $iters -u 0 &
+	client=$!
+	deadline=$((SECONDS + 60))
+	while ((SECONDS < deadline)); do
+		gated=$(tb_qps_sum tx_gated)
+		((gated > 0)) && break
+		tb_nap 0.1
+	done
+	assert_gt "sends held at the gate (the first WQE is mid-way)" "$gated" 0 || return 1
+	qpn=$(ls /sys/kernel/debug/rxe_cc/qps | sed -n 's/^rxe1-qp//p' | head -1)
+	[ -n "$qpn" ] || fail "no QP of rxe1 in rxe_cc's debugfs" || return 1
+	# 100 packets ahead: past the WQE's last packet (64 of 4 KB), and past
+	# anything the QP has sent.
+	python3 "$RXECC_TOP/tests/malformed.py" ack 1 "$qpn" 0 100 >"$TEST_OUT/ack.txt" 2>&1 ||
+		{ cat "$TEST_OUT/ack.txt" >&2; fail "sending the ACK failed"; return 1; }
+	info "$(cat "$TEST_OUT/ack.txt")"
+	echo 400000 >/sys/module/rxe_cc/parameters/fixed_rate_mbps
+	wait "$client" || rc=$?
+	[ "$rc" = 0 ] || fail "the client failed after the forged ACK (exit $rc): $(tail -3 "$TEST_OUT/client.txt")" || return 1
+	tb_wait_servers || fail "server failed" || return 1
+	# Every request byte reached the responder (rx_bytes of the destroyed
+	# QPs: the responder's; the requester receives no request).
+	assert_eq "request bytes the responder received" $((size * iters)) "$(tb_cc_total rx_bytes)"
 }
