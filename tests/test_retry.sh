@@ -74,16 +74,17 @@ test_retry_coalesced_ack() {
 # The other side of that fix: only an ACK during a retry, of a packet sent
 # before it, may move the completer. A stale or forged ACK past a WQE that
 # is still being sent for the first time (cc=fixed at 1 Mb/s holds it
-# mid-WQE; timeout 0 means no retry ever starts) is dropped, as by stock
+# mid-WQE, and -t 1 keeps that WQE the oldest; timeout 0 means no retry
+# ever starts) is dropped, as by stock
 # rxe, and every byte of every WQE still reaches the responder. Before the
 # gate, such an ACK completed the WQE with its tail never sent.
 test_retry_stale_ack() {
-	local size=262144 iters=4 rate=1 gated=0 deadline qpn client rc=0
+	local size=262144 iters=5 rate=1 gated=0 deadline qpn client rc=0
 	tb_load_rxe patched
 	tb_load_cc cc=fixed fixed_rate_mbps=$rate
 	tb_up 2
-	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server.txt" -s $size -n $iters -u 0 || return 1
-	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client.txt" -s $size -n $iters -u 0 &
+	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server.txt" -s $size -n $iters -u 0 -t 1 || return 1
+	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client.txt" -s $size -n $iters -u 0 -t 1 &
 	client=$!
 	deadline=$((SECONDS + 60))
 	while ((SECONDS < deadline)); do
@@ -100,6 +101,19 @@ test_retry_stale_ack() {
 		{ cat "$TEST_OUT/ack.txt" >&2; fail "sending the ACK failed"; return 1; }
 	info "$(cat "$TEST_OUT/ack.txt")"
 	echo 400000 >/sys/module/rxe_cc/parameters/fixed_rate_mbps
+	# Unpaced, the rest takes about a second; a QP that skipped packets
+	# the responder lacks waits forever (no retry timer).
+	deadline=$((SECONDS + 60))
+	while kill -0 "$client" 2>/dev/null && ((SECONDS < deadline)); do
+		tb_nap 0.2
+	done
+	if kill -0 "$client" 2>/dev/null; then
+		kill "$client" 2>/dev/null || true
+		wait "$client" 2>/dev/null || true
+		tb_forget_servers
+		pkill -f "ib_write_bw.*-p $TB_PORT_BASE" 2>/dev/null || true
+		fail "the flow did not complete within 60 s of the forged ACK" || return 1
+	fi
 	wait "$client" || rc=$?
 	[ "$rc" = 0 ] || fail "the client failed after the forged ACK (exit $rc): $(tail -3 "$TEST_OUT/client.txt")" || return 1
 	tb_wait_servers || fail "server failed" || return 1
