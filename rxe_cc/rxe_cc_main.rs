@@ -744,13 +744,20 @@ struct Period {
     qp: QpHandle,
     /// A period ended and the algorithm has not seen it yet.
     due: Atomic<u32>,
-    /// Sends or ACKs happened since the timer last fired.
-    active: Atomic<u32>,
-    /// The timer is set or running.
-    running: Atomic<u32>,
+    /// `PERIOD_STOPPED`, `PERIOD_IDLE` or `PERIOD_ACTIVE`: one atomic, so
+    /// that a hook marking the QP active and the callback deciding to stop
+    /// cannot both miss the other (each is one read-modify-write of it).
+    state: Atomic<u32>,
     period_ns: Atomic<u64>,
     stats: Arc<Counters>,
 }
+
+/// The period timer is not set (nor will it restart).
+const PERIOD_STOPPED: u32 = 0;
+/// It is set, and the QP has not sent or been ACKed since it last fired.
+const PERIOD_IDLE: u32 = 1;
+/// It is set, and the QP has sent or been ACKed since it last fired.
+const PERIOD_ACTIVE: u32 = 2;
 
 impl HrTimerCallback for Period {
     type Pointer<'a> = Arc<Self>;
@@ -764,9 +771,19 @@ impl HrTimerCallback for Period {
         // SAFETY: as for the pacer: the QP outlives its CC state, which
         // cancels this timer first.
         unsafe { ffi::rxe_cc_glue_kick(this.qp.0) };
-        if this.active.xchg(0, Relaxed) == 0 {
-            this.running.store(0, Relaxed);
-            return HrTimerRestart::NoRestart;
+        // Active: run again, idle until a hook says otherwise. Idle: stop,
+        // unless a hook made it active meanwhile (then the first exchange
+        // succeeds on the next try).
+        loop {
+            match this.state.cmpxchg(PERIOD_ACTIVE, PERIOD_IDLE, Relaxed) {
+                Ok(_) => break,
+                Err(PERIOD_IDLE) => {
+                    if this.state.cmpxchg(PERIOD_IDLE, PERIOD_STOPPED, Relaxed).is_ok() {
+                        return HrTimerRestart::NoRestart;
+                    }
+                }
+                Err(_) => return HrTimerRestart::NoRestart,
+            }
         }
         let p = this.period_ns.load(Relaxed).max(1);
         ctx.forward_now(Delta::from_nanos(i64::try_from(p).unwrap_or(i64::MAX)));
@@ -961,16 +978,22 @@ impl QpState {
     /// Notes activity, and starts the period timer if the algorithm needs
     /// one and it is not running.
     fn touch_period(&self, ctl: &mut QpCtl, start: bool) {
-        self.period.active.store(1, Relaxed);
-        if !start || self.period.running.load(Relaxed) != 0 {
+        if !start {
+            // Only a running timer counts activity; the first ACK starts it.
+            let _ = self
+                .period
+                .state
+                .cmpxchg(PERIOD_IDLE, PERIOD_ACTIVE, Relaxed);
             return;
         }
         let Some(p) = ctl.cc.get().timer_period_ns() else {
             return;
         };
+        if self.period.state.xchg(PERIOD_ACTIVE, Relaxed) != PERIOD_STOPPED {
+            return;
+        }
         drop(ctl.period_timer.take());
         self.period.period_ns.store(p, Relaxed);
-        self.period.running.store(1, Relaxed);
         let delay = Delta::from_nanos(i64::try_from(p).unwrap_or(i64::MAX));
         ctl.period_timer = Some(self.period.clone().start(delay));
     }
@@ -1156,8 +1179,7 @@ fn new_qp_state(
             timer <- HrTimer::new(),
             qp: QpHandle(qp),
             due: Atomic::new(0),
-            active: Atomic::new(0),
-            running: Atomic::new(0),
+            state: Atomic::new(PERIOD_STOPPED),
             period_ns: Atomic::new(0),
             stats: counters,
         }),
