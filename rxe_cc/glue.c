@@ -109,125 +109,24 @@ static const struct kernel_param_ops knob_ops = {
 	.get = knob_get,
 };
 
-/* A writable knob: /sys/module/rxe_cc/parameters/<name>. */
-#define RXE_CC_KNOB(name, def, lo, hi, desc)			\
+/*
+ * A writable knob: /sys/module/rxe_cc/parameters/<name>, one per entry of
+ * knobs.h (generated from rxe_cc/cc_core/knobs.rs, where each is described).
+ */
+#define RXE_CC_KNOB(id, name, def, lo, hi, desc)			\
 	static struct rxe_cc_knob knob_##name = { def, lo, hi };	\
 	module_param_cb(name, &knob_ops, &knob_##name, 0644);		\
-	MODULE_PARM_DESC(name, desc " [" #lo ".." #hi "], default " #def)
-
-RXE_CC_KNOB(line_rate_mbps, 100, 1, 400000,
-	    "link rate the algorithms assume, Mb/s");
-RXE_CC_KNOB(fixed_rate_mbps, 100, 1, 400000,
-	    "payload rate of cc=fixed QPs, Mb/s");
-RXE_CC_KNOB(pacing_burst_us, 0, 0, 100000,
-	    "pacing credit a late-woken sender may catch up on, us; 0 = the algorithm's own (one MTU at the line rate; cc=fixed 2000)");
-RXE_CC_KNOB(pacing_catchup_us, 0, 0, 100000,
-	    "pacing time a sender held at the gate may catch up on when its timer or send task ran late, us; 0 = the algorithm's own (cc=fixed 10000, others none)");
-RXE_CC_KNOB(data_ecn, 0, 0, 2,
-	    "IP ECN codepoint of new QPs' data: 0 not-ECT, 1 ECT(1), 2 ECT(0); cc=acc uses ECT(1) when 0");
-RXE_CC_KNOB(ack_every, 0, 0, 64,
-	    "new QPs ask for an ACK at least every n packets, 0 = rxe's default; cc=acc uses 1 when 0");
-RXE_CC_KNOB(acc_t_us, 1000, 1, 1000000,
-	    "ACC: control period T, us");
-RXE_CC_KNOB(acc_ri_low_mbps, 0, 0, 400000,
-	    "ACC: first-stage increase RI_low, Mb/s; 0 = line/250");
-RXE_CC_KNOB(acc_ri_high_mbps, 0, 0, 400000,
-	    "ACC: second-stage increase RI_high, Mb/s; 0 = 10 x RI_low");
-RXE_CC_KNOB(acc_p_thresh, 1, 0, 1000,
-	    "ACC: periods with UE before a victim halves its rate");
-RXE_CC_KNOB(acc_ce_permille, 900, 1, 1000,
-	    "ACC: share of CE-marked ACKs, in 1/1000, that makes a period congested");
-RXE_CC_KNOB(acc_mixed_increase, 0, 0, 1,
-	    "ACC: 1 = a period with some CE, too few to be congested, raises the rate as an uncongested one; 0 = holds it (the paper)");
-
-/*
- * DCQCN, named after the ConnectX knobs (mlx5 cc_params). Times are scaled
- * to the testbed: its RTT is about 20 times a data centre's, so the 55 us
- * timers and 50 us CNP interval become 1.1 ms and 1 ms (docs/algorithms.md).
- */
-RXE_CC_KNOB(rpg_ai_rate, 0, 0, 400000,
-	    "DCQCN: additive increase R_AI, Mb/s; 0 = 5 Mb/s per 25 Gb/s of line rate");
-RXE_CC_KNOB(rpg_hai_rate, 0, 0, 400000,
-	    "DCQCN: hyper increase R_HAI, Mb/s; 0 = 10 x R_AI");
-RXE_CC_KNOB(rpg_min_rate, 0, 0, 400000,
-	    "DCQCN: minimum rate, Mb/s; 0 = line/100");
-RXE_CC_KNOB(rpg_time_reset, 1100, 1, 1000000,
-	    "DCQCN: rate increase timer, us");
-RXE_CC_KNOB(rpg_byte_reset, 262144, 1, 1000000000,
-	    "DCQCN: bytes sent per byte-counter increase event");
-RXE_CC_KNOB(rpg_threshold, 5, 1, 1000,
-	    "DCQCN: increase events before additive and hyper increase (F)");
-RXE_CC_KNOB(dce_tcp_g, 4, 1, 1024,
-	    "DCQCN: alpha gain g, in 1/1024");
-RXE_CC_KNOB(dce_tcp_rtt, 1100, 1, 1000000,
-	    "DCQCN: alpha decay period without CNPs, us");
-RXE_CC_KNOB(min_time_between_cnps, 1000, 0, 1000000,
-	    "DCQCN: notification point sends at most one CNP per QP per this many us");
-
-/*
- * HPCC, named as in the paper (Algorithm 1). T is the base RTT of the
- * emulated network, not a data centre's 13 us: under TCG it is about 1 ms
- * (docs/algorithms.md).
- */
-RXE_CC_KNOB(hpcc_eta_permille, 950, 1, 1000,
-	    "HPCC: target utilisation eta, in 1/1000");
-RXE_CC_KNOB(hpcc_max_stage, 5, 0, 1000,
-	    "HPCC: additive-increase RTTs before a multiplicative step (maxStage)");
-RXE_CC_KNOB(hpcc_w_ai_bytes, 0, 0, 1000000,
-	    "HPCC: additive increase W_AI, bytes; 0 = W_init x (1 - eta) / 100");
-RXE_CC_KNOB(hpcc_t_us, 1000, 1, 1000000,
-	    "HPCC: base RTT T, us");
-RXE_CC_KNOB(int_hops, 5, 1, 5,
-	    "INT: hop records an HPCC QP's data packets, or an FNCC QP's ACKs, have room for (RXE_CC_INT_MAX_HOPS)");
-
-/* FNCC is HPCC plus LHCS: it takes HPCC's knobs above, and these. */
-RXE_CC_KNOB(fncc_alpha_permille, 1050, 1000, 10000,
-	    "FNCC: last-hop utilisation above which LHCS jumps to the fair window (alpha), in 1/1000");
-RXE_CC_KNOB(fncc_beta_permille, 900, 1, 1000,
-	    "FNCC: share of the fair window LHCS jumps to (beta), in 1/1000");
-RXE_CC_KNOB(fncc_lhcs_computewind, 0, 0, 1,
-	    "FNCC: 1 = LHCS sets the reference window and runs COMPUTEWIND on it (Algorithm 3); 0 = sets the window directly (section 3.2.2)");
-
-/* ICC, named as in the paper (Algorithm 1). */
-RXE_CC_KNOB(icc_t_us, 1000, 1, 1000000,
-	    "ICC: base RTT T, us");
-RXE_CC_KNOB(icc_qd_bytes, 0, 0, 100000000,
-	    "ICC: queue the V_max bound aims below (Q_d), bytes; 0 = one BDP of the reporting port");
+	MODULE_PARM_DESC(name, desc " [" #lo ".." #hi "], default " #def);
+RXE_CC_KNOBS(RXE_CC_KNOB)
+#undef RXE_CC_KNOB
 
 /* For rxe_cc_knob(), by enum rxe_cc_knob_id. */
+#define RXE_CC_KNOB_PTR(id, name, def, lo, hi, desc)	\
+	[RXE_CC_KNOB_##id] = &knob_##name,
 static struct rxe_cc_knob *const rxe_cc_knobs[RXE_CC_NR_KNOBS] = {
-	[RXE_CC_KNOB_LINE_RATE_MBPS] = &knob_line_rate_mbps,
-	[RXE_CC_KNOB_FIXED_RATE_MBPS] = &knob_fixed_rate_mbps,
-	[RXE_CC_KNOB_DATA_ECN] = &knob_data_ecn,
-	[RXE_CC_KNOB_ACK_EVERY] = &knob_ack_every,
-	[RXE_CC_KNOB_ACC_T_US] = &knob_acc_t_us,
-	[RXE_CC_KNOB_ACC_RI_LOW_MBPS] = &knob_acc_ri_low_mbps,
-	[RXE_CC_KNOB_ACC_RI_HIGH_MBPS] = &knob_acc_ri_high_mbps,
-	[RXE_CC_KNOB_ACC_P_THRESH] = &knob_acc_p_thresh,
-	[RXE_CC_KNOB_ACC_CE_PERMILLE] = &knob_acc_ce_permille,
-	[RXE_CC_KNOB_RPG_AI_RATE] = &knob_rpg_ai_rate,
-	[RXE_CC_KNOB_RPG_HAI_RATE] = &knob_rpg_hai_rate,
-	[RXE_CC_KNOB_RPG_MIN_RATE] = &knob_rpg_min_rate,
-	[RXE_CC_KNOB_RPG_TIME_RESET] = &knob_rpg_time_reset,
-	[RXE_CC_KNOB_RPG_BYTE_RESET] = &knob_rpg_byte_reset,
-	[RXE_CC_KNOB_RPG_THRESHOLD] = &knob_rpg_threshold,
-	[RXE_CC_KNOB_DCE_TCP_G] = &knob_dce_tcp_g,
-	[RXE_CC_KNOB_DCE_TCP_RTT] = &knob_dce_tcp_rtt,
-	[RXE_CC_KNOB_MIN_TIME_BETWEEN_CNPS] = &knob_min_time_between_cnps,
-	[RXE_CC_KNOB_PACING_BURST_US] = &knob_pacing_burst_us,
-	[RXE_CC_KNOB_HPCC_ETA_PERMILLE] = &knob_hpcc_eta_permille,
-	[RXE_CC_KNOB_HPCC_MAX_STAGE] = &knob_hpcc_max_stage,
-	[RXE_CC_KNOB_HPCC_W_AI_BYTES] = &knob_hpcc_w_ai_bytes,
-	[RXE_CC_KNOB_HPCC_T_US] = &knob_hpcc_t_us,
-	[RXE_CC_KNOB_INT_HOPS] = &knob_int_hops,
-	[RXE_CC_KNOB_FNCC_ALPHA_PERMILLE] = &knob_fncc_alpha_permille,
-	[RXE_CC_KNOB_FNCC_BETA_PERMILLE] = &knob_fncc_beta_permille,
-	[RXE_CC_KNOB_ICC_T_US] = &knob_icc_t_us,
-	[RXE_CC_KNOB_ICC_QD_BYTES] = &knob_icc_qd_bytes,
-	[RXE_CC_KNOB_PACING_CATCHUP_US] = &knob_pacing_catchup_us,
-	[RXE_CC_KNOB_ACC_MIXED_INCREASE] = &knob_acc_mixed_increase,
-	[RXE_CC_KNOB_FNCC_LHCS_COMPUTEWIND] = &knob_fncc_lhcs_computewind,
+	RXE_CC_KNOBS(RXE_CC_KNOB_PTR)
 };
+#undef RXE_CC_KNOB_PTR
 
 u32 rxe_cc_param_alg(void)
 {

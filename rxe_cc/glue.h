@@ -12,8 +12,9 @@
 
 #include <linux/types.h>
 #include <rxe_cc_hooks.h>	/* RXE_CC_INT_MAX_HOPS */
+#include "knobs.h"
 
-/* Algorithm ids; keep in sync with `Algorithm` in rxe_cc_main.rs. */
+/* Algorithm ids, as cc_core::alg::AlgId's. */
 enum rxe_cc_alg {
 	RXE_CC_ALG_NONE = 0,
 	RXE_CC_ALG_FIXED = 1,
@@ -25,45 +26,17 @@ enum rxe_cc_alg {
 	RXE_CC_NR_ALGS,
 };
 
-/* Numeric knobs; keep in sync with `Knob` in rxe_cc_main.rs. */
+/* Numeric knobs, by id: cc_core::knobs::Knob (knobs.h). */
+#define RXE_CC_KNOB_ID(id, name, def, lo, hi, desc) RXE_CC_KNOB_##id,
 enum rxe_cc_knob_id {
-	RXE_CC_KNOB_LINE_RATE_MBPS,
-	RXE_CC_KNOB_FIXED_RATE_MBPS,
-	RXE_CC_KNOB_DATA_ECN,
-	RXE_CC_KNOB_ACK_EVERY,
-	RXE_CC_KNOB_ACC_T_US,
-	RXE_CC_KNOB_ACC_RI_LOW_MBPS,
-	RXE_CC_KNOB_ACC_RI_HIGH_MBPS,
-	RXE_CC_KNOB_ACC_P_THRESH,
-	RXE_CC_KNOB_ACC_CE_PERMILLE,
-	RXE_CC_KNOB_RPG_AI_RATE,
-	RXE_CC_KNOB_RPG_HAI_RATE,
-	RXE_CC_KNOB_RPG_MIN_RATE,
-	RXE_CC_KNOB_RPG_TIME_RESET,
-	RXE_CC_KNOB_RPG_BYTE_RESET,
-	RXE_CC_KNOB_RPG_THRESHOLD,
-	RXE_CC_KNOB_DCE_TCP_G,
-	RXE_CC_KNOB_DCE_TCP_RTT,
-	RXE_CC_KNOB_MIN_TIME_BETWEEN_CNPS,
-	RXE_CC_KNOB_PACING_BURST_US,
-	RXE_CC_KNOB_HPCC_ETA_PERMILLE,
-	RXE_CC_KNOB_HPCC_MAX_STAGE,
-	RXE_CC_KNOB_HPCC_W_AI_BYTES,
-	RXE_CC_KNOB_HPCC_T_US,
-	RXE_CC_KNOB_INT_HOPS,
-	RXE_CC_KNOB_FNCC_ALPHA_PERMILLE,
-	RXE_CC_KNOB_FNCC_BETA_PERMILLE,
-	RXE_CC_KNOB_ICC_T_US,
-	RXE_CC_KNOB_ICC_QD_BYTES,
-	RXE_CC_KNOB_PACING_CATCHUP_US,
-	RXE_CC_KNOB_ACC_MIXED_INCREASE,
-	RXE_CC_KNOB_FNCC_LHCS_COMPUTEWIND,
+	RXE_CC_KNOBS(RXE_CC_KNOB_ID)
 	RXE_CC_NR_KNOBS,
 };
+#undef RXE_CC_KNOB_ID
 
 /*
  * One hop's INT record, unpacked from the wire (rxe_cc_hooks.h); keep in
- * sync with `IntRec` in rxe_cc_main.rs. ts_ns and tx_bytes wrap at 2^32.
+ * `IntRec` in abi.rs (asserted on both sides). ts_ns and tx_bytes wrap at 2^32.
  */
 struct rxe_cc_int_rec {
 	u64 b_bps;

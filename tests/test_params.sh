@@ -2,41 +2,12 @@
 # with EINVAL, and the old value stays.
 
 # cc_knob_ranges: every rxe_cc knob but cc with its valid range, as
-# "name lo hi" lines (the ranges glue.c enforces).
+# "name lo hi" lines: the ranges glue.c enforces, as modinfo's descriptions
+# state them ("[lo..hi], default d"), from the one knob table
+# (rxe_cc/cc_core/knobs.rs).
 cc_knob_ranges() {
-	cat <<-KNOBS
-		line_rate_mbps 1 400000
-		fixed_rate_mbps 1 400000
-		data_ecn 0 2
-		ack_every 0 64
-		acc_t_us 1 1000000
-		acc_ri_low_mbps 0 400000
-		acc_ri_high_mbps 0 400000
-		acc_p_thresh 0 1000
-		acc_ce_permille 1 1000
-		acc_mixed_increase 0 1
-		rpg_ai_rate 0 400000
-		rpg_hai_rate 0 400000
-		rpg_min_rate 0 400000
-		rpg_time_reset 1 1000000
-		rpg_byte_reset 1 1000000000
-		rpg_threshold 1 1000
-		dce_tcp_g 1 1024
-		dce_tcp_rtt 1 1000000
-		min_time_between_cnps 0 1000000
-		pacing_burst_us 0 100000
-		pacing_catchup_us 0 100000
-		hpcc_eta_permille 1 1000
-		hpcc_max_stage 0 1000
-		hpcc_w_ai_bytes 0 1000000
-		hpcc_t_us 1 1000000
-		int_hops 1 5
-		fncc_alpha_permille 1000 10000
-		fncc_beta_permille 1 1000
-		fncc_lhcs_computewind 0 1
-		icc_t_us 1 1000000
-		icc_qd_bytes 0 100000000
-	KNOBS
+	modinfo -F parm "${RXECC_CC_KO:-$RXECC_TOP/rxe_cc/rxe_cc.ko}" |
+		sed -n 's/^\([a-z0-9_]*\):.* \[\([0-9]*\)\.\.\([0-9]*\)\], default [0-9]*$/\1 \2 \3/p'
 }
 
 # param_write <name> <value>: 0 if the write was accepted.

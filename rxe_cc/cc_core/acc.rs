@@ -145,6 +145,41 @@ pub enum AccClass {
     Undetermined,
 }
 
+impl AccClass {
+    /// The class's code, for debugfs and the rate tracepoint.
+    pub fn code(self) -> u32 {
+        match self {
+            Self::NoInfo => 0,
+            Self::Uncongested => 1,
+            Self::Congested => 2,
+            Self::Mixed => 3,
+            Self::Undetermined => 4,
+        }
+    }
+
+    /// The class of a [`AccClass::code`]; NoInfo for any other value.
+    pub fn from_code(code: u32) -> Self {
+        match code {
+            1 => Self::Uncongested,
+            2 => Self::Congested,
+            3 => Self::Mixed,
+            4 => Self::Undetermined,
+            _ => Self::NoInfo,
+        }
+    }
+
+    /// Its name in debugfs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::NoInfo => "no-info",
+            Self::Uncongested => "uncongested",
+            Self::Congested => "congested",
+            Self::Mixed => "mixed",
+            Self::Undetermined => "undetermined",
+        }
+    }
+}
+
 /// ACC's per-QP state (Table 1 plus the per-period counters).
 #[derive(Clone, Debug)]
 pub struct Acc {

@@ -9,6 +9,7 @@
 //! code that cargo tests is the code that runs in the kernel.
 
 pub mod acc;
+pub mod alg;
 pub mod cc;
 pub mod dcqcn;
 pub mod fixed;
@@ -17,5 +18,6 @@ pub mod flows;
 pub mod fncc;
 pub mod hpcc;
 pub mod icc;
+pub mod knobs;
 pub mod none;
 pub mod psn;

@@ -25,102 +25,47 @@ use crate::experiment::{self, Workload};
 use crate::report::{self, Flow, Metrics, PortSeries, Setup};
 use crate::switch::MarkMode;
 use anyhow::{bail, ensure, Context, Result};
-use cc_core::acc::{AccKnobs, AccSettings};
-use cc_core::cc::LinkParams;
-use cc_core::dcqcn::{DcqcnKnobs, DcqcnSettings};
+use cc_core::alg::{acc_knobs, dcqcn_knobs, MTU};
 use cc_core::fixed::tx_time_ns;
+use cc_core::knobs::{Knob, KnobSource, KNOBS, NR_KNOBS};
 use cc_model::{Algo, Config, Emulation, Marking, Pfc, Trace};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// rxe's path MTU on the testbed (rxe_cc's `link_params`).
-const MTU: u32 = 4096;
-
-/// rxe_cc's knob defaults for the knobs the model uses (`rxe_cc/glue.c`;
-/// a unit test checks them against it).
-const KNOB_DEFAULTS: &[(&str, u64)] = &[
-    ("line_rate_mbps", 100),
-    ("pacing_burst_us", 0),
-    ("pacing_catchup_us", 0),
-    ("acc_t_us", 1000),
-    ("acc_ri_low_mbps", 0),
-    ("acc_ri_high_mbps", 0),
-    ("acc_p_thresh", 1),
-    ("acc_ce_permille", 900),
-    ("acc_mixed_increase", 0),
-    ("rpg_ai_rate", 0),
-    ("rpg_hai_rate", 0),
-    ("rpg_min_rate", 0),
-    ("rpg_time_reset", 1100),
-    ("rpg_byte_reset", 262_144),
-    ("rpg_threshold", 5),
-    ("dce_tcp_g", 4),
-    ("dce_tcp_rtt", 1100),
-    ("min_time_between_cnps", 1000),
-    ("hpcc_t_us", 1000),
-];
-
-/// A run's knobs: the module's defaults with the experiment's settings.
-struct Knobs(BTreeMap<String, u64>);
+/// A run's knobs: rxe_cc's defaults (`cc_core::knobs`, the module's own
+/// table) with the experiment's settings; algorithms read them as the
+/// module does, through `KnobSource`.
+struct Knobs([u32; NR_KNOBS]);
 
 impl Knobs {
     fn new(run: &experiment::Run) -> Result<Self> {
-        let mut m: BTreeMap<String, u64> = KNOB_DEFAULTS
-            .iter()
-            .map(|(k, v)| (k.to_string(), *v))
-            .collect();
-        for (k, v) in &run.knobs {
-            let Some(x) = v.as_integer().and_then(|x| u64::try_from(x).ok()) else {
+        let mut v = KNOBS.map(|k| k.default);
+        for (name, value) in &run.knobs {
+            let Some(def) = KNOBS.iter().find(|k| k.name == name.as_str()) else {
+                bail!("run {}: rxe_cc has no knob {name}", run.label);
+            };
+            let Some(x) = value.as_integer().and_then(|x| u32::try_from(x).ok()) else {
                 bail!(
-                    "run {}: knob {k} = {v}: the model reads whole numbers only",
+                    "run {}: knob {name} = {value}: the model reads whole numbers only",
                     run.label
                 );
             };
-            m.insert(k.clone(), x);
+            ensure!(
+                (def.min..=def.max).contains(&x),
+                "run {}: knob {name} = {x} is outside {}..{}",
+                run.label,
+                def.min,
+                def.max
+            );
+            v[def.knob as usize] = x;
         }
-        Ok(Self(m))
+        Ok(Self(v))
     }
-    fn get(&self, k: &str) -> u64 {
-        self.0.get(k).copied().unwrap_or(0)
-    }
-    fn bps(&self, k: &str) -> u64 {
-        self.get(k).saturating_mul(1_000_000)
-    }
-    fn ns(&self, k: &str) -> u64 {
-        self.get(k).saturating_mul(1000)
-    }
-    /// The knobs as rxe_cc's `acc_knobs` derives them (cc_core's
-    /// `AccKnobs::from_settings`, the same code).
-    fn acc(&self, link: &LinkParams) -> AccKnobs {
-        AccKnobs::from_settings(
-            link,
-            &AccSettings {
-                ri_low_bps: self.bps("acc_ri_low_mbps"),
-                ri_high_bps: self.bps("acc_ri_high_mbps"),
-                p_thresh: u32::try_from(self.get("acc_p_thresh")).unwrap_or(u32::MAX),
-                ce_permille: self.get("acc_ce_permille"),
-                burst_ns: self.ns("pacing_burst_us"),
-                mixed_increase: self.get("acc_mixed_increase") != 0,
-            },
-        )
-    }
+}
 
-    /// As rxe_cc's `dcqcn_knobs` (`DcqcnKnobs::from_settings`).
-    fn dcqcn(&self, link: &LinkParams) -> DcqcnKnobs {
-        DcqcnKnobs::from_settings(
-            link,
-            &DcqcnSettings {
-                ai_rate_bps: self.bps("rpg_ai_rate"),
-                hai_rate_bps: self.bps("rpg_hai_rate"),
-                min_rate_bps: self.bps("rpg_min_rate"),
-                rate_period_ns: self.ns("rpg_time_reset"),
-                alpha_period_ns: self.ns("dce_tcp_rtt"),
-                byte_reset: self.get("rpg_byte_reset"),
-                threshold: u32::try_from(self.get("rpg_threshold")).unwrap_or(u32::MAX),
-                g_1024: self.get("dce_tcp_g"),
-                burst_ns: self.ns("pacing_burst_us"),
-            },
-        )
+impl KnobSource for Knobs {
+    fn get(&self, knob: Knob) -> u32 {
+        self.0.get(knob as usize).copied().unwrap_or(0)
     }
 }
 
@@ -181,14 +126,8 @@ fn scenario(path: &Path, label: &str, rtt_us: u64) -> Result<Option<Scenario>> {
         .context("the first sender's port")?;
     let line_bps = first.rate_mbps.saturating_mul(1_000_000);
     let period_ns = match algo {
-        Algo::Hpcc => knobs.ns("hpcc_t_us"),
-        _ => knobs.ns("acc_t_us"),
-    };
-    // rxe_cc's link: the line rate knob, T as the base RTT.
-    let link = LinkParams {
-        line_rate_bps: knobs.bps("line_rate_mbps"),
-        mtu: MTU,
-        base_rtt_ns: knobs.ns("acc_t_us"),
+        Algo::Hpcc => knobs.us_ns(Knob::HpccTUs),
+        _ => knobs.us_ns(Knob::AccTUs),
     };
     let sw = built.topo.switches.first().context("no switch")?;
     let marking = match sw.mark {
@@ -219,10 +158,10 @@ fn scenario(path: &Path, label: &str, rtt_us: u64) -> Result<Option<Scenario>> {
     cfg.period_ns = period_ns;
     cfg.marking = marking;
     cfg.sizes_bytes = vec![*size; senders.len()];
-    cfg.acc_knobs = Some(knobs.acc(&link));
-    cfg.dcqcn_knobs = Some(knobs.dcqcn(&link));
-    cfg.cnp_interval_ns = knobs.ns("min_time_between_cnps");
-    cfg.pacing_catchup_ns = knobs.ns("pacing_catchup_us");
+    cfg.acc_knobs = Some(acc_knobs(&knobs));
+    cfg.dcqcn_knobs = Some(dcqcn_knobs(&knobs));
+    cfg.cnp_interval_ns = knobs.us_ns(Knob::MinTimeBetweenCnps);
+    cfg.pacing_catchup_ns = knobs.us_ns(Knob::PacingCatchupUs);
     cfg.sample_ns = e.record_interval_ms.max(1).saturating_mul(1_000_000);
     // Long enough for the flows at a tenth of their fair share.
     let fair = cfg.port_rate_bps / senders.len().max(1) as u64;
@@ -444,7 +383,7 @@ pub fn compare(
             let k = Knobs::new(r)?;
             let rec = dir.join(src).join("rec");
             if rec.exists() {
-                late = timer_lateness(&rec, k.ns("acc_t_us"))?;
+                late = timer_lateness(&rec, k.us_ns(Knob::AccTUs))?;
                 late.sort_unstable();
                 let percentile = |p| report::percentile(&late, p) as f64 / 1e6;
                 out += &format!(
@@ -523,22 +462,6 @@ mod tests {
     use super::*;
 
     const MS: u64 = 1_000_000;
-
-    /// `KNOB_DEFAULTS` are the module's: every entry equals its
-    /// `RXE_CC_KNOB(name, default, ...)` in rxe_cc/glue.c.
-    #[test]
-    fn knob_defaults_are_the_modules() {
-        let glue = include_str!("../../../rxe_cc/glue.c");
-        for (name, want) in KNOB_DEFAULTS {
-            let decl = format!("RXE_CC_KNOB({name}, ");
-            let at = glue
-                .find(&decl)
-                .unwrap_or_else(|| panic!("glue.c has no knob {name}"));
-            let rest = &glue[at + decl.len()..];
-            let def: u64 = rest[..rest.find(',').unwrap()].trim().parse().unwrap();
-            assert_eq!(def, *want, "{name}'s default");
-        }
-    }
 
     /// Events late by 1, 3, 0.2, 6 and 2 ms on a 10 ms grid: the earliest
     /// is taken as on time, so each is late by its lateness less 0.2 ms,
