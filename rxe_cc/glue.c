@@ -21,7 +21,6 @@
  * (the `const _` block in rxe_cc_main.rs), so that neither can drift.
  */
 static_assert(RXE_CC_NR_ALGS == 7);
-static_assert(RXE_CC_NR_KNOBS == 31);
 static_assert(RXE_CC_INT_MAX_HOPS == 5);
 static_assert(sizeof(struct rxe_cc_int_rec) == 32);
 static_assert(offsetof(struct rxe_cc_int_rec, qlen) == 24);

@@ -73,5 +73,9 @@
 	  "ACC: 1 = a period with some CE, too few to be congested, raises the rate as an uncongested one; 0 = holds it (the paper)") \
 	X(FNCC_LHCS_COMPUTEWIND, fncc_lhcs_computewind, 0, 0, 1, \
 	  "FNCC: 1 = LHCS sets the reference window and runs COMPUTEWIND on it (Algorithm 3); 0 = sets the window directly (section 3.2.2)") \
+	X(DCQCN_VARIANT, dcqcn_variant, 0, 0, 1, \
+	  "DCQCN: 0 = the SIGCOMM'15 rules; 1 = the HPCC simulator's (rdma-hw.cc: alpha on a timer, a cut at most once per dcqcn_dec_us, no byte counter, constant R_HAI)") \
+	X(DCQCN_DEC_US, dcqcn_dec_us, 80, 1, 1000000, \
+	  "DCQCN (dcqcn_variant=1): rate-decrease check period, us (the simulator's 4 us, scaled as the other DCQCN times)") \
 
 #endif /* RXE_CC_KNOBS_H */

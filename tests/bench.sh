@@ -243,7 +243,7 @@ bench_cc() {
 	for ((r = 1; r <= rounds; r++)); do
 		echo
 		echo "incast round $r of $rounds"
-		cci_run "$out/cc/round$r" none dcqcn acc acc-inc hpcc fncc icc | tee -a "$out/summary.txt"
+		cci_run "$out/cc/round$r" none dcqcn dcqcn-sim acc acc-inc hpcc fncc icc | tee -a "$out/summary.txt"
 		[ "${PIPESTATUS[0]}" = 0 ] || echo "  round $r: not every flow completed" >&2
 	done
 	echo

@@ -41,9 +41,9 @@ def fmt(v, spec):
     return "-" if v is None else spec % v
 
 
-labels = [l for l in ("none", "dcqcn", "acc", "acc-inc", "hpcc", "fncc", "fncc-cw", "icc") if all(l in r for r in rounds)]
+labels = [l for l in ("none", "dcqcn", "dcqcn-sim", "acc", "acc-inc", "hpcc", "fncc", "fncc-cw", "icc") if all(l in r for r in rounds)]
 print("median of %d rounds (each round: %s one after another)" % (len(rounds), ", ".join(labels)))
-print("%-7s %10s %9s %8s %10s %6s %8s %8s %7s %6s" % (
+print("%-9s %10s %9s %8s %10s %6s %8s %8s %7s %6s" % (
     "cc", "converge T", "settled T", "in band", "tput Mb/s", "Jain", "peak KB", "mean KB", "pauses", "drops"))
 for l in labels:
     runs = [r[l] for r in rounds]
@@ -55,7 +55,7 @@ for l in labels:
     snever = sum(1 for _, n in settle if n)
     st = med([v for v, _ in settle]) if snever < len(runs) else None
     ss = "never" if st is None else ("%s%.1f" % (">" if snever * 2 >= len(runs) else "", st))
-    print("%-7s %10s %9s %7.0f%% %10.1f %6.3f %8.1f %8.1f %7.0f %6.0f" % (
+    print("%-9s %10s %9s %7.0f%% %10.1f %6.3f %8.1f %8.1f %7.0f %6.0f" % (
         l, cs, ss, med([r["in_band"] for r in runs]) * 100, med([r["throughput_mbps"] for r in runs]),
         med([r["jain"] for r in runs]), med([r["peak_queue_bytes"] for r in runs]) / 1024,
         med([r["mean_queue_bytes"] for r in runs]) / 1024, med([r["pauses"] for r in runs]),

@@ -198,6 +198,8 @@ pub fn dcqcn_knobs(k: &dyn KnobSource) -> DcqcnKnobs {
             threshold: k.get(Knob::RpgThreshold),
             g_1024: u64::from(k.get(Knob::DceTcpG)),
             burst_ns: k.us_ns(Knob::PacingBurstUs),
+            simulator: k.get(Knob::DcqcnVariant) != 0,
+            decrease_period_ns: k.us_ns(Knob::DcqcnDecUs),
         },
     )
 }

@@ -14,6 +14,18 @@
 //!
 //! Knob names follow the ConnectX `cc_params` users know (`rpg_*`, `dce_tcp_g`,
 //! `min_time_between_cnps`).
+//!
+//! [`DcqcnVariant::Simulator`] (`dcqcn_variant=1`) is instead the DCQCN of
+//! the HPCC ns-3 simulator (`rdma-hw.cc`, "Mellanox's version of DCQCN"),
+//! the baseline of most papers' large-scale figures, ACC's included: a CNP
+//! only sets two flags; α is updated on its own timer (`(1 − g)·α + g` if a
+//! CNP came in the last interval, else `(1 − g)·α`); the rate is cut at
+//! most once per `decrease_period` (4 us there), if a CNP came, and Rt is
+//! set to Rc first only if an increase happened since the last cut; no
+//! byte counter; the increase timer (300 us there) restarts at each cut,
+//! and its events are fast recovery while fewer than F (1 there), additive
+//! at F, hyper (`Rt += R_HAI`, constant) after. The first CNP sets α = 1
+//! and starts the timers.
 
 use super::cc::{advance_pacing, AckEvent, CongestionControl, LinkParams, Pacing};
 use super::fixed::{tx_time_ns, Q32};
@@ -43,6 +55,19 @@ pub struct DcqcnKnobs {
     pub initial_alpha: Q32,
     /// Pacing credit kept after waiting, ns.
     pub burst_ns: u64,
+    /// The paper's rules or the HPCC simulator's.
+    pub variant: DcqcnVariant,
+    /// [`DcqcnVariant::Simulator`]: the rate-decrease check's period, ns.
+    pub decrease_period_ns: u64,
+}
+
+/// Which DCQCN a QP runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DcqcnVariant {
+    /// SIGCOMM'15: the rules of the paper (the default).
+    Paper,
+    /// The HPCC ns-3 simulator's `rdma-hw.cc` (module doc).
+    Simulator,
 }
 
 impl DcqcnKnobs {
@@ -61,6 +86,8 @@ impl DcqcnKnobs {
             min_rate_bps: (link.line_rate_bps / 100).max(1),
             initial_alpha: Q32::ONE,
             burst_ns: tx_time_ns(u64::from(link.mtu), link.line_rate_bps),
+            variant: DcqcnVariant::Paper,
+            decrease_period_ns: 4_000,
         }
     }
 }
@@ -90,6 +117,10 @@ pub struct DcqcnSettings {
     pub g_1024: u64,
     /// Pacing credit, ns (0: one packet at line rate).
     pub burst_ns: u64,
+    /// The HPCC simulator's rules instead of the paper's.
+    pub simulator: bool,
+    /// The simulator's rate-decrease period, ns.
+    pub decrease_period_ns: u64,
 }
 
 impl DcqcnKnobs {
@@ -113,6 +144,12 @@ impl DcqcnKnobs {
         k.threshold = settings.threshold;
         k.g = Q32::ratio(settings.g_1024, 1024);
         k.burst_ns = super::cc::pacing_burst_ns(link, settings.burst_ns, k.burst_ns);
+        if settings.simulator {
+            k.variant = DcqcnVariant::Simulator;
+        }
+        if settings.decrease_period_ns != 0 {
+            k.decrease_period_ns = settings.decrease_period_ns;
+        }
         k
     }
 }
@@ -135,6 +172,15 @@ pub struct Dcqcn {
     last_rate_ns: u64,
     next_send_ns: u64,
     cnps: u64,
+    /// The simulator's state: CNP flags for the α timer and the decrease
+    /// check, whether a CNP has come yet, increase events since the last
+    /// cut, the last decrease check, and whether the increase timer runs.
+    sim_alpha_cnp: bool,
+    sim_decrease_cnp: bool,
+    sim_started: bool,
+    sim_stage: u32,
+    sim_last_dec_ns: u64,
+    sim_rate_timer: bool,
 }
 
 impl Dcqcn {
@@ -154,6 +200,12 @@ impl Dcqcn {
             last_rate_ns: now_ns,
             next_send_ns: now_ns,
             cnps: 0,
+            sim_alpha_cnp: false,
+            sim_decrease_cnp: false,
+            sim_started: false,
+            sim_stage: 0,
+            sim_last_dec_ns: now_ns,
+            sim_rate_timer: false,
         }
     }
 
@@ -184,6 +236,76 @@ impl Dcqcn {
         )
     }
 
+    /// (Rt + Rc)/2 without overflow.
+    fn halfway(&self) -> u64 {
+        self.clamp(
+            (self.rt / 2)
+                .saturating_add(self.rc / 2)
+                .saturating_add(self.rt & self.rc & 1),
+        )
+    }
+
+    /// The simulator's increase event: fast recovery before F events,
+    /// additive at F, hyper (R_HAI, constant) after (`RateIncEventMlx`).
+    fn sim_increase(&mut self) {
+        let f = self.knobs.threshold;
+        if self.sim_stage == f {
+            self.rt = self.clamp(self.rt.saturating_add(self.knobs.ai_rate_bps));
+        } else if self.sim_stage > f {
+            self.rt = self.clamp(self.rt.saturating_add(self.knobs.hai_rate_bps));
+        }
+        self.rc = self.halfway();
+        self.sim_stage = self.sim_stage.saturating_add(1);
+    }
+
+    /// The simulator's timers up to `now_ns`, in order: α updates, the
+    /// decrease check (after the α update of the same instant, as there),
+    /// then the increase timer. Catch-up is bounded as in the paper's.
+    fn sim_timer(&mut self, now_ns: u64) {
+        if !self.sim_started {
+            return;
+        }
+        let g = self.knobs.g;
+        let k = self.knobs.alpha_period_ns.max(1);
+        let n = now_ns.saturating_sub(self.last_alpha_ns) / k;
+        for i in 0..n.min(2048) {
+            let decayed = Q32::ONE.saturating_sub(g).saturating_mul(self.alpha);
+            self.alpha = if i == 0 && self.sim_alpha_cnp {
+                decayed.saturating_add(g).min(Q32::ONE)
+            } else {
+                decayed
+            };
+        }
+        if n > 0 {
+            self.sim_alpha_cnp = false;
+        }
+        self.last_alpha_ns = self.last_alpha_ns.saturating_add(n.saturating_mul(k));
+        let d = self.knobs.decrease_period_ns.max(1);
+        let n = now_ns.saturating_sub(self.sim_last_dec_ns) / d;
+        if n > 0 && self.sim_decrease_cnp {
+            // CLAMP_TARGET_RATE 0: Rt follows Rc only after an increase.
+            if self.sim_stage != 0 {
+                self.rt = self.rc;
+            }
+            let cut = (self.alpha.mul_int(self.rc)) / 2;
+            self.rc = self.clamp(self.rc.saturating_sub(cut));
+            self.sim_stage = 0;
+            self.sim_decrease_cnp = false;
+            // The increase timer restarts at the check that cut.
+            self.last_rate_ns = self.sim_last_dec_ns.saturating_add(d);
+            self.sim_rate_timer = true;
+        }
+        self.sim_last_dec_ns = self.sim_last_dec_ns.saturating_add(n.saturating_mul(d));
+        if self.sim_rate_timer {
+            let ti = self.knobs.rate_period_ns.max(1);
+            let n = now_ns.saturating_sub(self.last_rate_ns) / ti;
+            for _ in 0..n.min(256) {
+                self.sim_increase();
+            }
+            self.last_rate_ns = self.last_rate_ns.saturating_add(n.saturating_mul(ti));
+        }
+    }
+
     fn increase(&mut self) {
         let f = self.knobs.threshold;
         if self.t > f && self.bc > f {
@@ -195,12 +317,7 @@ impl Dcqcn {
         } else if self.t > f || self.bc > f {
             self.rt = self.clamp(self.rt.saturating_add(self.knobs.ai_rate_bps));
         }
-        // (Rt + Rc)/2 without overflow.
-        self.rc = self.clamp(
-            (self.rt / 2)
-                .saturating_add(self.rc / 2)
-                .saturating_add(self.rt & self.rc & 1),
-        );
+        self.rc = self.halfway();
     }
 }
 
@@ -212,7 +329,11 @@ impl CongestionControl for Dcqcn {
     fn on_send(&mut self, now_ns: u64, _psn: u32, bytes: u32) {
         let b = u64::from(bytes);
         self.bytes = self.bytes.saturating_add(b);
-        if self.knobs.byte_reset > 0 && self.bytes >= self.knobs.byte_reset {
+        // The simulator has no byte counter.
+        if self.knobs.variant == DcqcnVariant::Paper
+            && self.knobs.byte_reset > 0
+            && self.bytes >= self.knobs.byte_reset
+        {
             self.bytes = self.bytes.saturating_sub(self.knobs.byte_reset);
             self.bc = self.bc.saturating_add(1);
             self.increase();
@@ -225,6 +346,23 @@ impl CongestionControl for Dcqcn {
 
     fn on_cnp(&mut self, now_ns: u64) {
         self.cnps = self.cnps.saturating_add(1);
+        if self.knobs.variant == DcqcnVariant::Simulator {
+            // Timers that fell due before this CNP run without it.
+            self.sim_timer(now_ns);
+            self.sim_alpha_cnp = true;
+            self.sim_decrease_cnp = true;
+            if !self.sim_started {
+                // `cnp_received_mlx`: α = 1, the timers start (the cut
+                // waits for the first check), RateOnFirstCnp 1.0.
+                self.sim_started = true;
+                self.alpha = Q32::ONE;
+                self.sim_alpha_cnp = false;
+                self.last_alpha_ns = now_ns;
+                self.sim_last_dec_ns = now_ns;
+                self.rt = self.rc;
+            }
+            return;
+        }
         self.rt = self.rc;
         // Rc·(1 − α/2) = Rc − Rc·α/2.
         let cut = (self.alpha.mul_int(self.rc)) / 2;
@@ -243,6 +381,10 @@ impl CongestionControl for Dcqcn {
     }
 
     fn on_timer(&mut self, now_ns: u64) {
+        if self.knobs.variant == DcqcnVariant::Simulator {
+            self.sim_timer(now_ns);
+            return;
+        }
         // Catch up on every period that passed, but boundedly: 2048 decays
         // take α below 4e-4 (g = 1/256), and 256 increase events take any
         // rate back to the line.
@@ -264,12 +406,11 @@ impl CongestionControl for Dcqcn {
     }
 
     fn timer_period_ns(&self) -> Option<u64> {
-        Some(
-            self.knobs
-                .alpha_period_ns
-                .min(self.knobs.rate_period_ns)
-                .max(1),
-        )
+        let p = self.knobs.alpha_period_ns.min(self.knobs.rate_period_ns);
+        Some(match self.knobs.variant {
+            DcqcnVariant::Paper => p,
+            DcqcnVariant::Simulator => p.min(self.knobs.decrease_period_ns),
+        }.max(1))
     }
 
     fn pacing(&self, _now_ns: u64) -> Pacing {

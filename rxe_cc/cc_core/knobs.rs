@@ -71,10 +71,14 @@ pub enum Knob {
     AccMixedIncrease = 29,
     /// `fncc_lhcs_computewind`.
     FnccLhcsComputeWind = 30,
+    /// `dcqcn_variant`.
+    DcqcnVariant = 31,
+    /// `dcqcn_dec_us`.
+    DcqcnDecUs = 32,
 }
 
 /// How many knobs there are (`RXE_CC_NR_KNOBS`).
-pub const NR_KNOBS: usize = 31;
+pub const NR_KNOBS: usize = 33;
 
 /// One knob: its sysfs name, default and range (inclusive), and what it does.
 #[derive(Clone, Copy, Debug)]
@@ -342,6 +346,22 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
         min: 0,
         max: 1,
         help: "FNCC: 1 = LHCS sets the reference window and runs COMPUTEWIND on it (Algorithm 3); 0 = sets the window directly (section 3.2.2)",
+    },
+    KnobDef {
+        knob: Knob::DcqcnVariant,
+        name: "dcqcn_variant",
+        default: 0,
+        min: 0,
+        max: 1,
+        help: "DCQCN: 0 = the SIGCOMM'15 rules; 1 = the HPCC simulator's (rdma-hw.cc: alpha on a timer, a cut at most once per dcqcn_dec_us, no byte counter, constant R_HAI)",
+    },
+    KnobDef {
+        knob: Knob::DcqcnDecUs,
+        name: "dcqcn_dec_us",
+        default: 80,
+        min: 1,
+        max: 1000000,
+        help: "DCQCN (dcqcn_variant=1): rate-decrease check period, us (the simulator's 4 us, scaled as the other DCQCN times)",
     },
 ];
 

@@ -130,3 +130,95 @@ fn settings_default_to_the_link() {
         (1_000_000, 10_000_000, 7)
     );
 }
+
+/// The HPCC simulator's DCQCN (`rdma-hw.cc`), `dcqcn_variant=1`, with its
+/// own defaults: F = 1, a 4 us decrease check, α every 1 us, 300 us
+/// increase timer (unscaled here: a 10 Gb/s link).
+fn sim() -> (Dcqcn, DcqcnKnobs) {
+    use cc_core::dcqcn::DcqcnVariant;
+    let l = link(10, 50);
+    let k = DcqcnKnobs {
+        variant: DcqcnVariant::Simulator,
+        decrease_period_ns: 4_000,
+        alpha_period_ns: 1_000,
+        rate_period_ns: 300_000,
+        threshold: 1,
+        ..DcqcnKnobs::for_link(&l)
+    };
+    (Dcqcn::new(&l, k, 0), k)
+}
+
+/// A CNP cuts nothing at once: the next decrease check does, once however
+/// many CNPs came, with α = 1 from the first CNP (`cnp_received_mlx`).
+#[test]
+fn simulator_cuts_at_most_once_per_check() {
+    let (mut rp, _) = sim();
+    let line = 10 * GBPS;
+    for t in [100, 200, 300, 3_000] {
+        rp.on_cnp(t);
+        assert_eq!(rp.pacing(t).rate_bps, line, "no cut on the CNP itself");
+    }
+    // The check at 100 + 4000 ns: one cut by α/2. α was 1 at the first CNP
+    // and its timer ran at 1100, 2100, 3100 (with the flag) and 4100 ns,
+    // after the check (α first, 1 ns before the check, as there).
+    rp.on_timer(4_100);
+    let r = rp.pacing(4_100).rate_bps;
+    assert!(r < line && r >= line / 2 - 1 && r <= line * 51 / 100, "one cut near half: {r}");
+    // More CNPs within the next 4 us: one more cut at the next check.
+    rp.on_cnp(5_000);
+    rp.on_cnp(6_000);
+    rp.on_timer(8_099);
+    assert_eq!(rp.pacing(8_099).rate_bps, r, "the check at 8100 has not run");
+    rp.on_timer(8_100);
+    assert!(rp.pacing(8_100).rate_bps < r, "cut at the check");
+    // No CNP since: no more cuts.
+    let r2 = rp.pacing(8_100).rate_bps;
+    rp.on_timer(50_000);
+    assert_eq!(rp.pacing(50_000).rate_bps, r2);
+}
+
+/// The increase timer restarts at the cut; F = 1: one fast recovery, then
+/// additive (R_AI) once, then hyper (R_HAI, constant, not i·R_HAI). No
+/// byte counter: sending changes nothing.
+#[test]
+fn simulator_increase_stages_and_no_byte_counter() {
+    let (mut rp, k) = sim();
+    let line = 10 * GBPS;
+    rp.on_cnp(0);
+    rp.on_timer(4_000);
+    let rc0 = rp.pacing(4_000).rate_bps;
+    let rt0 = rp.target_rate_bps();
+    assert_eq!(rt0, line, "no increase yet: Rt not clamped to Rc");
+    for i in 0..10_000 {
+        rp.on_send(4_000, i, 4096);
+    }
+    assert_eq!(rp.pacing(4_000).rate_bps, rc0, "bytes sent raise nothing");
+    // Event 1 at 4000 + 300000: fast recovery, Rc = (Rt + Rc)/2.
+    rp.on_timer(304_000);
+    let rc1 = rp.pacing(304_000).rate_bps;
+    assert_eq!(rc1, (rt0 + rc0) / 2);
+    assert_eq!(rp.target_rate_bps(), rt0);
+    // A cut now clamps Rt to Rc (an increase happened), then event 2 is
+    // again fast recovery; here without a cut: event 2 is additive.
+    rp.on_timer(604_000);
+    let rt2 = rp.target_rate_bps();
+    assert_eq!(rt2, line.min(rt0 + k.ai_rate_bps));
+    // Below the line, the hyper steps add R_HAI each, constant.
+    let (mut rp, k) = sim();
+    rp.on_cnp(0);
+    rp.on_cnp(5_000); // cut at 4000, then at 8000 with no increase between:
+    rp.on_timer(8_000); // Rt stays at the line; the timer restarts at 8000
+    assert_eq!(rp.target_rate_bps(), line);
+    rp.on_timer(308_000); // event 1: fast recovery
+    rp.on_cnp(309_000);
+    rp.on_timer(312_000); // the cut: Rt = Rc, since an increase happened
+    let rt = rp.target_rate_bps();
+    assert!(rt < line);
+    rp.on_timer(612_000); // fast recovery
+    assert_eq!(rp.target_rate_bps(), rt);
+    rp.on_timer(912_000); // additive
+    assert_eq!(rp.target_rate_bps(), rt + k.ai_rate_bps);
+    rp.on_timer(1_212_000); // hyper
+    rp.on_timer(1_512_000); // hyper
+    assert_eq!(rp.target_rate_bps(), rt + k.ai_rate_bps + 2 * k.hai_rate_bps);
+}

@@ -195,6 +195,18 @@ proptest! {
     }
 
     #[test]
+    fn dcqcn_simulator_bounds(link in link_strategy(), events in events()) {
+        let k = DcqcnKnobs {
+            variant: cc_core::dcqcn::DcqcnVariant::Simulator,
+            threshold: 1,
+            ..DcqcnKnobs::for_link(&link)
+        };
+        let mut cc = Dcqcn::new(&link, k, 0);
+        drive(&mut cc, link.line_rate_bps, k.min_rate_bps, &events).map_err(TestCaseError::fail)?;
+        prop_assert!(cc.alpha() <= Q32::ONE);
+    }
+
+    #[test]
     fn hpcc_bounds(link in link_strategy(), events in events()) {
         let mut cc = Hpcc::new(&link, HpccKnobs::for_link(&link), 0);
         drive(&mut cc, link.line_rate_bps, 1, &events).map_err(TestCaseError::fail)?;
