@@ -29,12 +29,13 @@
 //!   several at once, and ΔA then covers more than T.
 //! - A halt starts from `max(t_NextPkt, now)`: pacing credit left from an
 //!   idle spell must not shorten it.
-//! - The halt state ends at the end of the first period after the halt
-//!   that carries information: congested, it applies its one extension
-//!   (lines 6-10); any other class ends it with none (no CE: the excess
-//!   sent in T_i did not queue), so a later congestion halts anew. The QP
-//!   then waits out `t_NextPkt` and its later ACKs count only past
-//!   `snd_nxt_start`.
+//! - The halt state ends at the end of the period after the halt, with its
+//!   one extension (lines 6-10), whatever that period shows (Fig. 7's
+//!   `T_{i+1}`; §4.2 infers the excess without waiting for ACKs). Algorithm
+//!   1 clears it only in CONGESTED: read literally, a halt followed by any
+//!   other class stayed set, and the next congestion, however late, took
+//!   the extension branch with no new halt. The QP then waits out
+//!   `t_NextPkt` and its later ACKs count only past `snd_nxt_start`.
 
 use super::cc::{advance_pacing, AckEvent, CongestionControl, LinkParams, Pacing};
 use super::fixed::{mul_div, rate_bps, tx_time_ns, Q32};
@@ -261,7 +262,7 @@ impl Acc {
         self.class
     }
 
-    /// True from a halt until the end of the next informative period.
+    /// True from a halt until the end of the next period.
     pub fn halted(&self) -> bool {
         self.halt
     }
@@ -308,16 +309,21 @@ impl Acc {
                 self.halts = self.halts.saturating_add(1);
             }
         } else if self.halt {
-            // The period before the halt sent ΔS at the old rate R_s while
-            // only ΔS·R/R_s fit through the bottleneck.
-            let r = self.ack_rate_bps.max(1);
-            let fit = mul_div(self.ds_prev, r, self.rate_before_halt_bps.max(1));
-            let excess = self.ds_prev.saturating_sub(fit);
-            let t_extend = tx_time_ns(excess, r);
-            self.t_halt_ns = self.t_halt_ns.saturating_add(t_extend);
-            self.next_send_ns = self.next_send_ns.saturating_add(t_extend);
-            self.halt = false;
+            self.extend_halt();
         }
+    }
+
+    /// Algorithm 1, lines 7-10: the period before the halt sent ΔS at the
+    /// old rate R_s while only ΔS·R/R_s fit through the bottleneck; the
+    /// halt grows by the excess at R, and ends.
+    fn extend_halt(&mut self) {
+        let r = self.ack_rate_bps.max(1);
+        let fit = mul_div(self.ds_prev, r, self.rate_before_halt_bps.max(1));
+        let excess = self.ds_prev.saturating_sub(fit);
+        let t_extend = tx_time_ns(excess, r);
+        self.t_halt_ns = self.t_halt_ns.saturating_add(t_extend);
+        self.next_send_ns = self.next_send_ns.saturating_add(t_extend);
+        self.halt = false;
     }
 
     /// Algorithm 1, UNCONGESTED.
@@ -407,9 +413,6 @@ impl CongestionControl for Acc {
         } else {
             AccClass::Uncongested
         };
-        // A halt lasts until the next informative period ends: a congested
-        // one extends it (Algorithm 1, lines 6-10), any other ends it.
-        let halt_ends = self.halt && informative && self.class != AccClass::Congested;
         match self.class {
             AccClass::Congested => {
                 self.congested(now_ns);
@@ -438,8 +441,12 @@ impl CongestionControl for Acc {
             },
             AccClass::NoInfo => {}
         }
-        if halt_ends {
-            self.halt = false;
+        // The period after a halt ends it with its extension, whatever it
+        // showed: §4.2 infers the excess "without the need to wait for the
+        // arrival of ACKs". (A congested one did so above, Algorithm 1's
+        // else branch.)
+        if self.halt && self.class != AccClass::Congested {
+            self.extend_halt();
         }
         // ΔS accumulates over periods that carry no information.
         self.ds_prev = if !informative {

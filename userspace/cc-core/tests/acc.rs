@@ -259,32 +259,35 @@ fn no_halt_before_acks_of_post_halt_data() {
     assert_eq!(acc.halts(), halts);
 }
 
-/// A halt whose next informative period is not congested ends there, with
-/// no extension; a later congestion halts anew instead of extending it.
+/// A halt ends at the end of the next period with its extension, whatever
+/// that period shows (§4.2: the excess is inferred without waiting for
+/// ACKs); a later congestion halts anew instead of extending it.
 #[test]
-fn a_halt_ends_at_the_next_informative_period() {
-    let (mut acc, _, t) = setup();
-    let now = period(&mut acc, 0, t, 20, 5, 0, 0);
-    let now = period(&mut acc, now, t, 5, 8, 8, 0);
-    assert!(acc.halted());
-    let halt = acc.last_halt_ns();
-    let end = acc.pacing(now).next_send_ns;
-    // A period without ACKs tells nothing: the halt stays.
-    acc.on_timer(now + t);
-    assert!(acc.halted());
-    // Clean ACKs: the excess did not queue, so no extension.
-    let now = period(&mut acc, now + t, t, 0, 4, 0, 0);
-    assert_eq!(acc.class(), AccClass::Uncongested);
-    assert!(!acc.halted(), "an uncongested period ends the halt");
-    assert_eq!(acc.last_halt_ns(), halt);
-    assert_eq!(acc.pacing(now).next_send_ns, end);
-    // Post-halt data acked (snd_una passes snd_nxt_start), then congestion.
-    let now = period(&mut acc, now, t, 10, 10, 0, 0);
-    let now = period(&mut acc, now, t, 5, 8, 8, 0);
-    assert_eq!(acc.class(), AccClass::Congested);
-    assert_eq!(acc.halts(), 2, "a new congestion halts anew");
-    assert!(acc.halted());
-    assert!(acc.pacing(now).next_send_ns > now);
+fn a_halt_ends_after_one_period_with_its_extension() {
+    for clean_acks in [0, 4] {
+        let (mut acc, _, t) = setup();
+        let now = period(&mut acc, 0, t, 20, 5, 0, 0);
+        let now = period(&mut acc, now, t, 5, 8, 8, 0);
+        assert!(acc.halted());
+        let halt = acc.last_halt_ns();
+        let end = acc.pacing(now).next_send_ns;
+        let r = acc.ack_rate_bps();
+        // The next period: no ACKs, or clean ones. ΔS of B was 5 packets
+        // sent at R_s = line.
+        let now = period(&mut acc, now, t, 0, clean_acks, 0, 0);
+        assert!(!acc.halted(), "{clean_acks} clean ACKs: the halt ended");
+        let ds = 5 * u64::from(MTU);
+        let ext = tx_time_ns(ds - ds * r / (10 * GBPS), r);
+        assert_eq!(acc.last_halt_ns(), halt + ext, "{clean_acks} clean ACKs: extended");
+        assert_eq!(acc.pacing(now).next_send_ns, end + ext);
+        // Post-halt data acked (snd_una passes snd_nxt_start), then congestion.
+        let now = period(&mut acc, now, t, 10, 14, 0, 0);
+        let now = period(&mut acc, now, t, 5, 8, 8, 0);
+        assert_eq!(acc.class(), AccClass::Congested);
+        assert_eq!(acc.halts(), 2, "{clean_acks} clean ACKs: a new congestion halts anew");
+        assert!(acc.halted());
+        assert!(acc.pacing(now).next_send_ns > now);
+    }
 }
 
 #[test]
