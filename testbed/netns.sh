@@ -313,6 +313,23 @@ tb_qps_sum() {
 		awk -v k="$1" '$1 == k {s += $2} END {print s + 0}'
 }
 
+# tb_wait_or_kill <pid> <seconds> <port>: wait up to <seconds> for the
+# background perftest client <pid> of port <port>; past that, kill it and
+# its perftest processes, forget the servers and return 1. For a client
+# that a defect would leave hanging.
+tb_wait_or_kill() {
+	local pid=$1 deadline=$((SECONDS + $2)) port=$3
+	while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
+		tb_nap 0.2
+	done
+	kill -0 "$pid" 2>/dev/null || return 0
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	tb_forget_servers
+	pkill -f "ib_write_bw.*-p $port" 2>/dev/null || true
+	return 1
+}
+
 # tb_cc_total <counter>: value of a counter in rxe_cc's debugfs totals.
 tb_cc_total() {
 	awk -v k="$1" '$1 == k {print $2; found = 1} END {exit !found}' /sys/kernel/debug/rxe_cc/totals

@@ -70,17 +70,10 @@ test_reload_gated() {
 	# At the paced rate the rest would take (n·size − sent)·8/rate s;
 	# stock rxe moves it in about a second. Wait half the paced time.
 	local paced_s=$(((n * size - sent) * 8 / (rate * 1000000)))
-	deadline=$((SECONDS + paced_s / 2))
-	while kill -0 "$client" 2>/dev/null && ((SECONDS < deadline)); do
-		tb_nap 0.2
-	done
-	if kill -0 "$client" 2>/dev/null; then
-		kill "$client" 2>/dev/null || true
-		wait "$client" 2>/dev/null || true
-		tb_forget_servers
-		pkill -f "ib_write_bw.*-p $TB_PORT_BASE" 2>/dev/null || true
+	tb_wait_or_kill "$client" $((paced_s / 2)) $TB_PORT_BASE || {
 		fail "the held QP's message did not complete within $((paced_s / 2)) s of the unload (paced, it needed $paced_s s)"
-	fi
+		return 1
+	}
 	wait "$client" || rc=$?
 	info "held QP across the unload: $sent of $((n * size)) bytes sent before it, exit $rc"
 	[ "$rc" = 0 ] || fail "the held QP's flow failed (exit $rc): $(tail -2 "$TEST_OUT/client.txt")"

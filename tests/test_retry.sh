@@ -103,17 +103,8 @@ test_retry_stale_ack() {
 	echo 400000 >/sys/module/rxe_cc/parameters/fixed_rate_mbps
 	# Unpaced, the rest takes about a second; a QP that skipped packets
 	# the responder lacks waits forever (no retry timer).
-	deadline=$((SECONDS + 60))
-	while kill -0 "$client" 2>/dev/null && ((SECONDS < deadline)); do
-		tb_nap 0.2
-	done
-	if kill -0 "$client" 2>/dev/null; then
-		kill "$client" 2>/dev/null || true
-		wait "$client" 2>/dev/null || true
-		tb_forget_servers
-		pkill -f "ib_write_bw.*-p $TB_PORT_BASE" 2>/dev/null || true
-		fail "the flow did not complete within 60 s of the forged ACK" || return 1
-	fi
+	tb_wait_or_kill "$client" 60 $TB_PORT_BASE ||
+		{ fail "the flow did not complete within 60 s of the forged ACK"; return 1; }
 	wait "$client" || rc=$?
 	[ "$rc" = 0 ] || fail "the client failed after the forged ACK (exit $rc): $(tail -3 "$TEST_OUT/client.txt")" || return 1
 	tb_wait_servers || fail "server failed" || return 1
