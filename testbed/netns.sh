@@ -313,6 +313,19 @@ tb_qps_sum() {
 		awk -v k="$1" '$1 == k {s += $2} END {print s + 0}'
 }
 
+# tb_qps_wait <counter> <seconds>: tb_qps_sum <counter> once it is above
+# 0, or at the end of <seconds> (perftest's set-up under TCG varies by
+# seconds).
+tb_qps_wait() {
+	local n=0 deadline=$((SECONDS + $2))
+	while ((SECONDS < deadline)); do
+		n=$(tb_qps_sum "$1")
+		((n > 0)) && break
+		tb_nap 0.1
+	done
+	echo "$n"
+}
+
 # tb_wait_or_kill <pid> <seconds> <port>: wait up to <seconds> for the
 # background perftest client <pid> of port <port>; past that, kill it and
 # its perftest processes, forget the servers and return 1. For a client

@@ -50,19 +50,14 @@ test_reload() {
 # (timeout 0 is infinite) nothing else does. The unload must kick it
 # (rxe_glue 0001), and the message completes at stock rxe's speed.
 test_reload_gated() {
-	local size=1048576 n=5 rate=1 gated=0 deadline rc=0
+	local size=1048576 n=5 rate=1 gated rc=0
 	tb_load_rxe patched
 	tb_load_cc cc=fixed fixed_rate_mbps=$rate
 	tb_up 2
 	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server.txt" -s $size -n $n -u 0
 	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client.txt" -s $size -n $n -u 0 &
 	local client=$!
-	deadline=$((SECONDS + 60))
-	while ((SECONDS < deadline)); do
-		gated=$(tb_qps_sum tx_gated)
-		((gated > 0)) && break
-		tb_nap 0.1
-	done
+	gated=$(tb_qps_wait tx_gated 60)
 	assert_gt "sends held at the gate before the unload" "$gated" 0
 	local sent
 	sent=$(tb_qps_sum tx_bytes)

@@ -79,19 +79,14 @@ test_retry_coalesced_ack() {
 # rxe, and every byte of every WQE still reaches the responder. Before the
 # gate, such an ACK completed the WQE with its tail never sent.
 test_retry_stale_ack() {
-	local size=262144 iters=5 rate=1 gated=0 deadline qpn client rc=0
+	local size=262144 iters=5 rate=1 gated qpn client rc=0
 	tb_load_rxe patched
 	tb_load_cc cc=fixed fixed_rate_mbps=$rate
 	tb_up 2
 	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server.txt" -s $size -n $iters -u 0 -t 1 || return 1
 	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client.txt" -s $size -n $iters -u 0 -t 1 &
 	client=$!
-	deadline=$((SECONDS + 60))
-	while ((SECONDS < deadline)); do
-		gated=$(tb_qps_sum tx_gated)
-		((gated > 0)) && break
-		tb_nap 0.1
-	done
+	gated=$(tb_qps_wait tx_gated 60)
 	assert_gt "sends held at the gate (the first WQE is mid-way)" "$gated" 0 || return 1
 	qpn=$(ls /sys/kernel/debug/rxe_cc/qps | sed -n 's/^rxe1-qp//p' | head -1)
 	[ -n "$qpn" ] || fail "no QP of rxe1 in rxe_cc's debugfs" || return 1
