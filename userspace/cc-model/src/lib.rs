@@ -13,8 +13,11 @@
 //! - Each sender NIC runs at `line_rate_bps` and honours the algorithm's
 //!   pacing (`next_send_ns`) and window, and rxe's cap of 128 packets in flight.
 //! - The switch's queue is unbounded (lossless). With `Emulation::pfc` each
-//!   flow's ingress port pauses its sender, as on the testbed; a TCD port is
-//!   always ON all the same: a queue above the threshold means CE, never UE.
+//!   flow's ingress port pauses its sender, as on the testbed. The
+//!   bottleneck port itself is paused only by `Config::port_pauses` (PFC
+//!   from the hop after it); TCD marks UE as the testbed's marker does
+//!   (`mark.bpf.c`): above the threshold while paused, within max(T_on) of
+//!   a resume, or not grown by more than the threshold since it.
 //! - `Emulation` also makes timers late, as the testbed's are under QEMU
 //!   TCG, so that `rxecc model` can account for the gap between the two
 //!   term by term.
@@ -48,8 +51,13 @@ pub enum Algo {
 pub enum Marking {
     /// No marks.
     None,
-    /// TCD: CE when the queue exceeds the threshold (the port is always ON).
-    Tcd { threshold_bytes: u64 },
+    /// TCD: above the threshold, CE, or UE where the port's pauses
+    /// (`Config::port_pauses`) may have built the queue.
+    Tcd {
+        threshold_bytes: u64,
+        /// max(T_on): within this of a resume the port's queue is UE.
+        max_ton_ns: u64,
+    },
     /// RED: `p = pmax·(q − kmin)/(kmax − kmin)` between the thresholds, 1 above.
     Red {
         kmin: u64,
@@ -95,6 +103,10 @@ pub struct Config {
     pub pacing_catchup_ns: u64,
     /// The testbed's emulation effects, all off by default.
     pub emulation: Emulation,
+    /// Pauses of the bottleneck port by the hop after it, (start,
+    /// duration) ns, in order: it sends nothing while one lasts (a packet
+    /// on the wire finishes). Empty: always ON.
+    pub port_pauses: Vec<(u64, u64)>,
 }
 
 /// What the testbed adds to the algorithms' network (docs/experiments.md,
@@ -135,6 +147,8 @@ impl Config {
         let marking = match algo {
             Algo::Acc => Marking::Tcd {
                 threshold_bytes: 2 * u64::from(mtu),
+                // The TCD paper's simulation (digest).
+                max_ton_ns: 24_000,
             },
             Algo::Dcqcn => Marking::Red {
                 kmin: 5_000,
@@ -160,6 +174,7 @@ impl Config {
             acc_knobs: None,
             dcqcn_knobs: None,
             cnp_interval_ns: 50_000,
+            port_pauses: Vec::new(),
             pacing_catchup_ns: 0,
             emulation: Emulation::default(),
         }
@@ -225,6 +240,9 @@ pub struct Trace {
     pub pauses: Vec<u64>,
     /// When each flow had all its bytes acknowledged (sized flows).
     pub end_ns: Vec<Option<u64>>,
+    /// Packets the port marked CE and UE.
+    pub ce_marks: u64,
+    pub ue_marks: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -256,8 +274,11 @@ enum Ev {
         flow: usize,
         bytes: u32,
         ce: bool,
+        ue: bool,
         hop: (u64, u64, u64),
     },
+    /// The hop after the port pauses it (true) or resumes it.
+    PortPause(bool),
     Cnp(usize),
 }
 
@@ -351,6 +372,14 @@ pub fn run(cfg: &Config) -> Trace {
         }
     }
     push(&mut q, cfg.sample_ns, Ev::Sample);
+    for &(start, dur) in &cfg.port_pauses {
+        push(&mut q, start, Ev::PortPause(true));
+        push(&mut q, start.saturating_add(dur), Ev::PortPause(false));
+    }
+    // TCD's view of the port: paused now, and the last resume with the
+    // queue then (forgotten once the queue falls to the threshold).
+    let mut port_paused = false;
+    let mut resumed: Option<(u64, u64)> = None;
     let port_rate = if cfg.port_rate_bps == 0 {
         cfg.line_rate_bps
     } else {
@@ -388,7 +417,7 @@ pub fn run(cfg: &Config) -> Trace {
         }
     };
 
-    let mut queue: VecDeque<(usize, u32, bool)> = VecDeque::new();
+    let mut queue: VecDeque<(usize, u32, bool, bool)> = VecDeque::new();
     let mut queue_bytes = 0u64;
     let mut port_busy = false;
     let mut port_tx_total = 0u64;
@@ -546,9 +575,27 @@ pub fn run(cfg: &Config) -> Trace {
                 }
             }
             Ev::Arrive { flow, bytes, .. } => {
+                let mut ue = false;
                 let ce = match cfg.marking {
                     Marking::None => false,
-                    Marking::Tcd { threshold_bytes } => queue_bytes > threshold_bytes,
+                    Marking::Tcd {
+                        threshold_bytes,
+                        max_ton_ns,
+                    } => {
+                        if queue_bytes <= threshold_bytes {
+                            resumed = None;
+                            false
+                        } else {
+                            // mark.bpf.c's tcd_mark(), without the
+                            // emulation's excess and lag.
+                            ue = port_paused
+                                || resumed.is_some_and(|(at, q0)| {
+                                    now.saturating_sub(at) < max_ton_ns
+                                        || queue_bytes.saturating_sub(q0) <= threshold_bytes
+                                });
+                            !ue
+                        }
+                    }
                     Marking::Red {
                         kmin,
                         kmax,
@@ -568,7 +615,9 @@ pub fn run(cfg: &Config) -> Trace {
                         }
                     }
                 };
-                queue.push_back((flow, bytes, ce));
+                trace.ce_marks += u64::from(ce);
+                trace.ue_marks += u64::from(ue);
+                queue.push_back((flow, bytes, ce, ue));
                 queue_bytes += u64::from(bytes);
                 trace.max_queue_bytes = trace.max_queue_bytes.max(queue_bytes);
                 sample_max = sample_max.max(queue_bytes);
@@ -588,13 +637,26 @@ pub fn run(cfg: &Config) -> Trace {
                         );
                     }
                 }
-                if !port_busy {
+                if !port_busy && !port_paused {
                     port_busy = true;
                     push(&mut q, now + pkt_port(bytes), Ev::Depart);
                 }
             }
+            Ev::PortPause(on) => {
+                port_paused = on;
+                if !on {
+                    resumed = Some((now, queue_bytes));
+                    if !port_busy {
+                        if let Some(&(_, b, _, _)) = queue.front() {
+                            port_busy = true;
+                            push(&mut q, now + pkt_port(b), Ev::Depart);
+                        }
+                    }
+                }
+            }
             Ev::Depart => {
-                let (flow, bytes, ce) = queue.pop_front().expect("departure from an empty queue");
+                let (flow, bytes, ce, ue) =
+                    queue.pop_front().expect("departure from an empty queue");
                 queue_bytes -= u64::from(bytes);
                 if let Some(pfc) = cfg.emulation.pfc {
                     let f = &mut flows[flow];
@@ -620,22 +682,25 @@ pub fn run(cfg: &Config) -> Trace {
                         flow,
                         bytes,
                         ce,
+                        ue,
                         hop,
                     },
                 );
                 if ce && cfg.algo == Algo::Dcqcn && flows[flow].np.on_ce(now + half) {
                     push(&mut q, ack_at, Ev::Cnp(flow));
                 }
-                if let Some(&(_, b, _)) = queue.front() {
-                    push(&mut q, now + pkt_port(b), Ev::Depart);
-                } else {
-                    port_busy = false;
+                match queue.front() {
+                    Some(&(_, b, _, _)) if !port_paused => {
+                        push(&mut q, now + pkt_port(b), Ev::Depart)
+                    }
+                    _ => port_busy = false,
                 }
             }
             Ev::Ack {
                 flow,
                 bytes,
                 ce,
+                ue,
                 hop,
             } => {
                 let f = &mut flows[flow];
@@ -668,7 +733,7 @@ pub fn run(cfg: &Config) -> Trace {
                     acked_psns: 1,
                     ce,
                     ce_pkts: u32::from(ce),
-                    ue: false,
+                    ue,
                     nak: false,
                     int,
                 });

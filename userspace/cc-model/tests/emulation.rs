@@ -17,6 +17,7 @@ fn testbed_incast(algo: Algo) -> Config {
     if algo == Algo::Acc {
         c.marking = Marking::Tcd {
             threshold_bytes: 16_384,
+            max_ton_ns: 0,
         };
     }
     c

@@ -49,6 +49,70 @@ fn acc_prop1_aggregate_converges_within_one_period() {
     }
 }
 
+/// ACC §4.1 with TCD's undetermined marks: a flow whose port is paused by
+/// the hop after it is a victim, not the cause. The port's queue is UE
+/// while paused and while it drains the backlog (the model's TCD follows
+/// the testbed's, `mark.bpf.c`), never CE. After one pause of 3 T the flow
+/// keeps its rate; under pauses that go on (half of every 2 T), ACC holds
+/// through P_thresh UE periods in a row and then halves (persistent UE).
+/// A TCD without the UE path marks that queue CE and ACC cuts at once.
+#[test]
+fn acc_victim_of_downstream_pauses() {
+    use cc_core::acc::AccKnobs;
+    use cc_core::cc::LinkParams;
+    let base = Config::new(Algo::Acc, 1);
+    let t_ns = base.period_ns;
+    let link = LinkParams {
+        line_rate_bps: base.line_rate_bps,
+        mtu: base.mtu,
+        base_rtt_ns: t_ns,
+    };
+    let mut k = AccKnobs::for_link(&link);
+    k.p_thresh = 3;
+    let pause_at = 500_000;
+    let once = vec![(pause_at, 3 * t_ns)];
+    let every: Vec<(u64, u64)> = (0..40).map(|i| (pause_at + 2 * i * t_ns, t_ns)).collect();
+    for (what, pauses) in [("one pause of 3 T", once), ("a pause in every 2 T", every)] {
+        let mut cfg = base.clone();
+        cfg.acc_knobs = Some(k);
+        cfg.port_pauses = pauses;
+        cfg.duration_ns = 3_000_000;
+        cfg.sample_ns = t_ns;
+        let t = run(&cfg);
+        let cut = t.rate_steps[0]
+            .iter()
+            .find(|&&(_, r)| r < C)
+            .map(|&(at, _)| at);
+        let q_end = *t.queue_bytes.last().unwrap();
+        println!(
+            "ACC, {what} from {} us: {} UE and {} CE marks; first cut at {:?} us; queue at the end {q_end} B",
+            pause_at / 1000,
+            t.ue_marks,
+            t.ce_marks,
+            cut.map(|c| c / 1000)
+        );
+        assert!(t.ue_marks > 0, "{what}: the paused port marked no UE");
+        assert_eq!(
+            t.ce_marks, 0,
+            "{what}: a queue the pauses built was marked CE"
+        );
+        assert!(
+            q_end <= 2 * u64::from(cfg.mtu),
+            "{what}: the backlog never drained: {q_end} B"
+        );
+        if cfg.port_pauses.len() == 1 {
+            assert_eq!(cut, None, "{what}: the victim's rate was cut");
+        } else {
+            let cut = cut.expect("persistent UE never lowered the rate");
+            assert!(
+                cut > pause_at + 3 * t_ns,
+                "{what}: cut at {} us, within P_thresh = 3 periods of the first pause",
+                cut / 1000
+            );
+        }
+    }
+}
+
 /// ACC Proposition 2: from unequal start (flows join 0.5 ms apart, each at
 /// line rate) the flows converge to fair shares. The fluid proof has no
 /// "mixed" periods (some CE, under 90%); with them, holding the rate there

@@ -133,6 +133,10 @@ fn scenario(path: &Path, label: &str, rtt_us: u64) -> Result<Option<Scenario>> {
     let marking = match sw.mark {
         MarkMode::Tcd => Marking::Tcd {
             threshold_bytes: sw.tcd.as_ref().map_or(0, |t| t.thresh_bytes),
+            max_ton_ns: sw
+                .tcd
+                .as_ref()
+                .map_or(0, |t| t.max_ton_us.saturating_mul(1000)),
         },
         MarkMode::Red => {
             let r = sw.red.as_ref().context("RED without thresholds")?;
