@@ -669,6 +669,19 @@ static __always_inline void publish_deq(const struct rxecc_port_params *cfg,
 	bpf_spin_unlock(&d->lock);
 }
 
+/*
+ * Time-based GFC, under st->lock: the credit left in bytes, FCCL - FCTBS
+ * (bytes sent, in blocks) modulo 2^16; "negative" (more sent than
+ * granted) is none.
+ */
+static __always_inline __u64 gfc_credit_left(const struct port_state *st)
+{
+	__u64 credit = (st->stats.gfc_fccl -
+			st->stats.deq_bytes / RXECC_GFC_BLOCK) & 0xffff;
+
+	return credit >= 0x8000 ? 0 : credit * RXECC_GFC_BLOCK;
+}
+
 SEC("struct_ops")
 struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 {
@@ -681,6 +694,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	__u64 now = bpf_ktime_get_ns(), start, floor, until = 0, ready = 0;
 	__u64 rate, resumed_at = 0, stall, deq_bytes, qlen_bytes;
 	__u64 next_tx_ns = 0, stage = 0, wake, credit = 0, lost_from, pace_floor = 0, lost, lag;
+	__u64 timed_rate = 0;
 	__u64 keep_ns, pkt_ns, ahead, one_pkt_ns, begin, due, end, ser_ns;
 	bool timed = false, slowed = false;
 	struct bpf_list_node *node;
@@ -726,13 +740,8 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	if (cfg.fc_mode == FC_GFC_BUFFER)
 		stage = st->stats.gfc_stage;
 	if (cfg.fc_mode == FC_GFC_TIME && st->stats.gfc_fccl_valid) {
-		/* Credit left: FCCL - FCTBS (bytes sent, in blocks), modulo
-		 * 2^16; "negative" (more sent than granted) is none. */
-		credit = (st->stats.gfc_fccl -
-			  st->stats.deq_bytes / RXECC_GFC_BLOCK) & 0xffff;
-		if (credit >= 0x8000)
-			credit = 0;
-		credit *= RXECC_GFC_BLOCK;
+		credit = gfc_credit_left(st);
+		timed_rate = st->stats.gfc_rate_bps;
 		timed = true;
 	}
 	bpf_spin_unlock(&st->lock);
@@ -757,18 +766,10 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	}
 
 	/* GFC: the link peer's stage k leaves this port rate >> k; time-based,
-	 * the credit left maps linearly to the rate, C at B_m - B_0 or more
-	 * (GFC §5.3), and none waits for the next advertisement. */
+	 * the rate the last advertisement set (gfc_credit()). */
 	rate = (cfg.rate_bps ?: 1) >> (stage < RXECC_GFC_MAX_STAGES ? stage : RXECC_GFC_MAX_STAGES);
-	if (timed && credit < cfg.gfc_span_bytes) {
-		if (!credit) {
-			bpf_spin_lock(&st->lock);
-			st->stats.gfc_credit_waits++;
-			bpf_spin_unlock(&st->lock);
-			bpf_qdisc_watchdog_schedule(sch, now + (cfg.gfc_period_ns ?: 1000000), 0);
-			return NULL;
-		}
-		rate = rate * credit / cfg.gfc_span_bytes;
+	if (timed && timed_rate < rate) {
+		rate = timed_rate;
 		slowed = true;
 	}
 	if (!rate)
@@ -787,6 +788,15 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	bpf_spin_unlock(&dq->lock);
 	if (!node)
 		return NULL;
+	/* CBFC's own rule stays: no packet beyond the credit limit; it waits
+	 * for the next advertisement. */
+	if (timed && (!timed_rate || credit < head_len)) {
+		bpf_spin_lock(&st->lock);
+		st->stats.gfc_credit_waits++;
+		bpf_spin_unlock(&st->lock);
+		bpf_qdisc_watchdog_schedule(sch, now + (cfg.gfc_period_ns ?: 1000000), 0);
+		return NULL;
+	}
 	begin = next_tx_ns > ready ? next_tx_ns : ready;
 	if (resumed_at > begin)
 		begin = resumed_at;
@@ -1356,16 +1366,25 @@ static __always_inline bool gfc_obey(struct port_state *st, __u32 stage,
 }
 
 /*
- * Time-based GFC at the upstream end, under st->lock: a new credit limit
- * (port_dequeue turns what is left of it into a rate). A PFC pause left
- * from before ends. Always kicks: the port may have been waiting for it.
+ * Time-based GFC at the upstream end, under st->lock: a new credit limit.
+ * Its rate is set here, on arrival, and held until the next one (GFC §5.2,
+ * Fig. 8; App. B's q(t_k) is the buffer at the advertisement): the credit
+ * maps linearly to the rate, C at B_m - B_0 or more (§5.3). A PFC pause
+ * left from before ends. Always kicks: the port may have been waiting.
  */
-static __always_inline bool gfc_credit(struct port_state *st, __u32 fccl,
-				       __u64 stamp, __u64 now)
+static __always_inline bool gfc_credit(struct port_state *st,
+				       const struct rxecc_port_params *cfg,
+				       __u32 fccl, __u64 stamp, __u64 now)
 {
+	__u64 rate = cfg->rate_bps ?: 1, credit;
+
 	st->stats.gfc_rx++;
 	st->stats.gfc_fccl = fccl;
 	st->stats.gfc_fccl_valid = 1;
+	credit = gfc_credit_left(st);
+	if (cfg->gfc_span_bytes && credit < cfg->gfc_span_bytes)
+		rate = rate * credit / cfg->gfc_span_bytes;
+	st->stats.gfc_rate_bps = rate;
 	/* Feedback latency: every credit frame is a decision that takes
 	 * effect on arrival (buffer-based GFC samples its steps out of
 	 * stage 0). */
@@ -1442,7 +1461,7 @@ int port_ingress(struct __sk_buff *skb)
 	 * from a peer still in PFC mode (the two ends change mode one after
 	 * the other), obeyed as one. */
 	if (cfg.fc_mode == FC_GFC_TIME) {
-		kick = gfc_credit(st, quanta, stamp, now);
+		kick = gfc_credit(st, &cfg, quanta, stamp, now);
 		bpf_spin_unlock(&st->lock);
 		if (kick)
 			rxecc_port_kick(skb);

@@ -82,8 +82,11 @@ struct rxecc_port_stats {
 	/* Time-based GFC (FC_GFC_TIME): the peer's last credit limit (FCCL,
 	 * 64-byte blocks, modulo 2^16) and whether one came yet; dequeues
 	 * that found no credit left, and packets sent below the full rate
-	 * because the credit left was under gfc_span_bytes. */
+	 * because the credit was under gfc_span_bytes when it came. */
 	__u64 gfc_fccl, gfc_fccl_valid, gfc_credit_waits, gfc_credit_slowed;
+	/* Time-based GFC: the rate the last credit limit set on its arrival,
+	 * held until the next one (GFC §5.2, Fig. 8). */
+	__u64 gfc_rate_bps;
 	/* Link time lost to late dequeues (late watchdogs under TCG): time a
 	 * packet was waiting and free to go that the pacer did not catch up
 	 * on (beyond burst_ns, or given up at a stall). The link's rate over

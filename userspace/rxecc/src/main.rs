@@ -1080,6 +1080,12 @@ fn print_port(s: &switch::PortStats) {
             s.gfc_credit_waits,
             s.gfc_credit_slowed
         );
+        if s.gfc_rate_bps > 0 {
+            println!(
+                "         GFC time-based rate held: {:.3} Mb/s",
+                s.gfc_rate_bps as f64 / 1e6
+            );
+        }
     }
     if let Some(i) = &s.ingress {
         println!(

@@ -434,8 +434,50 @@ fn pfc_tests(t: &mut Tally) -> Result<()> {
             s.pfc_rx_xoff - before.pfc_rx_xoff
         ),
     );
-    cfg.p.fc_mode = 0;
+    // Its rate is set on arrival from the credit then (FCCL - FCTBS,
+    // App. B's B_m - q(t_k)), linearly up to C at the span B_m - B_0, and
+    // held: the dequeue only reads it.
+    let fccl_rate = |skel: &port_skel::PortSkel, deq_bytes: u64, fccl: u16| -> Result<u64> {
+        let mut full: port_state = read_at(&skel.maps.port_state, TEST_PORT)?;
+        full.stats.deq_bytes = deq_bytes;
+        write_at(&skel.maps.port_state, TEST_PORT, &full)?;
+        run_prog(prog, &pfc_frame(0x01, 0x0101, 1 << 3, fccl, 0))?;
+        Ok(st(skel)?.gfc_rate_bps)
+    };
+    let span = 1000 * 64;
+    cfg.p.gfc_span_bytes = span;
     write_at(&skel.maps.port_cfg, TEST_PORT, &cfg)?;
+    let cases: [(&str, u64, u16, u64); 5] = [
+        ("a quarter of the span", 0, 250, RATE_BPS / 4),
+        (
+            "the same limit after 100 blocks sent",
+            100 * 64,
+            250,
+            RATE_BPS * 150 / 1000,
+        ),
+        ("credit beyond the span", 0, 3000, RATE_BPS),
+        ("FCTBS past FCCL (more sent than granted)", 300 * 64, 250, 0),
+        (
+            "FCCL wrapped past 2^16 blocks",
+            65_500 * 64,
+            214,
+            RATE_BPS / 4,
+        ),
+    ];
+    for (what, deq, fccl, want) in cases {
+        let got = fccl_rate(&skel, deq, fccl)?;
+        t.check(
+            &format!("gfc-time: the rate set on arrival, {what}"),
+            got == want,
+            format!("{got} b/s, expected {want}"),
+        );
+    }
+    cfg.p.fc_mode = 0;
+    cfg.p.gfc_span_bytes = 0;
+    write_at(&skel.maps.port_cfg, TEST_PORT, &cfg)?;
+    let mut full: port_state = read_at(&skel.maps.port_state, TEST_PORT)?;
+    full.stats.deq_bytes = 0;
+    write_at(&skel.maps.port_state, TEST_PORT, &full)?;
 
     // The arrival clock: at 10 Mb/s a 106-byte frame takes 84.8 us on the
     // link; with 500 us of tolerance, one after a pause is on time, and 20

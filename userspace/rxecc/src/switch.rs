@@ -1348,9 +1348,12 @@ pub struct PortStats {
     pub gfc_limited_ns: u64,
     /// Time-based GFC: dequeues that found no credit left.
     pub gfc_credit_waits: u64,
-    /// Time-based GFC: packets sent below the full rate, the credit left
-    /// being under the span that maps to it.
+    /// Time-based GFC: packets sent below the full rate, the credit at
+    /// the last advertisement being under the span that maps to it.
     pub gfc_credit_slowed: u64,
+    /// Time-based GFC: the rate the last advertisement set, held until the
+    /// next (b/s).
+    pub gfc_rate_bps: u64,
     /// As an ingress port of a switch (absent on host NICs).
     pub ingress: Option<IngressStats>,
 }
@@ -1453,6 +1456,7 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         gfc_limited_ns: s.gfc_limited_ns,
         gfc_credit_waits: s.gfc_credit_waits,
         gfc_credit_slowed: s.gfc_credit_slowed,
+        gfc_rate_bps: s.gfc_rate_bps,
         ingress,
     })
 }
