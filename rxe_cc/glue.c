@@ -172,7 +172,7 @@ static u64 glue_tx_gate(void *priv, const struct rxe_cc_tx *tx)
 
 static void glue_tx_done(void *priv, const struct rxe_cc_tx *tx)
 {
-	rxe_cc_rs_tx_done(priv, tx->now_ns, tx->psn, tx->payload,
+	rxe_cc_rs_tx_done(priv, tx->now_ns, tx->psn, tx->psns, tx->payload,
 			  tx->wire_bytes);
 }
 

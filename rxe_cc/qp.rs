@@ -29,6 +29,7 @@ use crate::cc_core::{
     flows::ActiveFlows,
     hpcc::MAX_HOPS,
     knobs::{Knob, KnobSource},
+    psn::psn_add,
 };
 use crate::ffi;
 use crate::knobs::ModuleKnobs;
@@ -405,8 +406,9 @@ impl QpState {
         next
     }
 
-    /// `tx_done`.
-    pub(crate) fn tx_done(&self, now_ns: u64, psn: u32, payload: u32, wire_bytes: u32) {
+    /// `tx_done`: a request of `psns` PSNs from `psn` (more than one only
+    /// for a READ, whose `payload` is what its responses carry).
+    pub(crate) fn tx_done(&self, now_ns: u64, psn: u32, psns: u32, payload: u32, wire_bytes: u32) {
         let _cpu = self.hook_clock(now_ns);
         let mut ctl = self.ctl.lock();
         // This packet passed the gate, so a halt decided earlier is over; one
@@ -416,7 +418,8 @@ impl QpState {
         self.run_due_period(&mut ctl, now_ns);
         let pace_ns = self.pacing_time(&mut ctl, now_ns);
         ctl.cc.send_knobs(&ModuleKnobs);
-        ctl.cc.cc().on_send(pace_ns, psn, payload);
+        let last_psn = psn_add(psn, psns.saturating_sub(1));
+        ctl.cc.cc().on_send(pace_ns, last_psn, payload);
         // Caught up once the next send must wait for its time again.
         let next = ctl.cc.cc().pacing(now_ns).next_send_ns;
         ctl.catchup.sent(now_ns, next);

@@ -254,11 +254,12 @@ pub unsafe extern "C" fn rxe_cc_rs_tx_done(
     priv_: *mut c_void,
     now_ns: u64,
     psn: u32,
+    psns: u32,
     payload: u32,
     wire_bytes: u32,
 ) {
     // SAFETY: by the function's contract.
-    unsafe { qp_state(priv_) }.tx_done(now_ns, psn, payload, wire_bytes)
+    unsafe { qp_state(priv_) }.tx_done(now_ns, psn, psns, payload, wire_bytes)
 }
 
 /// `rx_ack` hook.

@@ -199,3 +199,73 @@ test_verbs_rdma_cm() {
 		assert_gt "cc=$cc RDMA CM: bytes acked, at least the test's" $((acked + 1)) $((65536 * 40))
 	done
 }
+
+# rw_mix <out> [client args...]: tests/rw_mix.py between h1 (client) and
+# h0 (server) on TB_PORT_BASE + 60; its JSON in <out>.json.
+rw_mix() {
+	local out=$1 port=$((TB_PORT_BASE + 60)) server i rc=0
+	shift
+	ip netns exec h0 /usr/bin/python3 "$RXECC_TOP/tests/rw_mix.py" server rxe0 "$(tb_gid 0)" $port \
+		2>"$out-server.txt" &
+	server=$!
+	for ((i = 0; i < 300; i++)); do
+		ip netns exec h0 ss -Hltn "sport = :$port" | grep -q . && break
+		kill -0 $server 2>/dev/null || break
+		tb_nap 0.1
+	done
+	ip netns exec h1 timeout 300 /usr/bin/python3 "$RXECC_TOP/tests/rw_mix.py" client rxe1 "$(tb_gid 1)" \
+		"$(tb_ip 0)" $port "$@" >"$out.json" 2>"$out-client.txt" || rc=$?
+	wait $server || rc=$?
+	((rc == 0)) || { cat "$out-server.txt" "$out-client.txt" >&2; fail "rw_mix failed (exit $rc)"; }
+}
+
+# rw_mix_count <json> <round> <when> <counter>: a counter of the client QP
+# from rw_mix's JSON (<when>: end or after_reset; 0 if absent).
+rw_mix_count() {
+	/usr/bin/python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["rounds"][int(sys.argv[2])]
+print(r.get(sys.argv[3], {}).get(sys.argv[4], 0))' "$@"
+}
+
+# One QP that mixes WRITE and READ: rxe_cc must count a READ by the bytes
+# its responses carry, as sent (tx_bytes) and as acked (acked_bytes). Ten
+# pairs of 64 KB take 320 PSNs, past the 256 of rdma_rxe's per-PSN payload
+# ring, where a READ's PSNs once summed what earlier WRITEs left there.
+test_verbs_rw_mix() {
+	local cc size=65536 iters=10 want json
+	tb_load_rxe patched
+	tb_up 2
+	want=$((2 * size * iters))
+	for cc in hpcc acc; do
+		tb_load_cc cc=$cc || return 1
+		json=$TEST_OUT/$cc
+		rw_mix "$json" 1 $iters $size $size || return 1
+		info "cc=$cc: written $size x $iters, read $size x $iters; tx_bytes $(rw_mix_count "$json.json" 0 end tx_bytes), acked_bytes $(rw_mix_count "$json.json" 0 end acked_bytes)"
+		assert_eq "cc=$cc: bytes written and read, as sent (tx_bytes)" $want "$(rw_mix_count "$json.json" 0 end tx_bytes)" || return 1
+		assert_eq "cc=$cc: bytes written and read, as acked (acked_bytes)" $want "$(rw_mix_count "$json.json" 0 end acked_bytes)" || return 1
+		rmmod rxe_cc || return 1
+	done
+}
+
+# A QP moved to RESET and connected again from a send PSN half the PSN
+# space away starts with fresh CC state: HPCC's window still limits it
+# (state kept across judged every new PSN a retransmission, which the
+# window lets through). A round is 10 pairs of 64 KB WRITE and READ; the
+# window (line rate x T) is far smaller.
+test_qp_reset() {
+	local size=65536 iters=10 json r before after
+	tb_load_rxe patched
+	tb_up 2
+	tb_load_cc cc=hpcc || return 1
+	json=$TEST_OUT/reset
+	rw_mix "$json" 2 $iters $size $size --reset || return 1
+	for r in 0 1; do
+		before=$(rw_mix_count "$json.json" $r after_reset tx_windowed)
+		after=$(rw_mix_count "$json.json" $r end tx_windowed)
+		info "round $((r + 1)): tx_windowed $before after the reset, $after at the end"
+		assert_gt "round $((r + 1)): sends HPCC's window held (tx_windowed)" $((after - before)) 0 || return 1
+	done
+	before=$(rw_mix_count "$json.json" 1 after_reset acked_bytes)
+	after=$(rw_mix_count "$json.json" 1 end acked_bytes)
+	assert_eq "round 2: bytes acked" $((2 * size * iters)) $((after - before))
+}

@@ -132,7 +132,9 @@ pub trait CongestionControl {
     /// The algorithm's name, as `cc=` takes it.
     fn name(&self) -> &'static str;
 
-    /// A packet of `bytes` payload with PSN `psn` left at `now_ns`.
+    /// A packet of `bytes` payload left at `now_ns`; `psn` is the last PSN
+    /// it takes (its own, or a READ's last response's, `bytes` being what
+    /// the READ pulls), so that a retried READ is no new data.
     fn on_send(&mut self, now_ns: u64, psn: u32, bytes: u32);
 
     /// An ACK or NAK arrived.

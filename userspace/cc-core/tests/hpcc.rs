@@ -333,3 +333,27 @@ fn inflight_counts_new_psns_once() {
     h2.on_send(1, 0, 1000);
     assert_eq!(h2.inflight(), 2000);
 }
+
+/// A READ is booked by its last PSN (rxe_cc's tx_done): the requests after
+/// it are new, and a READ retried from one of its own PSNs is not (booked
+/// by its first PSN, the retry would count the rest of the READ twice).
+#[test]
+fn a_retried_read_is_no_new_data() {
+    let (mut h, _) = setup(0);
+    // PSN 0 a 1000-byte WRITE; PSNs 1..=4 a READ of 16000 B; PSN 5 a WRITE.
+    h.on_send(0, 0, 1000);
+    h.on_send(1, 4, 16_000);
+    h.on_send(2, 5, 1000);
+    assert_eq!(h.inflight(), 18_000);
+    // Retried from its third response: PSN 3, last PSN 4, 8000 B left.
+    h.on_send(3, 4, 8000);
+    assert_eq!(h.inflight(), 18_000);
+    assert!(h.is_new_psn(6));
+    assert!(!h.is_new_psn(3));
+    // Booked by its first PSN instead, the same retry counts 8000 B more.
+    let mut first = setup(0).0;
+    first.on_send(0, 0, 1000);
+    first.on_send(1, 1, 16_000);
+    first.on_send(3, 3, 8000);
+    assert_eq!(first.inflight(), 25_000);
+}
