@@ -352,12 +352,12 @@ bench_fct() {
 # under PFC it deadlocks (then GFC switched on frees it); under
 # buffer-based GFC each flow's rate, the peak and mid-run ingress queue,
 # and the stages, against the paper's 884 KB peak / 840 KB settled of
-# 1000 KB and 5 of 10 Gb/s per flow. The tests' own runs, for their
+# 1000 KB and 5 of 10 Gb/s per flow; under time-based GFC the same. The tests' own runs, for their
 # numbers: they print them.
 bench_ring() {
 	echo
-	echo "GFC ring on triangle (testbed/experiments/ring.toml): PFC, then buffer-based GFC" | tee -a "$out/summary.txt"
-	for t in test_gfc_ring_pfc_deadlock test_gfc_ring_buffer; do
+	echo "GFC ring on triangle (testbed/experiments/ring.toml): PFC, then buffer-based and time-based GFC" | tee -a "$out/summary.txt"
+	for t in test_gfc_ring_pfc_deadlock test_gfc_ring_buffer test_gfc_ring_time; do
 		mkdir -p "$out/$t"
 		(TEST_OUT=$out/$t && $t) 2>&1 | tee -a "$out/summary.txt"
 		rmmod rxe_cc 2>/dev/null || true
