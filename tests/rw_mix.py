@@ -15,6 +15,7 @@ QPN, and rxe_cc's counters of the client QP (debugfs) at the end of each
 round and just after each reset, so that a caller can tell a round's
 counts from the next. Progress and errors go to stderr."""
 import json
+import os
 import socket
 import sys
 
@@ -113,12 +114,17 @@ def server(dev, gid_index, port):
 
 
 def qp_stats(dev, qpn):
-    """rxe_cc's counters of one QP, {} if it has none (no module)."""
+    """rxe_cc's counters of one QP, None if it has none (no module). Under
+    `ip netns exec`, which mounts a sysfs of its own, debugfs is reached
+    through init's root (RXECC_DEBUGFS)."""
+    top = os.environ.get("RXECC_DEBUGFS", "/sys/kernel/debug")
     try:
-        with open(f"/sys/kernel/debug/rxe_cc/qps/{dev}-qp{qpn}/stats") as f:
-            return {k: int(v) for k, v in (line.split() for line in f if line.strip())}
-    except OSError:
-        return {}
+        with open(f"{top}/rxe_cc/qps/{dev}-qp{qpn}/stats") as f:
+            pairs = [line.split() for line in f]
+        return {p[0]: int(p[1]) for p in pairs if len(p) == 2 and p[1].isdigit()}
+    except OSError as err:
+        log(f"no rxe_cc counters for {dev} QP {qpn}: {err}")
+        return None
 
 
 def run_round(side, peer, iters, write_len, read_len):

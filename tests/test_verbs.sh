@@ -213,34 +213,36 @@ rw_mix() {
 		kill -0 $server 2>/dev/null || break
 		tb_nap 0.1
 	done
-	ip netns exec h1 timeout 300 /usr/bin/python3 "$RXECC_TOP/tests/rw_mix.py" client rxe1 "$(tb_gid 1)" \
+	ip netns exec h1 env RXECC_DEBUGFS=/proc/1/root/sys/kernel/debug \
+		timeout 300 /usr/bin/python3 "$RXECC_TOP/tests/rw_mix.py" client rxe1 "$(tb_gid 1)" \
 		"$(tb_ip 0)" $port "$@" >"$out.json" 2>"$out-client.txt" || rc=$?
 	wait $server || rc=$?
 	((rc == 0)) || { cat "$out-server.txt" "$out-client.txt" >&2; fail "rw_mix failed (exit $rc)"; }
 }
 
 # rw_mix_count <json> <round> <when> <counter>: a counter of the client QP
-# from rw_mix's JSON (<when>: end or after_reset; 0 if absent).
+# from rw_mix's JSON (<when>: end or after_reset); empty if it has none.
 rw_mix_count() {
 	/usr/bin/python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))["rounds"][int(sys.argv[2])]
-print(r.get(sys.argv[3], {}).get(sys.argv[4], 0))' "$@"
+print((r.get(sys.argv[3]) or {}).get(sys.argv[4], ""))' "$@"
 }
 
 # One QP that mixes WRITE and READ: rxe_cc must count a READ by the bytes
-# its responses carry, as sent (tx_bytes) and as acked (acked_bytes). Ten
-# pairs of 64 KB take 320 PSNs, past the 256 of rdma_rxe's per-PSN payload
-# ring, where a READ's PSNs once summed what earlier WRITEs left there.
+# its responses carry, as sent (tx_bytes) and as acked (acked_bytes).
+# Twenty pairs of a 64 KB WRITE and a 40 KB READ take 520 PSNs, 26 a pair,
+# so READs land on PSNs (mod 256, rdma_rxe's per-PSN payload ring) that
+# WRITEs used before, whose payloads a READ's responses once summed.
 test_verbs_rw_mix() {
-	local cc size=65536 iters=10 want json
+	local cc size=65536 rsize=40960 iters=20 want json
 	tb_load_rxe patched
 	tb_up 2
-	want=$((2 * size * iters))
+	want=$(((size + rsize) * iters))
 	for cc in hpcc acc; do
 		tb_load_cc cc=$cc || return 1
 		json=$TEST_OUT/$cc
-		rw_mix "$json" 1 $iters $size $size || return 1
-		info "cc=$cc: written $size x $iters, read $size x $iters; tx_bytes $(rw_mix_count "$json.json" 0 end tx_bytes), acked_bytes $(rw_mix_count "$json.json" 0 end acked_bytes)"
+		rw_mix "$json" 1 $iters $size $rsize || return 1
+		info "cc=$cc: written $size x $iters, read $rsize x $iters; tx_bytes $(rw_mix_count "$json.json" 0 end tx_bytes), acked_bytes $(rw_mix_count "$json.json" 0 end acked_bytes)"
 		assert_eq "cc=$cc: bytes written and read, as sent (tx_bytes)" $want "$(rw_mix_count "$json.json" 0 end tx_bytes)" || return 1
 		assert_eq "cc=$cc: bytes written and read, as acked (acked_bytes)" $want "$(rw_mix_count "$json.json" 0 end acked_bytes)" || return 1
 		rmmod rxe_cc || return 1
@@ -251,12 +253,15 @@ test_verbs_rw_mix() {
 # space away starts with fresh CC state: HPCC's window still limits it
 # (state kept across judged every new PSN a retransmission, which the
 # window lets through). A round is 10 pairs of 64 KB WRITE and READ; the
-# window (line rate x T) is far smaller.
+# window (line rate x T: 100 Mb/s x 1 ms, 12.5 KB) is far smaller, and the
+# 5 ms that netem adds to h0's responses keep more than it in flight at
+# HPCC's pacing rate (W/T).
 test_qp_reset() {
 	local size=65536 iters=10 json r before after
 	tb_load_rxe patched
 	tb_up 2
-	tb_load_cc cc=hpcc || return 1
+	ip netns exec h0 tc qdisc add dev v0 root netem delay 5ms limit 100000 || return 1
+	tb_load_cc cc=hpcc line_rate_mbps=100 hpcc_t_us=1000 || return 1
 	json=$TEST_OUT/reset
 	rw_mix "$json" 2 $iters $size $size --reset || return 1
 	for r in 0 1; do
