@@ -43,7 +43,6 @@ class Side:
 
     def __init__(self, dev, gid_index, buf_len):
         self.ctx = Context(name=dev)
-        self.dev = dev
         self.gid_index = gid_index
         self.pd = PD(self.ctx)
         self.cq = CQ(self.ctx, 4 * DEPTH)
@@ -154,7 +153,7 @@ def client(dev, gid_index, host, port, rounds, iters, write_len, read_len, reset
     buf_len = write_len + read_len
     side = Side(dev, gid_index, buf_len)
     psn = 100
-    out = {"qpn": side.qp.qp_num, "written": 0, "read": 0, "psns": [], "rounds": []}
+    out = {"qpn": side.qp.qp_num, "written": 0, "read": 0, "rounds": []}
     with socket.create_connection((host, port)) as conn, conn.makefile("r") as f:
         for r in range(rounds):
             counts = {}
@@ -168,7 +167,6 @@ def client(dev, gid_index, host, port, rounds, iters, write_len, read_len, reset
                                  "info": side.info(psn)})
                 peer = recv_json(f)
                 side.connect(psn, peer)
-                out["psns"].append(psn)
             run_round(side, peer, iters, write_len, read_len)
             out["written"] += iters * write_len
             out["read"] += iters * read_len

@@ -209,7 +209,7 @@ rw_mix() {
 		2>"$out-server.txt" &
 	server=$!
 	for ((i = 0; i < 300; i++)); do
-		ip netns exec h0 ss -Hltn "sport = :$port" | grep -q . && break
+		tb_listening $server python3 $port && break
 		kill -0 $server 2>/dev/null || break
 		tb_nap 0.1
 	done
