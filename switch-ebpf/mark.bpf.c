@@ -90,7 +90,7 @@ static __always_inline int red_mark(struct port_state *st, const struct rxecc_po
  * so a port that was never paused is judged by the threshold alone.
  * Packets that reached the switch faster than their link could carry them
  * (`compressed`: an upstream port's catch-up burst after a late timer,
- * port.bpf.c's arrival()) are queue the emulation built, not congestion:
+ * port/queue.h's arrival()) are queue the emulation built, not congestion:
  * their bytes are kept as `excess`, drained at this port's rate. Nor is
  * the queue this port's own late dequeues left (`lag_bytes`, port.h: an
  * ideal link would have sent it). TCD judges the queue less both. Counts

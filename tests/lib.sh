@@ -261,7 +261,7 @@ tb_summary() {
 # no physical invariant: no port released faster than its rate over a
 # window longer than one packet, and no flow completed faster than its
 # bytes cross the bottleneck. Under the host clock the ports' 4 ms of
-# pacing credit (switch.rs) break both, by design, and they are only
+# pacing credit (switch/config.rs) break both, by design, and they are only
 # reported.
 tb_invariants() {
 	local flows='' ports=''

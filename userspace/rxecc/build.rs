@@ -22,7 +22,8 @@ fn main() {
     let multiarch = "/usr/include/x86_64-linux-gnu".to_string();
     let clang = std::env::var("BPF_CLANG").unwrap_or_else(|_| "clang-19".to_string());
     println!("cargo:rerun-if-env-changed=RXECC_BPF_INCLUDE");
-    for h in ["kfuncs.h", "port.h"] {
+    // port.h and kfuncs.h, and port.bpf.c's feature headers in port/.
+    for h in ["kfuncs.h", "port.h", "port"] {
         println!("cargo:rerun-if-changed={}", src_dir.join(h).display());
     }
     println!(

@@ -35,7 +35,7 @@ pub enum Flow {
 
 impl Flow {
     /// GFC's stage for an ingress counter of `q` packets (the rule of
-    /// switch-ebpf/port.bpf.c's gfc_stage_of()).
+    /// switch-ebpf/port/gfc.h's gfc_stage_of()).
     pub fn gfc_stage(b1: u32, bm: u32, stages: u32, q: u32) -> u32 {
         if q < b1 || bm <= b1 {
             return 0;

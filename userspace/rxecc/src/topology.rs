@@ -312,7 +312,7 @@ impl PortPlan {
 /// `mode`, under traffic. The file it was built from gives the thresholds
 /// (checked as at `up`). Every egress reads the new mode before any
 /// ingress port sends by it; an ingress port's first frame in the new mode
-/// releases what the old one held (port.bpf.c's fc_decide()), and a pause
+/// releases what the old one held (switch-ebpf/port/buffer.h's fc_decide()), and a pause
 /// with no packet to prompt that frame runs out of quanta first.
 pub fn set_flow_control(mode: FlowControl) -> Result<()> {
     let plan = current()?;
@@ -337,7 +337,7 @@ pub fn set_flow_control(mode: FlowControl) -> Result<()> {
     // The obeying ends first. Meanwhile a GFC receiver still takes the old
     // PFC pauses as pauses (a time past the deepest stage is one); then
     // each ingress port's first frame in the new mode releases the pause
-    // it held (port.bpf.c's fc_decide()). Senders first would let a PFC
+    // it held (switch-ebpf/port/buffer.h's fc_decide()). Senders first would let a PFC
     // receiver run at full rate between the resume and the first stage
     // (in a test that overflowed a switch's buffer).
     for p in &b.ports {
