@@ -11,6 +11,7 @@
  *             flow-control frames each change of their bytes sends
  *   int.h     INT hop records for HPCC and FNCC
  *   icc.h     ICC's switch feedback
+ *   inject.h  fault injection: drops, marks and corruption by rule
  *
  * ECN marking (RED, TCD) is the TC egress program of mark.bpf.c.
  *
@@ -34,6 +35,7 @@
 #include "port/buffer.h"
 #include "port/int.h"
 #include "port/icc.h"
+#include "port/inject.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -427,6 +429,9 @@ int port_ingress(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	k = pfc_parse(skb, cfg.pfc_class, &quanta, &stamp);
 	if (k == PFC_NOT_CTL) {
+		/* A packet injection drops never arrived. */
+		if (cfg.inject_rules && !inject_apply(skb, st, id))
+			return TC_ACT_SHOT;
 		arrival(skb, st, &cfg, now);
 		if (cfg.int_mode != INT_OFF)
 			int_ingress(skb, st, &cfg, now);

@@ -107,6 +107,10 @@ struct rxecc_port_stats {
 	 * rate fed with the same releases (pacing credit spent in a burst),
 	 * and the most time beyond that one packet by which one did. */
 	__u64 rate_viol, rate_viol_max_ns;
+	/* Fault injection (port/inject.h) at this port's ingress: packets
+	 * dropped, ECN-marked (CE or UE) and with the ICRC corrupted by a
+	 * rule. An injected drop is never counted in `drops`. */
+	__u64 inj_drops, inj_marks, inj_corrupts;
 };
 
 /*
@@ -209,6 +213,10 @@ struct rxecc_port_params {
 	 * clock whose timers fire milliseconds late (testbed/guest.sh's host
 	 * clock), which then bursts. */
 	__u64 burst_ns;
+	/* Fault-injection rules in force at this port's ingress (its slot
+	 * of `inject`); 0 skips injection altogether. */
+	__u32 inject_rules;
+	__u32 pad;
 };
 
 /*
@@ -298,6 +306,42 @@ struct int_deq {
 	 * crossed in this flow window and the last (distinct QPs). */
 	__u64 fb_ns;
 	__u64 flow_epoch, flow_epoch_ns, flows_cur, flows_prev;
+};
+
+/*
+ * Fault injection at a port's ingress (port/inject.h): each rule selects
+ * RoCEv2 packets by their BTH (destination QP, PSN range, opcode) and acts
+ * on some of the ones it selects: every n-th, the matches named in
+ * nth_mask (bit i: the (i+1)-th, up to 64), with a probability from a
+ * seeded generator, or all (each of those left 0). rxecc writes the rules
+ * whole under `lock`; counters are kept in place.
+ */
+#define RXECC_INJECT_RULES	8
+#define RXECC_INJECT_ANY	0xffffffffU
+
+enum rxecc_inject_action {
+	INJ_DROP = 1,		/* the packet is consumed */
+	INJ_CE = 2,		/* ECN CE (0b11), if ECN-capable */
+	INJ_UE = 3,		/* TCD's UE (0b10), if ECN-capable and not CE */
+	INJ_ICRC = 4,		/* the ICRC's last byte inverted */
+};
+
+struct rxecc_inject_rule {
+	__u32 action;		/* enum rxecc_inject_action; 0: unused */
+	__u32 qpn;		/* destination QP, or RXECC_INJECT_ANY */
+	__u32 psn_lo, psn_hi;	/* inclusive */
+	__u32 opcode;		/* BTH opcode, or RXECC_INJECT_ANY */
+	__u32 every;		/* act on every n-th match; 0: each */
+	__u64 nth_mask;		/* act on these matches only; 0: each */
+	__u64 prob;		/* act with probability prob / 2^32; 0: always */
+	__u64 rng;		/* xorshift64 state, seeded by rxecc (not 0) */
+	__u64 matched, applied;	/* packets selected, and acted on */
+};
+
+struct rxecc_inject {
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	struct rxecc_inject_rule rule[RXECC_INJECT_RULES];
 };
 
 struct port_cfg {

@@ -10,7 +10,8 @@ port_flow() { # <name> <iters>
 }
 # snap: one consistent snapshot of p0's counters into $TEST_OUT/snap.json;
 # pstat <counter> reads from it, so related counters come from one instant.
-snap() { rxecc port stats --dev p0 --json >"$TEST_OUT/snap.json"; }
+snap() { snap_dev p0; }
+snap_dev() { rxecc port stats --dev "$1" --json >"$TEST_OUT/snap.json"; }
 pstat() { rxecc port sum "$TEST_OUT/snap.json" "$1"; }
 
 # Rate: the port, not the guest's CPU, is the bottleneck at 100 Mb/s, so the
@@ -147,4 +148,83 @@ test_port_red() {
 	red_phase all 0 0
 	assert_eq "thresholds at 0: every data packet CE" "$(rv all rx_packets cc)" "$(rv all rx_ecn_ce cc)"
 	info "Kmin 20 KB, Kmax 100 KB, Pmax 20%: $above packets met >= Kmax (all marked), $(rv mid red_between port) between ($(rv mid red_between_marked port) marked), $(rv mid red_below port) below; receiver saw $ce CE = $marked marks"
+}
+
+# Fault injection (rxecc port inject) at p1's ingress, where h1's data
+# enters the switch, on an h1 -> h0 flow: each rule acts on exactly the
+# packets it selects, the hosts react as RC must (a dropped or corrupted
+# packet makes the receiver see a gap, the sender goes back and the
+# transfer completes), injected drops are never switch drops, and CE marks
+# reach the receiver one for one, at the rule's probability.
+inject_rule() { # <field> [slot]: matched or applied of p1's rule
+	rxecc port inject --dev p1 --json | jq -r ".[${2:-0}].$1"
+}
+rx_counter() { # <host> <rxe hw counter>
+	cat "/sys/class/infiniband/rxe$1/ports/1/hw_counters/$2"
+}
+test_port_inject() {
+	local applied matched ooo0 ooo1 ce0 ce1 p=0.1
+	tb_load_rxe patched
+	tb_load_cc cc=none data_ecn=1
+	tb_up 2
+	rxecc port attach --dev p0 --rate-mbps 100
+	rxecc port attach --dev p1 --rate-mbps 100
+	rxecc port inject --dev p1 | grep -q "no injection rules" || fail "a new port has injection rules"
+
+	# The 3rd and 7th WRITE FIRST packet (64 KB is 16 packets at
+	# 4096 B), and a QP that does not exist.
+	rxecc port inject --dev p1 --action drop --nth 3,7 --opcode 0x06
+	rxecc port inject --dev p1 --action drop --qpn 0xfffffe
+	ooo0=$(rx_counter 0 out_of_seq_request)
+	port_flow nth 50 || fail "the flow did not complete after two injected drops"
+	snap_dev p1
+	assert_eq "rule 0 (nth 3,7): packets dropped" 2 "$(inject_rule applied)"
+	assert_gt "rule 0: WRITE FIRST packets it selected" "$(inject_rule matched)" 7
+	assert_eq "rule 1 (an unused QP): packets selected" 0 "$(inject_rule matched 1)"
+	assert_eq "p1's injected drops" 2 "$(pstat injected_drops)"
+	assert_eq "p1's switch drops" 0 "$(pstat drops)"
+	ooo1=$(rx_counter 0 out_of_seq_request)
+	assert_gt "out-of-sequence requests at the receiver after the drops" $((ooo1 - ooo0)) 0
+	info "nth 3,7: 2 of $(inject_rule matched) WRITE FIRST packets dropped, receiver saw $((ooo1 - ooo0)) out of sequence, flow completed"
+
+	# Every 50th packet, over a longer flow.
+	rxecc port inject --dev p1 --clear
+	rxecc port inject --dev p1 --action drop --every 50
+	port_flow every 200 || fail "the flow did not complete with every 50th packet dropped"
+	snap_dev p1
+	matched=$(inject_rule matched) applied=$(inject_rule applied)
+	assert_eq "every 50th: drops = matched / 50" $((matched / 50)) "$applied"
+	assert_eq "p1's injected drops" $((2 + applied)) "$(pstat injected_drops)"
+	assert_eq "p1's switch drops" 0 "$(pstat drops)"
+	info "every 50th: $applied of $matched packets dropped, 0 switch drops, flow completed"
+
+	# CE with probability p, seeded: the receiver counts every mark.
+	rxecc port inject --dev p1 --clear
+	rxecc port inject --dev p1 --action ce --prob $p --seed 7
+	ce0=$(awk '$1 == "rx_ecn_ce" {print $2}' /sys/kernel/debug/rxe_cc/totals)
+	port_flow ce 200 || fail "flow with CE marks failed"
+	snap_dev p1
+	ce1=$(awk '$1 == "rx_ecn_ce" {print $2}' /sys/kernel/debug/rxe_cc/totals)
+	matched=$(inject_rule matched) applied=$(inject_rule applied)
+	assert_eq "CE at the receiver = marks injected" "$applied" $((ce1 - ce0))
+	assert_eq "p1's injected marks" "$applied" "$(pstat injected_marks)"
+	# Within 5 standard deviations of the binomial's mean.
+	awk -v a="$applied" -v n="$matched" -v p=$p 'BEGIN {exit !(n > 0 && (a - n * p) ^ 2 <= 25 * n * p * (1 - p))}' \
+		|| fail "CE on $applied of $matched packets is not a fraction of $p"
+	info "CE with p = $p: $applied of $matched packets, the receiver saw $((ce1 - ce0))"
+
+	# One corrupted ICRC: the receiver discards the packet.
+	rxecc port inject --dev p1 --clear
+	rxecc port inject --dev p1 --action icrc --nth 5
+	ooo0=$(rx_counter 0 out_of_seq_request)
+	port_flow icrc 50 || fail "the flow did not complete after a corrupted ICRC"
+	snap_dev p1
+	ooo1=$(rx_counter 0 out_of_seq_request)
+	assert_eq "ICRCs corrupted" 1 "$(pstat injected_corrupts)"
+	assert_gt "out-of-sequence requests after the discarded packet" $((ooo1 - ooo0)) 0
+	info "ICRC of the 5th packet corrupted: the receiver discarded it and saw $((ooo1 - ooo0)) out of sequence; flow completed"
+
+	rxecc port inject --dev p1 --action drop --nth 0 2>"$TEST_OUT/bad.txt" && fail "nth 0 was accepted"
+	grep -q "1..=64" "$TEST_OUT/bad.txt" || fail "no clear error for nth 0: $(cat "$TEST_OUT/bad.txt")"
+	true
 }

@@ -506,6 +506,41 @@ enum PortCmd {
         #[arg(long, default_value_t = switch::IccParams::default().lu_permille)]
         icc_lu_permille: u32,
     },
+    /// Fault injection at a port's ingress: drop, ECN-mark or corrupt the
+    /// ICRC of RoCEv2 packets selected by QP, PSN and opcode (every n-th,
+    /// the n-th ones, or with a seeded probability). With no action,
+    /// lists the rules in force and what each has done.
+    Inject {
+        #[arg(long)]
+        dev: String,
+        #[arg(long, value_enum)]
+        action: Option<switch::InjectAction>,
+        /// The BTH's destination QP (decimal or 0x hex); any if absent.
+        #[arg(long, value_parser = switch::parse_u32)]
+        qpn: Option<u32>,
+        /// A PSN or a range, FROM-TO; any if absent.
+        #[arg(long, value_parser = switch::parse_psn_range)]
+        psn: Option<(u32, u32)>,
+        /// The BTH opcode (e.g. 0x0a, RC RDMA WRITE ONLY); any if absent.
+        #[arg(long, value_parser = switch::parse_u32)]
+        opcode: Option<u32>,
+        /// Act on every n-th selected packet.
+        #[arg(long, default_value_t = 0)]
+        every: u32,
+        /// Act only on these selected packets, counted from 1 (e.g. 3,7).
+        #[arg(long, value_parser = switch::parse_nth)]
+        nth: Option<Vec<u32>>,
+        /// Act with this probability, from a generator seeded by --seed.
+        #[arg(long)]
+        prob: Option<f64>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Remove every rule from the port.
+        #[arg(long, conflicts_with = "action")]
+        clear: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Remove the port from a device.
     Detach {
         #[arg(long)]
@@ -848,6 +883,51 @@ fn main() -> Result<()> {
                 },
             )?,
             PortCmd::Rate { dev, rate_mbps } => switch::set_rate(&dev, rate_mbps)?,
+            PortCmd::Inject {
+                dev,
+                action,
+                qpn,
+                psn,
+                opcode,
+                every,
+                nth,
+                prob,
+                seed,
+                clear,
+                json,
+            } => {
+                if clear {
+                    switch::clear_inject_rules(&dev)?;
+                } else if action.is_some() {
+                    let rule = switch::InjectRule {
+                        action,
+                        qpn,
+                        psn,
+                        opcode,
+                        every,
+                        nth: nth.unwrap_or_default(),
+                        prob,
+                        seed,
+                    };
+                    let slot = switch::add_inject_rule(&dev, &rule)?;
+                    eprintln!("rxecc: {dev}: injection rule {slot} in force");
+                } else {
+                    let rules = switch::inject_rules(&dev)?;
+                    if json {
+                        println!("{}", serde_json::to_string(&rules)?);
+                    } else if rules.is_empty() {
+                        println!("{dev}: no injection rules");
+                    }
+                    if !json {
+                        for r in rules {
+                            println!(
+                                "{dev} rule {}: {:?} matched {} applied {}",
+                                r.slot, r.rule, r.matched, r.applied
+                            );
+                        }
+                    }
+                }
+            }
             PortCmd::Tcd {
                 dev,
                 thresh_bytes,
@@ -1056,6 +1136,12 @@ fn print_port(s: &switch::PortStats) {
             "         faster than its rate: {} releases more than one packet ahead of an ideal link, at most {:.3} ms beyond",
             s.rate_violations,
             s.rate_violation_max_ns as f64 / 1e6
+        );
+    }
+    if s.injected_drops + s.injected_marks + s.injected_corrupts > 0 {
+        println!(
+            "         injected: {} drops, {} ECN marks, {} ICRC corruptions",
+            s.injected_drops, s.injected_marks, s.injected_corrupts
         );
     }
     if s.pfc_rx_bad + s.pfc_rx_other > 0 {

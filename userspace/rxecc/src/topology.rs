@@ -1410,8 +1410,14 @@ pub fn up_logged(
     res
 }
 
-/// The namespaces, bridges, links, addresses, neighbours and rxe devices.
-fn build_net(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
+/// The namespaces, bridges, links, addresses, neighbours and rxe devices;
+/// the time `rdma link add` took is added to `rdma_time`.
+fn build_net(
+    b: &Built,
+    r: &Runner,
+    dry_run: bool,
+    rdma_time: &std::cell::RefCell<std::time::Duration>,
+) -> Result<()> {
     let t = &b.topo;
     let mtu: u32 = MTU.parse().context("MTU")?;
     for (si, s) in t.switches.iter().enumerate() {
@@ -1588,6 +1594,7 @@ fn build_net(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             }
             Ok(())
         })?;
+        let rdma_start = std::time::Instant::now();
         r.run(
             Some(ns),
             &[
@@ -1601,6 +1608,7 @@ fn build_net(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
                 &v,
             ],
         )?;
+        *rdma_time.borrow_mut() += rdma_start.elapsed();
     }
     Ok(())
 }
@@ -1628,10 +1636,13 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
     // under TCG much of its 1.2 s per host is spent waiting (process
     // starts, RCU grace periods).
     let log = r.log;
+    let up_start = std::time::Instant::now();
+    let rdma_time = std::cell::RefCell::new(std::time::Duration::ZERO);
+    let mut load_time = std::time::Duration::ZERO;
     std::thread::scope(|sc| -> Result<()> {
         let loader = sc.spawn(|| {
             if !load {
-                return Ok(());
+                return Ok(std::time::Duration::ZERO);
             }
             let load_start = std::time::Instant::now();
             if log {
@@ -1644,15 +1655,18 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
                     load_start.elapsed().as_secs_f64()
                 );
             }
-            loaded
+            loaded.map(|()| load_start.elapsed())
         });
-        let net = build_net(b, r, dry_run);
+        let net = build_net(b, r, dry_run, &rdma_time);
         let loaded = loader
             .join()
             .map_err(|_| anyhow::anyhow!("the thread loading the ports' programs panicked"))?;
         net?;
-        loaded
+        load_time = loaded?;
+        Ok(())
     })?;
+    let net_time = up_start.elapsed();
+    let mut int_time = std::time::Duration::ZERO;
     let mut marks: Vec<(&str, MarkMode)> = Vec::new();
     for (p, pc) in b.ports.iter().zip(configs) {
         if dry_run {
@@ -1696,6 +1710,7 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             marks.push((p.dev.as_str(), s.mark));
         }
     }
+    let ports_time = up_start.elapsed() - net_time;
     // The markers, loaded all at once as the ports were, on their ports.
     let mut mark_storage: Vec<_> = marks
         .iter()
@@ -1707,6 +1722,7 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
     {
         switch::attach_loaded_marker(dev, *mode, skel)?;
     }
+    let markers_time = up_start.elapsed() - net_time - ports_time;
     // INT: for HPCC each egress port of a stamping switch is described at
     // its link's far end (the next switch's port, or the host's NIC), where
     // a data packet can be written with the values of its own dequeue. For
@@ -1739,11 +1755,26 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
                 s.int
             );
         } else {
+            let t0 = std::time::Instant::now();
             switch::set_int(&dev, &from, s.int, &s.icc)?;
+            int_time += t0.elapsed();
         }
     }
     if !dry_run && r.log {
-        eprintln!("rxecc: up: {} ports attached", b.ports.len());
+        // Where `up` spends its time; the programs load beside the net.
+        let secs = |d: std::time::Duration| d.as_secs_f64();
+        eprintln!(
+            "rxecc: up: {} ports attached in {:.2} s: net {:.2} s (of which rdma link {:.2} s; \
+             the programs' load {:.2} s beside it), ports {:.2} s, markers {:.2} s, INT {:.2} s",
+            b.ports.len(),
+            secs(up_start.elapsed()),
+            secs(net_time),
+            secs(*rdma_time.borrow()),
+            secs(load_time),
+            secs(ports_time),
+            secs(markers_time),
+            secs(int_time)
+        );
     }
     Ok(())
 }

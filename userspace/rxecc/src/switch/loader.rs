@@ -7,6 +7,7 @@ use anyhow::bail;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{TcHookBuilder, TC_EGRESS, TC_INGRESS};
 use mark_skel::MarkSkelBuilder;
+use port_skel::types::rxecc_inject;
 use port_skel::PortSkelBuilder;
 use std::mem::MaybeUninit;
 use std::os::fd::AsFd;
@@ -233,7 +234,7 @@ const PORT_KIND: &str = "rxecc_port";
 /// program, and the maps that only it may use: the queues hold its own
 /// objects (`bpf_obj_new`), which another load's programs could not take.
 /// The link comes last: while it is pinned, so is the rest.
-const OBJ_PINS: [&str; 8] = [
+const OBJ_PINS: [&str; 9] = [
     "port_ingress",
     "port_state",
     "port_cfg",
@@ -241,6 +242,7 @@ const OBJ_PINS: [&str; 8] = [
     "pacer",
     "data_q",
     "ctl_q",
+    "inject",
     "port_ops",
 ];
 
@@ -311,6 +313,7 @@ pub fn load_port_object() -> Result<()> {
         ("pacer", &mut skel.maps.pacer),
         ("data_q", &mut skel.maps.data_q),
         ("ctl_q", &mut skel.maps.ctl_q),
+        ("inject", &mut skel.maps.inject),
     ] {
         map.pin(obj_pin(name))
             .with_context(|| format!("pinning {}", obj_pin(name)))?;
@@ -418,6 +421,11 @@ pub fn attach_loaded_port(dev: &str, cfg: &PortConfig) -> Result<()> {
     pinned(&obj_pin("qlen_hist"), "the ports' queue histograms")?
         .update(&key, pod_bytes(&zero_hist), MapFlags::ANY)
         .context("clearing the port's queue histogram")?;
+    // SAFETY: as above.
+    let zero_inject: rxecc_inject = unsafe { std::mem::zeroed() };
+    pinned(&obj_pin("inject"), "the ports' injection rules")?
+        .update(&key, pod_bytes(&zero_inject), MapFlags::ANY)
+        .context("clearing the port's injection rules")?;
     update_cfg_map(
         &pinned(&obj_pin("port_cfg"), "the ports' configuration")?,
         port_id,

@@ -13,6 +13,7 @@
 //! - [`config`]: each feature's settings (rate, marking, INT and ICC, flow
 //!   control and the shared buffer), written into a loaded port's maps;
 //! - [`gfc`]: GFC's thresholds from the paper's conditions (pure);
+//! - [`inject`]: fault-injection rules at a port's ingress;
 //! - [`stats`]: reading counters, queue-length histograms and PFC events.
 
 use anyhow::{bail, Context, Result};
@@ -21,11 +22,13 @@ use std::path::Path;
 
 pub mod config;
 pub mod gfc;
+pub mod inject;
 pub mod loader;
 pub mod stats;
 
 pub use config::*;
 pub use gfc::*;
+pub use inject::*;
 pub use loader::*;
 pub use stats::*;
 

@@ -61,6 +61,12 @@ pub struct PortStats {
     /// beyond that packet.
     pub rate_violations: u64,
     pub rate_violation_max_ns: u64,
+    /// Fault injection at this port's ingress (`rxecc port inject`):
+    /// packets dropped (never counted in `drops`), ECN-marked, and with
+    /// their ICRC corrupted.
+    pub injected_drops: u64,
+    pub injected_marks: u64,
+    pub injected_corrupts: u64,
     /// Arrivals from the link peer faster than the link's rate allows (an
     /// upstream catch-up burst), and TCD decisions re-based on them.
     pub compressed_pkts: u64,
@@ -177,6 +183,9 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         lag_bytes: s.lag_bytes,
         rate_violations: s.rate_viol,
         rate_violation_max_ns: s.rate_viol_max_ns,
+        injected_drops: s.inj_drops,
+        injected_marks: s.inj_marks,
+        injected_corrupts: s.inj_corrupts,
         compressed_pkts: s.compressed_pkts,
         tcd_compressed: s.tcd_compressed,
         int_stamped: s.int_stamped,
