@@ -174,7 +174,7 @@ test_port_inject() {
 	# The 3rd and 7th WRITE FIRST packet (64 KB is 16 packets at
 	# 4096 B), and a QP that does not exist.
 	rxecc port inject --dev p1 --action drop --nth 3,7 --opcode 0x06
-	rxecc port inject --dev p1 --action drop --qpn 0xfffffe
+	rxecc port inject --dev p1 --action drop --qpn 0xfffffe --psn 0-100
 	ooo0=$(rx_counter 0 out_of_seq_request)
 	port_flow nth 50 || fail "the flow did not complete after two injected drops"
 	snap_dev p1

@@ -528,8 +528,8 @@ enum PortCmd {
         #[arg(long, default_value_t = 0)]
         every: u32,
         /// Act only on these selected packets, counted from 1 (e.g. 3,7).
-        #[arg(long, value_parser = switch::parse_nth)]
-        nth: Option<Vec<u32>>,
+        #[arg(long)]
+        nth: Option<String>,
         /// Act with this probability, from a generator seeded by --seed.
         #[arg(long)]
         prob: Option<f64>,
@@ -905,7 +905,11 @@ fn main() -> Result<()> {
                         psn,
                         opcode,
                         every,
-                        nth: nth.unwrap_or_default(),
+                        nth: nth
+                            .as_deref()
+                            .map(switch::parse_nth)
+                            .transpose()?
+                            .unwrap_or_default(),
                         prob,
                         seed,
                     };
