@@ -13,7 +13,7 @@ mkdir -p "$out"
 
 # BENCH_PARTS picks sections (e.g. `make bench BENCH_PARTS="cc latejoin"`);
 # unset, the bench runs them all, in this order.
-parts_all="clock stock acks pacing port cc latejoin hops victim scale fct ring incast-gfc ring-cc repro"
+parts_all="clock up stock acks pacing port cc latejoin hops victim scale fct ring incast-gfc ring-cc repro"
 for p in ${BENCH_PARTS:-}; do
 	[[ " $parts_all " == *" $p "* ]] || { echo "bench: unknown part '$p' (parts: $parts_all)" >&2; exit 2; }
 done
@@ -66,6 +66,30 @@ bench_clock() {
 		printf "idle (sleep 20): %.2f s of guest time in %.2f s of host time, %.3f guest s per host s\n", g2 - g1, h2 - h1, (g2 - g1) / (h2 - h1)
 	}' | tee -a "$out/summary.txt"
 	rm -f "$f"
+}
+
+# Where `rxecc testbed up` spends its time, on each shipped topology: its
+# own line (net with rdma link, the programs' load beside it, ports,
+# markers, INT), with the guest's clock around it and `down` after.
+bench_up() {
+	local topo name t0 t1 t2
+	echo
+	echo "rxecc testbed up on each topology (the guest's $RXECC_CLOCK clock; phases from rxecc)" | tee -a "$out/summary.txt"
+	tb_load_rxe patched
+	tb_load_cc cc=none
+	mkdir -p "$out/up"
+	for topo in "$RXECC_TOP"/testbed/topologies/*.toml; do
+		name=$(basename "$topo" .toml)
+		t0=$(date +%s.%N)
+		rxecc testbed up "$topo" 2>"$out/up/$name.txt" || { echo "$name: up failed: $(tail -1 "$out/up/$name.txt")"; continue; }
+		t1=$(date +%s.%N)
+		rxecc testbed down 2>>"$out/up/$name.txt" || echo "$name: down failed"
+		t2=$(date +%s.%N)
+		awk -v n="$name" -v a="$t0" -v b="$t1" -v c="$t2" -v p="$(grep -o 'attached in .*' "$out/up/$name.txt")" \
+			'BEGIN {printf "%-9s up %.2f s, down %.2f s; rxecc: %s\n", n, b - a, c - b, p}'
+	done | tee -a "$out/summary.txt"
+	rmmod rxe_cc
+	rmmod rdma_rxe
 }
 
 # The run-to-run spread needs boots of its own: the host runs it after
