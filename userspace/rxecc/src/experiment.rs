@@ -138,6 +138,10 @@ pub struct Run {
     /// Switch settings for this run (mark, red, tcd, int, pfc, ...).
     #[serde(default)]
     pub switch: toml::Table,
+    /// Fault-injection rules for this run, added to the topology's
+    /// `[[inject]]` (docs/switch.md).
+    #[serde(default)]
+    pub inject: Vec<toml::Table>,
 }
 
 fn default_op() -> String {
@@ -291,6 +295,15 @@ fn topology_for(e: &Experiment, run: &Run, base: &Path) -> Result<(PathBuf, Stri
             "links override {a} - {b}: no such link in {}",
             file.display()
         );
+    }
+    if !run.inject.is_empty() {
+        let injects = t
+            .entry("inject")
+            .or_insert_with(|| toml::Value::Array(Vec::new()));
+        let toml::Value::Array(injects) = injects else {
+            bail!("{}: inject is not an array of tables", file.display());
+        };
+        injects.extend(run.inject.iter().cloned().map(toml::Value::Table));
     }
     if let Some(n) = e.hosts {
         keep_hosts(&mut t, n as usize);
@@ -790,6 +803,7 @@ fn measure_base_rtt(e: &Experiment, base: &Path, out: &Path) -> Result<u64> {
         cc: "none".into(),
         knobs: BTreeMap::new(),
         switch: toml::Table::new(),
+        inject: Vec::new(),
     };
     eprintln!("rxecc run: measuring the base RTT (20 one-packet flows, h0 <-> h1, no CC) ...");
     let done = run_one(e, &probe, base, &file, &flows, &dir, 0)?;

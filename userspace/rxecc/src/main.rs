@@ -900,6 +900,7 @@ fn main() -> Result<()> {
                     switch::clear_inject_rules(&dev)?;
                 } else if action.is_some() {
                     let rule = switch::InjectRule {
+                        port: dev.clone(),
                         action,
                         qpn,
                         psn,

@@ -76,6 +76,9 @@ pub struct Topology {
     pub links: Vec<Link>,
     #[serde(default, rename = "route")]
     pub routes: Vec<Route>,
+    /// Fault-injection rules, each at a port's ingress (docs/switch.md).
+    #[serde(default, rename = "inject")]
+    pub injects: Vec<switch::InjectRule>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -1105,6 +1108,20 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
         }
     }
     ports.sort_by_key(|p| p.netns.is_none());
+    for r in &topo.injects {
+        if !ports.iter().any(|p| p.dev == r.port) {
+            let mut devs: Vec<&str> = ports.iter().map(|p| p.dev.as_str()).collect();
+            devs.sort();
+            bail!(
+                "{}: [[inject]] port '{}' is not a port of this topology (ports: {})",
+                file.display(),
+                r.port,
+                devs.join(" ")
+            );
+        }
+        r.validate()
+            .with_context(|| format!("{}: [[inject]] at {}", file.display(), r.port))?;
+    }
     let plan = Plan {
         file: file.to_path_buf(),
         hosts: topo
@@ -1760,6 +1777,16 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             int_time += t0.elapsed();
         }
     }
+    for rule in &t.injects {
+        if !b.plan.ports.iter().any(|(d, _)| *d == rule.port) {
+            continue;
+        }
+        if dry_run {
+            println!("rxecc port inject --dev {} {rule:?}", rule.port);
+        } else {
+            switch::add_inject_rule(&rule.port, rule)?;
+        }
+    }
     if !dry_run && r.log {
         // Where `up` spends its time; the programs load beside the net.
         let secs = |d: std::time::Duration| d.as_secs_f64();
@@ -1927,6 +1954,34 @@ rate_mbps = 50
             .unwrap()
             .to_string();
         assert!(e.contains("unknown field `speed`"), "{e}");
+    }
+
+    #[test]
+    fn inject_rules_name_a_port_of_the_topology() {
+        let rule = "\n[[inject]]\nport = \"p1\"\naction = \"drop\"\nnth = [3, 7]\n";
+        let b = p(&format!("{SMALL}{rule}")).unwrap();
+        assert_eq!(b.topo.injects.len(), 1);
+        assert_eq!(b.topo.injects[0].nth, [3, 7]);
+        let e = p(&format!("{SMALL}{}", rule.replace("p1", "p7")))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("'p7' is not a port") && e.contains("p0 p1 v0 v1"),
+            "{e}"
+        );
+        let e = format!(
+            "{:#}",
+            p(&format!("{SMALL}{}", rule.replace("[3, 7]", "[0]")))
+                .err()
+                .unwrap()
+        );
+        assert!(e.contains("1..=64"), "{e}");
+        let e = p(&format!("{SMALL}{}", rule.replace("action", "acton")))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("acton"), "{e}");
     }
 
     #[test]

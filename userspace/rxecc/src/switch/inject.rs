@@ -51,6 +51,10 @@ impl InjectAction {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct InjectRule {
+    /// The port it acts at, in a topology's `[[inject]]` (the command
+    /// line names it with --dev).
+    #[serde(default)]
+    pub port: String,
     pub action: Option<InjectAction>,
     /// The BTH's destination QP; any if absent.
     pub qpn: Option<u32>,
@@ -159,6 +163,7 @@ impl InjectRule {
     /// Reads a rule back from port.h's layout.
     fn from_c(c: &rxecc_inject_rule) -> Self {
         InjectRule {
+            port: String::new(),
             action: InjectAction::from_code(c.action),
             qpn: (c.qpn != ANY).then_some(c.qpn),
             psn: (c.psn_lo != 0 || c.psn_hi != PSN_MAX).then_some((c.psn_lo, c.psn_hi)),
