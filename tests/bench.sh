@@ -13,7 +13,7 @@ mkdir -p "$out"
 
 # BENCH_PARTS picks sections (e.g. `make bench BENCH_PARTS="cc latejoin"`);
 # unset, the bench runs them all, in this order.
-parts_all="clock up stock acks pacing port cc latejoin hops victim scale fct ring incast-gfc ring-cc repro"
+parts_all="clock up stock acks pacing port inject cc latejoin hops victim scale fct ring incast-gfc ring-cc repro"
 for p in ${BENCH_PARTS:-}; do
 	[[ " $parts_all " == *" $p "* ]] || { echo "bench: unknown part '$p' (parts: $parts_all)" >&2; exit 2; }
 done
@@ -89,6 +89,45 @@ bench_up() {
 			'BEGIN {printf "%-9s up %.2f s, down %.2f s; rxecc: %s\n", n, b - a, c - b, p}'
 	done | tee -a "$out/summary.txt"
 	rmmod rxe_cc
+	rmmod rdma_rxe
+}
+
+# What fault injection costs a port (docs/switch.md): one flow through p0
+# set above what the guest carries, so the CPU is the limit, with no rules
+# (one branch per packet) and with 8 rules that select nothing (the whole
+# path: parse the BTH, take the lock, test each rule), rounds alternating.
+bench_inject() {
+	local r side iters=$((1600 * 1000000 * 2 / 8 / SIZE + 1)) i
+	declare -A sum
+	echo
+	echo "fault injection's cost: ib_write_bw through p0 at 1600 Mb/s, no rules against 8 rules that select nothing (Mb/s)" | tee -a "$out/summary.txt"
+	tb_load_rxe patched
+	tb_up 2
+	rxecc port attach --dev p0 --rate-mbps 1600
+	rxecc port attach --dev p1 --rate-mbps 1600
+	for ((r = 1; r <= ${BENCH_INJECT_ROUNDS:-3}; r++)); do
+		for side in off rules; do
+			rxecc port inject --dev p1 --clear
+			if [ "$side" = rules ]; then
+				for ((i = 0; i < 8; i++)); do
+					rxecc port inject --dev p1 --action drop --qpn $((0xfff000 + i)) 2>/dev/null
+				done
+			fi
+			tb_write_bw_server 0 $TB_PORT_BASE "$out/inject-$side-$r-server.txt" -s $SIZE -n $iters
+			sleep 1
+			tb_write_bw_client 1 0 $TB_PORT_BASE "$out/inject-$side-$r.txt" -s $SIZE -n $iters || echo "  inject $side round $r failed" >&2
+			tb_wait_servers || echo "  inject $side round $r: server failed" >&2
+			sum[$side]="${sum[$side]:-} $(tb_bw_mbit "$out/inject-$side-$r.txt")"
+		done
+	done
+	awk -v a="${sum[off]}" -v b="${sum[rules]}" 'BEGIN {
+		na = split(a, x, " "); nb = split(b, y, " ")
+		for (i = 1; i <= na; i++) ta += x[i]; for (i = 1; i <= nb; i++) tb += y[i]
+		printf "no rules:             %s (mean %.1f)\n8 rules, none firing: %s (mean %.1f)\nratio: %.3f\n", a, ta / na, b, tb / nb, (tb / nb) / (ta / na)
+	}' | tee -a "$out/summary.txt"
+	rxecc port detach --dev p1
+	rxecc port detach --dev p0
+	tb_down
 	rmmod rdma_rxe
 }
 
