@@ -228,3 +228,44 @@ test_port_inject() {
 	grep -q "1..=64" "$TEST_OUT/bad.txt" || fail "no clear error for nth 0: $(cat "$TEST_OUT/bad.txt")"
 	true
 }
+
+# DCQCN's reaction to a fixed CE fraction, injected at p1 (the Lumina-style
+# experiment (c) of docs/switch.md, as a direction check): with no marks
+# no CNP; with CE on a share p of the data, the receiver answers with CNPs,
+# never more than one per min_time_between_cnps and never more than the
+# CE marks it got, every one reaches the sender, and the flow is slower at
+# the highest p than without marks.
+cc_total() { awk -v k="$1" '$1 == k {print $2}' /sys/kernel/debug/rxe_cc/totals; }
+test_inject_dcqcn_ce() {
+	local p t0 t1 cnp0 cnp1 rx0 rx1 ce0 ce1 mbps rate0="" gap_us=1000 line
+	tb_load_rxe patched
+	tb_load_cc cc=dcqcn data_ecn=2 line_rate_mbps=100 min_time_between_cnps=$gap_us
+	tb_up 2
+	rxecc port attach --dev p0 --rate-mbps 100
+	rxecc port attach --dev p1 --rate-mbps 100
+	for p in 0 0.01 0.2; do
+		rxecc port inject --dev p1 --clear
+		[ "$p" = 0 ] || rxecc port inject --dev p1 --action ce --prob "$p" --seed 3 2>/dev/null
+		cnp0=$(cc_total cnps_sent) rx0=$(cc_total cnps) ce0=$(cc_total rx_ecn_ce)
+		t0=$(date +%s%N)
+		port_flow "ce-$p" 300 || fail "p = $p: the flow failed"
+		t1=$(date +%s%N)
+		cnp1=$(cc_total cnps_sent) rx1=$(cc_total cnps) ce1=$(cc_total rx_ecn_ce)
+		mbps=$(tb_bw_mbit "$TEST_OUT/ce-$p-client.txt")
+		line="p = $p: $mbps Mb/s, $((ce1 - ce0)) CE, $((cnp1 - cnp0)) CNPs sent, $((rx1 - rx0)) received in $(((t1 - t0) / 1000000)) ms"
+		info "$line"
+		assert_eq "p = $p: CNPs the sender got = CNPs sent" $((cnp1 - cnp0)) $((rx1 - rx0))
+		if [ "$p" = 0 ]; then
+			assert_eq "no marks: CE at the receiver" 0 $((ce1 - ce0))
+			assert_eq "no marks: CNPs" 0 $((cnp1 - cnp0))
+		else
+			assert_gt "p = $p: CNPs" $((cnp1 - cnp0)) 0
+			(((cnp1 - cnp0) <= ce1 - ce0)) || fail "p = $p: $((cnp1 - cnp0)) CNPs for $((ce1 - ce0)) CE marks"
+			(((cnp1 - cnp0) <= (t1 - t0) / 1000 / gap_us + 1)) ||
+				fail "p = $p: $((cnp1 - cnp0)) CNPs in $(((t1 - t0) / 1000)) us, more than one per $gap_us us"
+		fi
+		[ -n "$rate0" ] || rate0=$mbps
+	done
+	# The highest fraction against none.
+	awk -v a="$mbps" -v b="$rate0" 'BEGIN {exit !(a < b)}' || fail "p = $p: $mbps Mb/s is not below the $rate0 Mb/s without marks"
+}
