@@ -13,7 +13,7 @@ mkdir -p "$out"
 
 # BENCH_PARTS picks sections (e.g. `make bench BENCH_PARTS="cc latejoin"`);
 # unset, the bench runs them all, in this order.
-parts_all="clock up stock acks pacing port inject cc latejoin hops victim scale fct ring incast-gfc ring-cc repro"
+parts_all="clock up stock acks pacing port inject inject-gbn cc latejoin hops victim scale fct ring incast-gfc ring-cc repro"
 for p in ${BENCH_PARTS:-}; do
 	[[ " $parts_all " == *" $p "* ]] || { echo "bench: unknown part '$p' (parts: $parts_all)" >&2; exit 2; }
 done
@@ -129,6 +129,42 @@ bench_inject() {
 	rxecc port detach --dev p0
 	tb_down
 	rmmod rdma_rxe
+}
+
+# Stock rdma_rxe against patched rdma_rxe + rxe_cc none under the same
+# injected drops (every BENCH_GBN_EVERY-th data packet at p1, h1 -> h0 at
+# 100 Mb/s): goodput, and how the hosts recovered (the receiver's
+# out-of-sequence requests and duplicates, the sender's NAKs and retries).
+bench_inject_gbn() {
+	local side r every=${BENCH_GBN_EVERY:-100}
+	echo
+	echo "go-back-N under injected drops (every ${every}th data packet at p1), stock against patched rdma_rxe, 200 x 64 KB h1 -> h0 at 100 Mb/s" | tee -a "$out/summary.txt"
+	printf '%-8s %-6s %-10s %-8s %-8s %-12s %-10s %-10s %s
+' side round "Mb/s" matched dropped out_of_seq duplicate seq_naks retries | tee -a "$out/summary.txt"
+	for ((r = 1; r <= ${BENCH_GBN_ROUNDS:-2}; r++)); do
+		for side in stock patched; do
+			tb_load_rxe "$side"
+			[ "$side" = patched ] && tb_load_cc cc=none
+			tb_up 2
+			rxecc port attach --dev p0 --rate-mbps 100
+			rxecc port attach --dev p1 --rate-mbps 100
+			rxecc port inject --dev p1 --action drop --every "$every" 2>/dev/null
+			tb_write_bw_server 0 $TB_PORT_BASE "$out/gbn-$side-$r-server.txt" -s $SIZE -n 200
+			sleep 1
+			tb_write_bw_client 1 0 $TB_PORT_BASE "$out/gbn-$side-$r.txt" -s $SIZE -n 200 || echo "  gbn $side round $r failed" >&2
+			tb_wait_servers || echo "  gbn $side round $r: server failed" >&2
+			c() { cat "/sys/class/infiniband/rxe$1/ports/1/hw_counters/$2"; }
+			printf '%-8s %-6s %-10s %-8s %-8s %-12s %-10s %-10s %s
+' "$side" "$r" "$(tb_bw_mbit "$out/gbn-$side-$r.txt")" \
+				"$(rxecc port inject --dev p1 --json | jq '.[0].matched')" "$(rxecc port inject --dev p1 --json | jq '.[0].applied')" \
+				"$(c 0 out_of_seq_request)" "$(c 0 duplicate_request)" "$(c 1 rcvd_seq_err)" "$(c 1 completer_retry_err)" | tee -a "$out/summary.txt"
+			rxecc port detach --dev p1
+			rxecc port detach --dev p0
+			tb_down
+			rmmod rxe_cc 2>/dev/null || true
+			rmmod rdma_rxe
+		done
+	done
 }
 
 # The run-to-run spread needs boots of its own: the host runs it after
