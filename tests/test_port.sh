@@ -176,7 +176,14 @@ test_port_inject() {
 	rxecc port inject --dev p1 --action drop --nth 3,7 --opcode 0x06
 	rxecc port inject --dev p1 --action drop --qpn 0xfffffe --psn 0-100
 	ooo0=$(rx_counter 0 out_of_seq_request)
+	# The requester's side of the drops, at p1 (a capture sees the
+	# arrivals before the port's ingress program drops them).
+	tb_capture_start p1 "$TEST_OUT/nth.pcap" "$TEST_OUT/nth-capture.log" || fail "dumpcap did not start on p1"
+	local tpid=$TB_CAPTURE_PID
 	port_flow nth 50 || fail "the flow did not complete after two injected drops"
+	sleep 0.5
+	kill $tpid
+	wait $tpid || true
 	snap_dev p1
 	assert_eq "rule 0 (nth 3,7): packets dropped" 2 "$(inject_rule applied)"
 	assert_gt "rule 0: WRITE FIRST packets it selected" "$(inject_rule matched)" 7
@@ -186,6 +193,17 @@ test_port_inject() {
 	ooo1=$(rx_counter 0 out_of_seq_request)
 	assert_gt "out-of-sequence requests at the receiver after the drops" $((ooo1 - ooo0)) 0
 	info "nth 3,7: 2 of $(inject_rule matched) WRITE FIRST packets dropped, receiver saw $((ooo1 - ooo0)) out of sequence, flow completed"
+	# The checker: each NAK answered by going back to its PSN, nothing
+	# acked sent again, every ICRC good.
+	rxecc check "$TEST_OUT/nth.pcap" --json >"$TEST_OUT/nth-check.json" || fail "rxecc check failed on the capture"
+	rxecc check "$TEST_OUT/nth.pcap" >"$TEST_OUT/nth-check.txt"
+	ck() { jq -r "$1" "$TEST_OUT/$2-check.json"; }
+	assert_eq "data QPs in the capture" 1 "$(ck '.qps | length' nth)"
+	assert_gt "NAK sequence errors seen at p1" "$(ck '.qps[0].nak_seq' nth)" 0
+	assert_eq "NAKs answered by going back to their PSN" "$(ck '.qps[0].nak_seq' nth)" "$(ck '.qps[0].gbn_ok' nth)"
+	assert_eq "requests resent after their ACK" 0 "$(ck '.qps[0].resent_after_ack' nth)"
+	assert_eq "bad ICRCs at p1" 0 "$(ck '.icrc_bad' nth)"
+	info "checker at p1: $(ck '.qps[0].nak_seq' nth) NAKs, each answered at its PSN after $(ck '.qps[0].gbn_mean_us' nth) us on average (most $(ck '.qps[0].gbn_max_us' nth)), $(ck '.qps[0].resent' nth) requests resent, none after its ACK"
 
 	# Every 50th packet, over a longer flow.
 	rxecc port inject --dev p1 --clear
@@ -217,7 +235,14 @@ test_port_inject() {
 	rxecc port inject --dev p1 --clear
 	rxecc port inject --dev p1 --action icrc --nth 5
 	ooo0=$(rx_counter 0 out_of_seq_request)
+	tb_capture_start p0 "$TEST_OUT/icrc.pcap" "$TEST_OUT/icrc-capture.log" || fail "dumpcap did not start on p0"
+	tpid=$TB_CAPTURE_PID
 	port_flow icrc 50 || fail "the flow did not complete after a corrupted ICRC"
+	sleep 0.5
+	kill $tpid
+	wait $tpid || true
+	rxecc check "$TEST_OUT/icrc.pcap" --json >"$TEST_OUT/icrc-check.json" || fail "rxecc check failed on the capture"
+	assert_eq "bad ICRCs the checker found at p0" 1 "$(ck '.icrc_bad' icrc)"
 	snap_dev p1
 	ooo1=$(rx_counter 0 out_of_seq_request)
 	assert_eq "ICRCs corrupted" 1 "$(pstat injected_corrupts)"

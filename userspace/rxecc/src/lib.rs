@@ -1,6 +1,7 @@
 //! Library behind the `rxecc` command: report parsing, statistics, the
 //! switch's eBPF programs and topologies.
 
+pub mod check;
 pub mod deadlock;
 pub mod experiment;
 pub mod fct;

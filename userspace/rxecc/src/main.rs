@@ -20,6 +20,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Judge the hosts' reactions from a capture (classic pcap, e.g.
+    /// `dumpcap -P`): go-back-N after NAKs, resends of acked data, CE and
+    /// CNPs per data QP, and every packet's ICRC.
+    Check {
+        pcap: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
     /// Print per-port (switch) and per-QP (rxe_cc) statistics.
     Stats {
         /// Machine-readable output.
@@ -735,6 +743,14 @@ fn main() -> Result<()> {
             }
         },
         Cmd::Selftest => selftest::run()?,
+        Cmd::Check { pcap, json } => {
+            let rep = rxecc::check::judge(&rxecc::check::read(&pcap)?);
+            if json {
+                println!("{}", serde_json::to_string(&rep)?);
+            } else {
+                rxecc::check::print(&rep);
+            }
+        }
         Cmd::Deadlock { hold_ms, json } => {
             let r = deadlock::detect(std::time::Duration::from_millis(hold_ms))?;
             // A reader that stops early (`| head -1`) is not an error.

@@ -1,0 +1,435 @@
+//! `rxecc check`: what the hosts did, judged from a capture, as Lumina's
+//! analyzers judge a NIC from mirrored traffic. Per data QP (requests from
+//! one host to another's QP), from the requests and the responses that
+//! answer them:
+//! - NAK sequence errors, and whether the requester went back to the PSN
+//!   each one named (go-back-N), with how long it took;
+//! - requests sent again after an ACK had covered them;
+//! - CE-marked requests, and the CNPs that answered them with the
+//!   shortest gap between two;
+//! - every packet's ICRC (IBTA's RoCEv2 rules: the masked fields as 1s;
+//!   an INT shim, docs/wire-format.md, lies outside it).
+//!
+//! The capture is a classic pcap (`dumpcap -P`, `tshark -F pcap`) of
+//! Ethernet frames. Taken at the requester's switch port, it sees the
+//! requests before anything downstream drops them, and the responses as
+//! they reach the requester.
+
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const ROCE_V2_PORT: u16 = 4791;
+const ETH_HLEN: usize = 14;
+const UDP_HLEN: usize = 8;
+const BTH_LEN: usize = 12;
+const ICRC_LEN: usize = 4;
+/// docs/wire-format.md: the INT shim after the UDP header, when the TOS
+/// has this bit; its length is 12 bytes and 16 per hop slot.
+const INT_TOS: u8 = 0x04;
+const INT_MAGIC: u8 = 0xc5;
+const INT_HDR: usize = 12;
+const INT_HOP: usize = 16;
+const OP_CNP: u8 = 0x81;
+/// PSNs are 24 bits and wrap.
+const PSN_MASK: u32 = 0xff_ffff;
+
+/// One RoCEv2 packet, as the checks see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Roce {
+    pub t_ns: u64,
+    pub src: [u8; 4],
+    pub dst: [u8; 4],
+    pub ecn: u8,
+    pub opcode: u8,
+    pub qpn: u32,
+    pub psn: u32,
+    /// AETH's syndrome, for the opcodes that carry one.
+    pub aeth: Option<u8>,
+    pub icrc_ok: bool,
+}
+
+/// The ICRC over an IPv4 packet (IP header to its end, the last 4 bytes
+/// the ICRC field): CRC-32 of 8 bytes of 1s (the LRH, masked) and the
+/// packet with TOS, TTL, the IP and UDP checksums and BTH byte 4 as 1s,
+/// the INT shim left out. Stored little-endian.
+fn icrc(ip: &[u8], ihl: usize, shim: usize) -> Option<u32> {
+    let body = ip.len().checked_sub(ICRC_LEN)?;
+    let mut p: Vec<u8> = Vec::with_capacity(body + 8);
+    p.extend_from_slice(&[0xff; 8]);
+    p.extend_from_slice(ip.get(..ihl + UDP_HLEN)?);
+    p.extend_from_slice(ip.get(ihl + UDP_HLEN + shim..body)?);
+    let (tos, ttl, csum) = (8 + 1, 8 + 8, 8 + 10);
+    p[tos] = 0xff;
+    p[ttl] = 0xff;
+    p[csum..csum + 2].copy_from_slice(&[0xff, 0xff]);
+    let udp_csum = 8 + ihl + 6;
+    p[udp_csum..udp_csum + 2].copy_from_slice(&[0xff, 0xff]);
+    *p.get_mut(8 + ihl + UDP_HLEN + 4)? = 0xff;
+    Some(crc32fast::hash(&p))
+}
+
+/// Whether a BTH opcode carries an AETH (RC and UC acknowledge, atomic
+/// acknowledge, and the RDMA READ responses but the middle one).
+fn has_aeth(op: u8) -> bool {
+    matches!(op, 0x0d | 0x0f | 0x10 | 0x11 | 0x12)
+}
+
+/// Whether a BTH opcode is a response (RC: READ responses, ACKs).
+fn is_response(op: u8) -> bool {
+    op < 0x20 && (0x0d..=0x12).contains(&op)
+}
+
+/// Parses an Ethernet frame; None if it is not IPv4 RoCEv2.
+pub fn parse(frame: &[u8], t_ns: u64) -> Option<Roce> {
+    if frame.get(12..14)? != [0x08, 0x00] {
+        return None;
+    }
+    let ip = frame.get(ETH_HLEN..)?;
+    let ihl = usize::from(ip.first()? & 0x0f) * 4;
+    let total = usize::from(u16::from_be_bytes([*ip.get(2)?, *ip.get(3)?]));
+    // Ethernet pads short frames: the IP length says where it ends.
+    let ip = ip.get(..total)?;
+    if *ip.get(9)? != 17
+        || u16::from_be_bytes([*ip.get(ihl + 2)?, *ip.get(ihl + 3)?]) != ROCE_V2_PORT
+    {
+        return None;
+    }
+    let tos = *ip.get(1)?;
+    let mut shim = 0;
+    if tos & INT_TOS != 0 && *ip.get(ihl + UDP_HLEN)? == INT_MAGIC {
+        shim = INT_HDR + INT_HOP * usize::from(*ip.get(ihl + UDP_HLEN + 5)?);
+    }
+    let bth = ip.get(ihl + UDP_HLEN + shim..ihl + UDP_HLEN + shim + BTH_LEN)?;
+    let opcode = bth[0];
+    let aeth = if has_aeth(opcode) {
+        ip.get(ihl + UDP_HLEN + shim + BTH_LEN).copied()
+    } else {
+        None
+    };
+    let stored = u32::from_le_bytes(ip.get(ip.len() - ICRC_LEN..)?.try_into().ok()?);
+    Some(Roce {
+        t_ns,
+        src: ip.get(12..16)?.try_into().ok()?,
+        dst: ip.get(16..20)?.try_into().ok()?,
+        ecn: tos & 0x03,
+        opcode,
+        qpn: u32::from_be_bytes([0, bth[5], bth[6], bth[7]]),
+        psn: u32::from_be_bytes([0, bth[9], bth[10], bth[11]]),
+        aeth,
+        icrc_ok: icrc(ip, ihl, shim) == Some(stored),
+    })
+}
+
+/// Reads every RoCEv2 packet of a classic pcap.
+pub fn read(path: &Path) -> Result<Vec<Roce>> {
+    let f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut r =
+        pcap_file::pcap::PcapReader::new(std::io::BufReader::new(f)).with_context(|| {
+            format!(
+                "{}: not a classic pcap (write it with dumpcap -P or tshark -F pcap)",
+                path.display()
+            )
+        })?;
+    if r.header().datalink != pcap_file::DataLink::ETHERNET {
+        bail!("{}: its link type is not Ethernet", path.display());
+    }
+    let mut out = Vec::new();
+    while let Some(p) = r.next_packet() {
+        let p = p.with_context(|| format!("{}: a truncated record", path.display()))?;
+        let t = u64::try_from(p.timestamp.as_nanos()).unwrap_or(u64::MAX);
+        out.extend(parse(&p.data, t));
+    }
+    Ok(out)
+}
+
+/// `a` is after `b` in PSN order (within half the space).
+fn psn_after(a: u32, b: u32) -> bool {
+    let d = a.wrapping_sub(b) & PSN_MASK;
+    d != 0 && d <= PSN_MASK / 2
+}
+
+/// What one data QP's requests and their responses show.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct QpReport {
+    /// Requester and responder addresses, and the responder's QP.
+    pub flow: String,
+    pub requests: u64,
+    /// Requests whose PSN was sent before.
+    pub resent: u64,
+    pub acks: u64,
+    pub nak_seq: u64,
+    /// NAKs after which the next request carried the PSN they named.
+    pub gbn_ok: u64,
+    /// NAKs after which the next request carried another PSN.
+    pub gbn_wrong: u64,
+    /// NAKs with no request after them in the capture.
+    pub gbn_none: u64,
+    /// NAK to the request that answered it, mean and most.
+    pub gbn_mean_us: f64,
+    pub gbn_max_us: f64,
+    /// Requests sent again after an ACK had covered their PSN.
+    pub resent_after_ack: u64,
+    pub ce: u64,
+    pub cnps: u64,
+    /// The shortest time between two CNPs to the requester's QP.
+    pub cnp_min_gap_us: Option<f64>,
+}
+
+/// The whole capture.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Report {
+    pub packets: u64,
+    pub icrc_bad: u64,
+    pub qps: Vec<QpReport>,
+}
+
+#[derive(Default)]
+struct QpState {
+    r: QpReport,
+    /// The highest PSN sent and the first; the last PSN an ACK covered.
+    max_psn: Option<u32>,
+    first_psn: u32,
+    acked: Option<u32>,
+    /// A NAK waiting for the next request: (its time, the PSN it names).
+    nak: Option<(u64, u32)>,
+    gbn_sum_ns: u64,
+    /// The requester's own QP, learnt from the responses' destination.
+    req_qp: Option<u32>,
+    last_cnp: Option<u64>,
+}
+
+/// Judges the packets (in capture order).
+pub fn judge(pkts: &[Roce]) -> Report {
+    let mut rep = Report::default();
+    // Data QPs by (requester, responder, responder's QP).
+    let mut qps: BTreeMap<([u8; 4], [u8; 4], u32), QpState> = BTreeMap::new();
+    for p in pkts {
+        rep.packets += 1;
+        if !p.icrc_ok {
+            rep.icrc_bad += 1;
+        }
+        if p.opcode == OP_CNP || is_response(p.opcode) {
+            // To the requester (p.dst) from the responder (p.src): the data
+            // QP whose PSNs hold this one, or whose requester QP it is.
+            let owner = qps.iter_mut().find(|((req, resp, _), s)| {
+                *req == p.dst
+                    && *resp == p.src
+                    && (s.req_qp == Some(p.qpn)
+                        || (s.req_qp.is_none()
+                            && s.max_psn.is_some_and(|m| {
+                                !psn_after(p.psn, m) && !psn_after(s.first_psn, p.psn)
+                            })))
+            });
+            let Some((_, s)) = owner else { continue };
+            if p.opcode == OP_CNP {
+                // A CNP carries no PSN of the flow: the QP is what names it.
+                if s.req_qp == Some(p.qpn) || s.req_qp.is_none() {
+                    s.r.cnps += 1;
+                    if let Some(last) = s.last_cnp {
+                        let gap = p.t_ns.saturating_sub(last) as f64 / 1e3;
+                        s.r.cnp_min_gap_us = Some(s.r.cnp_min_gap_us.map_or(gap, |g| g.min(gap)));
+                    }
+                    s.last_cnp = Some(p.t_ns);
+                }
+                continue;
+            }
+            s.req_qp.get_or_insert(p.qpn);
+            s.r.acks += 1;
+            match p.aeth.map(|a| (a >> 5, a & 0x1f)) {
+                // A NAK, PSN sequence error: the PSN is the one expected.
+                Some((3, 0)) => {
+                    s.r.nak_seq += 1;
+                    if s.nak.take().is_some() {
+                        s.r.gbn_none += 1;
+                    }
+                    s.nak = Some((p.t_ns, p.psn));
+                }
+                // An ACK covers its PSN and all before it.
+                Some((0, _)) if s.acked.is_none_or(|a| psn_after(p.psn, a)) => {
+                    s.acked = Some(p.psn);
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let s = qps.entry((p.src, p.dst, p.qpn)).or_default();
+        if s.r.flow.is_empty() {
+            s.r.flow = format!(
+                "{} -> {} qp {:#x}",
+                std::net::Ipv4Addr::from(p.src),
+                std::net::Ipv4Addr::from(p.dst),
+                p.qpn
+            );
+            s.first_psn = p.psn;
+        }
+        s.r.requests += 1;
+        if p.ecn == 3 {
+            s.r.ce += 1;
+        }
+        match s.max_psn {
+            Some(m) if !psn_after(p.psn, m) => s.r.resent += 1,
+            _ => s.max_psn = Some(p.psn),
+        }
+        if s.acked.is_some_and(|a| !psn_after(p.psn, a)) {
+            s.r.resent_after_ack += 1;
+        }
+        if let Some((t, want)) = s.nak.take() {
+            if p.psn == want {
+                s.r.gbn_ok += 1;
+                let d = p.t_ns.saturating_sub(t);
+                s.gbn_sum_ns += d;
+                s.r.gbn_max_us = s.r.gbn_max_us.max(d as f64 / 1e3);
+            } else {
+                s.r.gbn_wrong += 1;
+            }
+        }
+    }
+    for (_, mut s) in qps {
+        if s.nak.is_some() {
+            s.r.gbn_none += 1;
+        }
+        if s.r.gbn_ok > 0 {
+            s.r.gbn_mean_us = s.gbn_sum_ns as f64 / s.r.gbn_ok as f64 / 1e3;
+        }
+        rep.qps.push(s.r);
+    }
+    rep
+}
+
+/// `rxecc check`'s table.
+pub fn print(rep: &Report) {
+    println!(
+        "{} RoCEv2 packets, {} with a bad ICRC",
+        rep.packets, rep.icrc_bad
+    );
+    println!(
+        "{:<34} {:>8} {:>7} {:>7} {:>6} {:>7} {:>7} {:>12} {:>7} {:>6} {:>6} {:>10}",
+        "data QP",
+        "requests",
+        "resent",
+        "acks",
+        "NAKs",
+        "GBN ok",
+        "wrong",
+        "GBN us mean",
+        "re-ack",
+        "CE",
+        "CNPs",
+        "CNP gap us"
+    );
+    for q in &rep.qps {
+        println!(
+            "{:<34} {:>8} {:>7} {:>7} {:>6} {:>7} {:>7} {:>12.1} {:>7} {:>6} {:>6} {:>10}",
+            q.flow,
+            q.requests,
+            q.resent,
+            q.acks,
+            q.nak_seq,
+            q.gbn_ok,
+            q.gbn_wrong + q.gbn_none,
+            q.gbn_mean_us,
+            q.resent_after_ack,
+            q.ce,
+            q.cnps,
+            q.cnp_min_gap_us.map_or("-".into(), |g| format!("{g:.1}"))
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An IPv4 RoCEv2 frame with a valid ICRC.
+    fn frame(src: u8, dst: u8, op: u8, qpn: u32, psn: u32, aeth: Option<u8>, ecn: u8) -> Vec<u8> {
+        let mut payload = vec![op, 0, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0];
+        payload[5..8].copy_from_slice(&qpn.to_be_bytes()[1..]);
+        payload[9..12].copy_from_slice(&psn.to_be_bytes()[1..]);
+        if let Some(a) = aeth {
+            payload.extend_from_slice(&[a, 0, 0, 1]);
+        } else {
+            payload.extend_from_slice(&[0xab; 32]);
+        }
+        let udp_len = 8 + payload.len() + ICRC_LEN;
+        let total = 20 + udp_len;
+        let mut ip = vec![0x45, ecn, 0, 0, 0, 0, 0x40, 0, 64, 17, 0, 0];
+        ip[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+        ip.extend_from_slice(&[10, 0, 0, src, 10, 0, 0, dst]);
+        ip.extend_from_slice(&[0xc0, 0x00, 0x12, 0xb7]);
+        ip.extend_from_slice(&(udp_len as u16).to_be_bytes());
+        ip.extend_from_slice(&[0, 0]);
+        ip.extend_from_slice(&payload);
+        ip.extend_from_slice(&[0; 4]);
+        let c = icrc(&ip, 20, 0).unwrap();
+        let n = ip.len();
+        ip[n - 4..].copy_from_slice(&c.to_le_bytes());
+        let mut f = vec![0; 12];
+        f.extend_from_slice(&[0x08, 0x00]);
+        f.extend_from_slice(&ip);
+        f
+    }
+
+    #[test]
+    fn go_back_n_and_acked_data_are_judged() {
+        let data = |psn, t| parse(&frame(2, 1, 0x07, 0x11, psn, None, 2), t).unwrap();
+        let ack = |psn, syn, t| parse(&frame(1, 2, 0x11, 0x22, psn, Some(syn), 0), t).unwrap();
+        // 100..=104 sent, 102 lost: the responder NAKs 102 at t=50, the
+        // requester resends from 102 at t=80; 100 acked, then sent again.
+        let pkts = vec![
+            data(100, 0),
+            data(101, 10),
+            data(103, 20),
+            ack(100, 0x1f, 30),
+            data(104, 40),
+            ack(102, 0x60, 50),
+            data(102, 80_080),
+            data(103, 80_090),
+            data(100, 80_100),
+        ];
+        let r = judge(&pkts);
+        assert_eq!((r.packets, r.icrc_bad), (9, 0));
+        let q = &r.qps[0];
+        assert_eq!(q.flow, "10.0.0.2 -> 10.0.0.1 qp 0x11");
+        assert_eq!((q.requests, q.resent, q.acks, q.nak_seq), (7, 3, 2, 1));
+        assert_eq!((q.gbn_ok, q.gbn_wrong, q.gbn_none), (1, 0, 0));
+        assert!((q.gbn_mean_us - 80.03).abs() < 1e-9, "{}", q.gbn_mean_us);
+        assert_eq!(q.resent_after_ack, 1);
+        // Going back to another PSN is wrong.
+        let wrong = judge(&[data(100, 0), data(101, 1), ack(101, 0x60, 2), data(100, 3)]);
+        assert_eq!((wrong.qps[0].gbn_ok, wrong.qps[0].gbn_wrong), (0, 1));
+    }
+
+    #[test]
+    fn icrc_catches_a_flipped_byte_but_not_marks() {
+        let f = frame(2, 1, 0x07, 0x11, 5, None, 2);
+        assert!(parse(&f, 0).unwrap().icrc_ok);
+        // A CE mark (TOS) and a new TTL are masked out.
+        let mut marked = f.clone();
+        marked[ETH_HLEN + 1] = 3;
+        marked[ETH_HLEN + 8] = 1;
+        assert!(parse(&marked, 0).unwrap().icrc_ok);
+        let mut bad = f;
+        let n = bad.len();
+        bad[n - 1] ^= 0xff;
+        assert!(!parse(&bad, 0).unwrap().icrc_ok);
+    }
+
+    #[test]
+    fn cnps_count_per_requester_qp_with_their_gap() {
+        let data = |psn, t| parse(&frame(2, 1, 0x07, 0x11, psn, None, 3), t).unwrap();
+        let cnp = |t| parse(&frame(1, 2, OP_CNP, 0x22, 0, None, 0), t).unwrap();
+        let ack = |psn, t| parse(&frame(1, 2, 0x11, 0x22, psn, Some(0x1f), 0), t).unwrap();
+        let r = judge(&[
+            data(1, 0),
+            ack(1, 5),
+            cnp(10),
+            data(2, 20),
+            cnp(1_010),
+            cnp(5_010),
+        ]);
+        let q = &r.qps[0];
+        assert_eq!((q.ce, q.cnps), (2, 3));
+        assert_eq!(q.cnp_min_gap_us, Some(1.0));
+    }
+}
