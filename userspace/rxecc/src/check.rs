@@ -149,7 +149,10 @@ fn psn_after(a: u32, b: u32) -> bool {
     d != 0 && d <= PSN_MASK / 2
 }
 
-/// What one data QP's requests and their responses show.
+/// What one data QP's requests and their responses show. `gbn_ok`: NAKs
+/// whose PSN the requester went back to; `gbn_wrong`: NAKs after which it
+/// stepped back to another PSN; `gbn_none`: NAKs it never answered in the
+/// capture (a second NAK first, or the end).
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct QpReport {
     /// Requester and responder addresses, and the responder's QP.
@@ -159,9 +162,7 @@ pub struct QpReport {
     pub resent: u64,
     pub acks: u64,
     pub nak_seq: u64,
-    /// NAKs after which the next request carried the PSN they named.
     pub gbn_ok: u64,
-    /// NAKs after which the next request carried another PSN.
     pub gbn_wrong: u64,
     /// NAKs with no request after them in the capture.
     pub gbn_none: u64,
@@ -191,8 +192,10 @@ struct QpState {
     max_psn: Option<u32>,
     first_psn: u32,
     acked: Option<u32>,
-    /// A NAK waiting for the next request: (its time, the PSN it names).
+    /// A NAK waiting for the request that answers it: (its time, the PSN
+    /// it names); and the last request's PSN.
     nak: Option<(u64, u32)>,
+    last_psn: Option<u32>,
     gbn_sum_ns: u64,
     /// The requester's own QP, learnt from the responses' destination.
     req_qp: Option<u32>,
@@ -274,16 +277,22 @@ pub fn judge(pkts: &[Roce]) -> Report {
         if s.acked.is_some_and(|a| !psn_after(p.psn, a)) {
             s.r.resent_after_ack += 1;
         }
-        if let Some((t, want)) = s.nak.take() {
+        // After a NAK the requester goes back to its PSN; requests it had
+        // queued before the NAK reached it still come first, going on
+        // from the last one, so only a step back is its answer.
+        if let Some((t, want)) = s.nak {
             if p.psn == want {
+                s.nak = None;
                 s.r.gbn_ok += 1;
                 let d = p.t_ns.saturating_sub(t);
                 s.gbn_sum_ns += d;
                 s.r.gbn_max_us = s.r.gbn_max_us.max(d as f64 / 1e3);
-            } else {
+            } else if s.last_psn.is_some_and(|l| !psn_after(p.psn, l)) {
+                s.nak = None;
                 s.r.gbn_wrong += 1;
             }
         }
+        s.last_psn = Some(p.psn);
     }
     for (_, mut s) in qps {
         if s.nak.is_some() {
@@ -398,6 +407,21 @@ mod tests {
         // Going back to another PSN is wrong.
         let wrong = judge(&[data(100, 0), data(101, 1), ack(101, 0x60, 2), data(100, 3)]);
         assert_eq!((wrong.qps[0].gbn_ok, wrong.qps[0].gbn_wrong), (0, 1));
+        // Requests queued before the NAK arrived go on first.
+        let queued = judge(&[
+            data(100, 0),
+            data(102, 1),
+            ack(101, 0x60, 2),
+            data(103, 3),
+            data(104, 4),
+            data(101, 9),
+        ]);
+        let q = &queued.qps[0];
+        assert_eq!((q.gbn_ok, q.gbn_wrong, q.gbn_none), (1, 0, 0));
+        assert!((q.gbn_max_us - 0.007).abs() < 1e-9, "{}", q.gbn_max_us);
+        // Never answered.
+        let none = judge(&[data(100, 0), ack(100, 0x60, 1), data(101, 2)]);
+        assert_eq!(none.qps[0].gbn_none, 1);
     }
 
     #[test]
