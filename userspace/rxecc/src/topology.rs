@@ -1782,7 +1782,7 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             continue;
         }
         if dry_run {
-            println!("rxecc port inject --dev {} {rule:?}", rule.port);
+            println!("rxecc port inject --dev {} {}", rule.port, rule.to_args());
         } else {
             switch::add_inject_rule(&rule.port, rule)?;
         }

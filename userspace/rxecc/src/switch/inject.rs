@@ -137,6 +137,34 @@ impl InjectRule {
         Ok(())
     }
 
+    /// The rule as `rxecc port inject`'s options (what a dry run prints).
+    pub fn to_args(&self) -> String {
+        let mut a = Vec::new();
+        if let Some(act) = self.action {
+            a.push(format!("--action {}", format!("{act:?}").to_lowercase()));
+        }
+        if let Some(q) = self.qpn {
+            a.push(format!("--qpn {q:#x}"));
+        }
+        if let Some((lo, hi)) = self.psn {
+            a.push(format!("--psn {lo}-{hi}"));
+        }
+        if let Some(o) = self.opcode {
+            a.push(format!("--opcode {o:#04x}"));
+        }
+        if self.every > 0 {
+            a.push(format!("--every {}", self.every));
+        }
+        if !self.nth.is_empty() {
+            let n: Vec<String> = self.nth.iter().map(u32::to_string).collect();
+            a.push(format!("--nth {}", n.join(",")));
+        }
+        if let Some(p) = self.prob {
+            a.push(format!("--prob {p} --seed {}", self.seed));
+        }
+        a.join(" ")
+    }
+
     /// The rule as port.h lays it out, in slot `slot` (its seed mixed
     /// with the slot, so that two rules draw different sequences).
     fn to_c(&self, slot: usize) -> rxecc_inject_rule {
@@ -271,6 +299,10 @@ mod tests {
         assert_eq!(c.opcode, ANY);
         let back = InjectRule::from_c(&c);
         assert_eq!(back, r);
+        assert_eq!(
+            r.to_args(),
+            "--action drop --qpn 0x11 --psn 100-120 --nth 3,7 --prob 0.25 --seed 0"
+        );
         // Always: p = 1 is 2^32, which no 32-bit draw reaches.
         let all = InjectRule {
             prob: Some(1.0),
