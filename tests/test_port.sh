@@ -219,10 +219,10 @@ test_port_inject() {
 	# CE with probability p, seeded: the receiver counts every mark.
 	rxecc port inject --dev p1 --clear
 	rxecc port inject --dev p1 --action ce --prob $p --seed 7
-	ce0=$(awk '$1 == "rx_ecn_ce" {print $2}' /sys/kernel/debug/rxe_cc/totals)
+	ce0=$(tb_cc_total rx_ecn_ce)
 	port_flow ce 200 || fail "flow with CE marks failed"
 	snap_dev p1
-	ce1=$(awk '$1 == "rx_ecn_ce" {print $2}' /sys/kernel/debug/rxe_cc/totals)
+	ce1=$(tb_cc_total rx_ecn_ce)
 	matched=$(inject_rule matched) applied=$(inject_rule applied)
 	assert_eq "CE at the receiver = marks injected" "$applied" $((ce1 - ce0))
 	assert_eq "p1's injected marks" "$applied" "$(pstat injected_marks)"
@@ -260,7 +260,6 @@ test_port_inject() {
 # never more than one per min_time_between_cnps and never more than the
 # CE marks it got, every one reaches the sender, and the flow is slower at
 # the highest p than without marks.
-cc_total() { awk -v k="$1" '$1 == k {print $2}' /sys/kernel/debug/rxe_cc/totals; }
 test_inject_dcqcn_ce() {
 	local p t0 t1 cnp0 cnp1 rx0 rx1 ce0 ce1 mbps rate0="" gap_us=1000 line
 	tb_load_rxe patched
@@ -271,11 +270,11 @@ test_inject_dcqcn_ce() {
 	for p in 0 0.01 0.2; do
 		rxecc port inject --dev p1 --clear
 		[ "$p" = 0 ] || rxecc port inject --dev p1 --action ce --prob "$p" --seed 3 2>/dev/null
-		cnp0=$(cc_total cnps_sent) rx0=$(cc_total cnps) ce0=$(cc_total rx_ecn_ce)
+		cnp0=$(tb_cc_total cnps_sent) rx0=$(tb_cc_total cnps) ce0=$(tb_cc_total rx_ecn_ce)
 		t0=$(date +%s%N)
 		port_flow "ce-$p" 300 || fail "p = $p: the flow failed"
 		t1=$(date +%s%N)
-		cnp1=$(cc_total cnps_sent) rx1=$(cc_total cnps) ce1=$(cc_total rx_ecn_ce)
+		cnp1=$(tb_cc_total cnps_sent) rx1=$(tb_cc_total cnps) ce1=$(tb_cc_total rx_ecn_ce)
 		mbps=$(tb_bw_mbit "$TEST_OUT/ce-$p-client.txt")
 		line="p = $p: $mbps Mb/s, $((ce1 - ce0)) CE, $((cnp1 - cnp0)) CNPs sent, $((rx1 - rx0)) received in $(((t1 - t0) / 1000000)) ms"
 		info "$line"

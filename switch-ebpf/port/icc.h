@@ -81,7 +81,7 @@ static __always_inline void icc_feedback(struct __sk_buff *skb, struct port_stat
 	struct int_deq *d;
 
 	if (!sh->max_hops) {
-		int_count(st, &st->stats.int_overflow);
+		stat_inc(st, &st->stats.int_overflow);
 		return;
 	}
 	d = id ? bpf_map_lookup_elem(&int_deq, &id) : NULL;
@@ -125,7 +125,7 @@ static __always_inline void icc_feedback(struct __sk_buff *skb, struct port_stat
 	if (!deq_ns)
 		return;		/* nothing dequeued yet: nothing to report */
 	if (quiet) {
-		int_count(st, &st->stats.int_quiet);
+		stat_inc(st, &st->stats.int_quiet);
 		return;
 	}
 	if (sh->nhops) {
@@ -147,6 +147,6 @@ static __always_inline void icc_feedback(struct __sk_buff *skb, struct port_stat
 	if (bpf_skb_store_bytes(skb, off, &rec, sizeof(rec), 0))
 		return;
 	bpf_skb_store_bytes(skb, SHIM_OFF + 4, &one, 1, 0);
-	int_count(st, &st->stats.int_stamped);
+	stat_inc(st, &st->stats.int_stamped);
 }
 #endif /* RXECC_PORT_ICC_H */

@@ -131,22 +131,22 @@ static __always_inline bool inject_apply(struct __sk_buff *skb, struct port_stat
 	if (!acts)
 		return true;
 	if (acts & (1U << INJ_DROP)) {
-		int_count(st, &st->stats.inj_drops);
+		stat_inc(st, &st->stats.inj_drops);
 		return false;
 	}
 	if ((v.tos & ECN_MASK) && (acts & (1U << INJ_CE))) {
 		inject_ecn(skb, v.tos, ECN_CE);
-		int_count(st, &st->stats.inj_marks);
+		stat_inc(st, &st->stats.inj_marks);
 	} else if ((v.tos & ECN_MASK) && (v.tos & ECN_MASK) != ECN_CE &&
 		   (acts & (1U << INJ_UE))) {
 		inject_ecn(skb, v.tos, ECN_UE);
-		int_count(st, &st->stats.inj_marks);
+		stat_inc(st, &st->stats.inj_marks);
 	}
 	if ((acts & (1U << INJ_ICRC)) && skb->len > ICRC_LEN &&
 	    !bpf_skb_load_bytes(skb, skb->len - 1, &b, 1)) {
 		b = ~b;
 		bpf_skb_store_bytes(skb, skb->len - 1, &b, 1, 0);
-		int_count(st, &st->stats.inj_corrupts);
+		stat_inc(st, &st->stats.inj_corrupts);
 	}
 	return true;
 }

@@ -22,13 +22,6 @@ struct {
 #define ROCE_V2_PORT		4791
 #define SHIM_OFF		(ETH_HLEN + IP_HLEN + UDP_HLEN)
 
-static __always_inline void int_count(struct port_state *st, __u64 *c)
-{
-	bpf_spin_lock(&st->lock);
-	(*c)++;
-	bpf_spin_unlock(&st->lock);
-}
-
 /*
  * The INT shim of a RoCEv2 packet whose TOS flags one: 1 with *sh and
  * *daddr filled in, 0 if the packet is not flagged, and -1 (counted in
@@ -57,7 +50,7 @@ static __always_inline int int_shim_get(struct __sk_buff *skb, struct port_state
 	    sh->magic != RXE_INT_MAGIC || sh->version != RXE_INT_VERSION ||
 	    sh->max_hops > RXE_INT_MAX_HOPS || sh->nhops > sh->max_hops ||
 	    udp.check) {
-		int_count(st, &st->stats.int_bad);
+		stat_inc(st, &st->stats.int_bad);
 		return -1;
 	}
 	__builtin_memcpy(daddr, ip + 16, sizeof(*daddr));
@@ -104,7 +97,7 @@ static __always_inline void int_hop_stamp(struct __sk_buff *skb, struct port_sta
 	if (sh->nhops == sh->max_hops) {
 		n = sh->overflow < 255 ? sh->overflow + 1 : 255;
 		bpf_skb_store_bytes(skb, SHIM_OFF + 6, &n, 1, 0);
-		int_count(st, &st->stats.int_overflow);
+		stat_inc(st, &st->stats.int_overflow);
 		return;
 	}
 	if (!int_deq_get(cfg->int_from, &deq_ns, &deq_bytes, &qlen, &rate))
@@ -121,6 +114,6 @@ static __always_inline void int_hop_stamp(struct __sk_buff *skb, struct port_sta
 		return;
 	n++;
 	bpf_skb_store_bytes(skb, SHIM_OFF + 4, &n, 1, 0);
-	int_count(st, &st->stats.int_stamped);
+	stat_inc(st, &st->stats.int_stamped);
 }
 #endif /* RXECC_PORT_INT_H */

@@ -131,6 +131,14 @@ static __always_inline unsigned int pkt_len(const struct sk_buff *skb)
 	return ((struct qdisc_skb_cb *)skb->cb)->pkt_len;
 }
 
+/* One of a port's counters, c, up by one under its lock. */
+static __always_inline void stat_inc(struct port_state *st, __u64 *c)
+{
+	bpf_spin_lock(&st->lock);
+	(*c)++;
+	bpf_spin_unlock(&st->lock);
+}
+
 static __always_inline void count_drop(struct port_state *st)
 {
 	if (st) {

@@ -1428,13 +1428,9 @@ pub fn up_logged(
 }
 
 /// The namespaces, bridges, links, addresses, neighbours and rxe devices;
-/// the time `rdma link add` took is added to `rdma_time`.
-fn build_net(
-    b: &Built,
-    r: &Runner,
-    dry_run: bool,
-    rdma_time: &std::cell::RefCell<std::time::Duration>,
-) -> Result<()> {
+/// returns the time `rdma link add` took.
+fn build_net(b: &Built, r: &Runner, dry_run: bool) -> Result<std::time::Duration> {
+    let mut rdma_time = std::time::Duration::ZERO;
     let t = &b.topo;
     let mtu: u32 = MTU.parse().context("MTU")?;
     for (si, s) in t.switches.iter().enumerate() {
@@ -1625,9 +1621,9 @@ fn build_net(
                 &v,
             ],
         )?;
-        *rdma_time.borrow_mut() += rdma_start.elapsed();
+        rdma_time += rdma_start.elapsed();
     }
-    Ok(())
+    Ok(rdma_time)
 }
 
 fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
@@ -1654,7 +1650,7 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
     // starts, RCU grace periods).
     let log = r.log;
     let up_start = std::time::Instant::now();
-    let rdma_time = std::cell::RefCell::new(std::time::Duration::ZERO);
+    let mut rdma_time = std::time::Duration::ZERO;
     let mut load_time = std::time::Duration::ZERO;
     std::thread::scope(|sc| -> Result<()> {
         let loader = sc.spawn(|| {
@@ -1674,11 +1670,11 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             }
             loaded.map(|()| load_start.elapsed())
         });
-        let net = build_net(b, r, dry_run, &rdma_time);
+        let net = build_net(b, r, dry_run);
         let loaded = loader
             .join()
             .map_err(|_| anyhow::anyhow!("the thread loading the ports' programs panicked"))?;
-        net?;
+        rdma_time = net?;
         load_time = loaded?;
         Ok(())
     })?;
@@ -1796,7 +1792,7 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             b.ports.len(),
             secs(up_start.elapsed()),
             secs(net_time),
-            secs(*rdma_time.borrow()),
+            secs(rdma_time),
             secs(load_time),
             secs(ports_time),
             secs(markers_time),
