@@ -11,7 +11,8 @@
  *             flow-control frames each change of their bytes sends
  *   int.h     INT hop records for HPCC and FNCC
  *   icc.h     ICC's switch feedback
- *   inject.h  fault injection: drops, marks and corruption by rule
+ *   inject.h  fault injection: drops, marks, corruption, copies, delays
+ *             and reordering, by rule
  *
  * ECN marking (RED, TCD) is the TC egress program of mark.bpf.c.
  *
@@ -51,7 +52,7 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	struct port_state *st = state(id);
 	struct rxecc_port_params cfg;
 	__u64 now = bpf_ktime_get_ns();
-	__u32 len = pkt_len(skb), iif = skb->skb_iif, sw = 0;
+	__u32 len = pkt_len(skb), iif = skb->skb_iif, sw = 0, tag;
 	struct skb_list *dq = bpf_map_lookup_elem(&data_q, &id);
 	struct skb_list *cq = bpf_map_lookup_elem(&ctl_q, &id);
 	struct skb_node *n;
@@ -73,7 +74,11 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 		sch->q.qlen++;
 		return NET_XMIT_SUCCESS;
 	}
-	if (sch->q.qlen >= cfg.limit_pkts)
+	/* A rule at the ingress asked for a delay or reorder (port/inject.h). */
+	tag = skb->mark & RXECC_MARK_TAG;
+	if (tag == RXECC_MARK_DELAY || tag == RXECC_MARK_REORDER)
+		return inject_hold(sch, st, skb, id, len, iif, now, to_free);
+	if (sch->q.qlen >= cfg.limit_pkts + held_count(id))
 		goto drop;
 	charged = iif ? charge_ingress(sch, iif, len, now, &sw) : CHARGE_NONE;
 	if (charged == CHARGE_DROP)
@@ -214,6 +219,12 @@ static __always_inline void pause_wait(struct Qdisc *sch, struct skb_list *dq,
 	bpf_qdisc_watchdog_schedule(sch, wake, 0);
 }
 
+/* The earlier of a wake-up and the next held packet's release (0: none). */
+static __always_inline __u64 wake_at(__u64 t, __u64 held_next)
+{
+	return held_next && held_next < t ? held_next : t;
+}
+
 SEC("struct_ops")
 struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 {
@@ -225,7 +236,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	struct rxecc_port_params cfg;
 	struct egress_fc fc = {};
 	struct release r = {};
-	__u64 deq_bytes, qlen_bytes, begin;
+	__u64 deq_bytes, qlen_bytes, begin, held_next;
 	struct sk_buff *skb;
 	struct skb_node *n;
 	__u32 head_len = 0, iif, sw;
@@ -238,9 +249,10 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 		return skb;
 	if (!st || !port_cfg_get(id, &cfg))
 		return NULL;
+	held_next = held_release(sch, st, &cfg, dq, id, r.now);
 	egress_fc_get(st, &cfg, r.now, &fc);
 	if (fc.paused) {
-		pause_wait(sch, dq, r.now, fc.until);
+		pause_wait(sch, dq, r.now, wake_at(fc.until, held_next));
 		return NULL;
 	}
 
@@ -262,15 +274,19 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	/* The head serialises once the link is free, the head is due (the
 	 * link's propagation delay) and any pause has ended, and leaves when
 	 * its last bit is out. */
-	if (!head_peek(dq, &r.ready, &head_len))
+	if (!head_peek(dq, &r.ready, &head_len)) {
+		if (held_next)
+			bpf_qdisc_watchdog_schedule(sch, held_next, 0);
 		return NULL;
+	}
 	/* CBFC's own rule stays: no packet beyond the credit limit; it waits
 	 * for the next advertisement. */
 	if (fc.timed && (!fc.timed_rate || fc.credit < head_len)) {
 		bpf_spin_lock(&st->lock);
 		st->stats.gfc_credit_waits++;
 		bpf_spin_unlock(&st->lock);
-		bpf_qdisc_watchdog_schedule(sch, r.now + (cfg.gfc_period_ns ?: 1000000), 0);
+		bpf_qdisc_watchdog_schedule(sch, wake_at(r.now + (cfg.gfc_period_ns ?: 1000000),
+							 held_next), 0);
 		return NULL;
 	}
 	begin = r.next_tx_ns > r.ready ? r.next_tx_ns : r.ready;
@@ -279,7 +295,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	r.ser_ns = (__u64)head_len * 8 * NSEC_PER_SEC / r.rate;
 	r.due = begin + r.ser_ns;
 	if (r.now < r.due) {
-		bpf_qdisc_watchdog_schedule(sch, r.due, 0);
+		bpf_qdisc_watchdog_schedule(sch, wake_at(r.due, held_next), 0);
 		return NULL;
 	}
 
@@ -365,6 +381,7 @@ void BPF_PROG(port_reset, struct Qdisc *sch)
 		if (skb)
 			bpf_kfree_skb(skb);
 	}
+	held_free(id);
 	sch->q.qlen = 0;
 	sch->qstats.backlog = 0;
 	st = state(id);
@@ -429,8 +446,11 @@ int port_ingress(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	k = pfc_parse(skb, cfg.pfc_class, &quanta, &stamp);
 	if (k == PFC_NOT_CTL) {
-		/* A packet injection drops never arrived. */
-		if (cfg.inject_rules && !inject_apply(skb, st, id))
+		/* A packet injection drops never arrived; the copy of one it
+		 * duplicated arrives, but no rule sees it. */
+		if ((skb->mark & RXECC_MARK_TAG) == RXECC_MARK_DUP)
+			skb->mark = 0;
+		else if (cfg.inject_rules && !inject_apply(skb, st, id))
 			return TC_ACT_SHOT;
 		arrival(skb, st, &cfg, now);
 		if (cfg.int_mode != INT_OFF)

@@ -111,6 +111,9 @@ struct rxecc_port_stats {
 	 * dropped, ECN-marked (CE or UE) and with the ICRC corrupted by a
 	 * rule. An injected drop is never counted in `drops`. */
 	__u64 inj_drops, inj_marks, inj_corrupts;
+	/* ... duplicated, and sent on to their egress port delayed or
+	 * reordered; and, at this port's egress, the packets it held so. */
+	__u64 inj_dups, inj_delays, inj_reorders, held_pkts;
 };
 
 /*
@@ -324,7 +327,27 @@ enum rxecc_inject_action {
 	INJ_CE = 2,		/* ECN CE (0b11), if ECN-capable */
 	INJ_UE = 3,		/* TCD's UE (0b10), if ECN-capable and not CE */
 	INJ_ICRC = 4,		/* the ICRC's last byte inverted */
+	INJ_DUP = 5,		/* a copy follows it, past the rules */
+	INJ_DELAY = 6,		/* joins its egress queue delay_us later */
+	INJ_REORDER = 7,	/* joins it behind the next `gap` packets there,
+				 * delay_us later at most */
 };
+
+/*
+ * A delay or reorder is the egress port's to carry out (its qdisc holds
+ * the packet); the ingress program tells it in skb->mark, which the
+ * bridge keeps and leaving the switch's namespace clears. The copy of a
+ * duplicated packet is marked so that the rules pass it by. Bits 24-29
+ * say which, bits 0-23 carry the parameters; bit 30 is
+ * RXECC_MARK_COMPRESSED, set or cleared on every arrival.
+ */
+#define RXECC_MARK_TAG		0x3f000000U
+#define RXECC_MARK_DELAY	0x1c000000U	/* bits 0-23: microseconds */
+#define RXECC_MARK_REORDER	0x1d000000U	/* bits 0-19: us, 20-23: gap */
+#define RXECC_MARK_DUP		0x1e000000U
+#define RXECC_DELAY_US_MAX	0xffffffU
+#define RXECC_REORDER_US_MAX	0xfffffU
+#define RXECC_REORDER_GAP_MAX	15
 
 struct rxecc_inject_rule {
 	__u32 action;		/* enum rxecc_inject_action; 0: unused */
@@ -336,6 +359,8 @@ struct rxecc_inject_rule {
 	__u64 prob;		/* act with probability prob / 2^32; 0: always */
 	__u64 rng;		/* xorshift64 state, seeded by rxecc (not 0) */
 	__u64 matched, applied;	/* packets selected, and acted on */
+	__u32 delay_us;		/* INJ_DELAY's delay, INJ_REORDER's longest */
+	__u32 gap;		/* INJ_REORDER: packets to let by */
 };
 
 struct rxecc_inject {

@@ -293,3 +293,107 @@ test_inject_dcqcn_ce() {
 	# The highest fraction against none.
 	awk -v a="$mbps" -v b="$rate0" 'BEGIN {exit !(a < b)}' || fail "p = $p: $mbps Mb/s is not below the $rate0 Mb/s without marks"
 }
+
+# Duplicates, reordering and delays injected at p1 (h1's packets), carried
+# out at p0 (the egress to h0): the receiver takes each copy as a duplicate
+# request; a reordered packet arrives behind the ones that overtook it, and
+# the receiver sees a gap and the sender goes back; a delayed packet
+# crosses the switch in its delay.
+lat_typical() { # <perftest lat output>: t_typical, us
+	awk '/t_typical/ {hdr = 1; next} hdr && NF >= 5 && $1 ~ /^[0-9]+$/ {print $5; exit}' "$1"
+}
+lat_flow() { # <name>: 500 x 64 B writes, h1 <-> h0
+	TB_BW_TOOL=ib_write_lat tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/$1-server.txt" -s 64 -n 500 || return 1
+	TB_BW_TOOL=ib_write_lat tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/$1-client.txt" -s 64 -n 500 || return 1
+	tb_wait_servers
+}
+test_inject_dup_delay_reorder() {
+	local dup0 dup1 ooo0 ooo1 applied base delayed rise d_us=4000 tpid
+	tb_load_rxe patched
+	tb_load_cc cc=none
+	tb_up 2
+	rxecc port attach --dev p0 --rate-mbps 100
+	rxecc port attach --dev p1 --rate-mbps 100
+
+	# Every 20th request packet twice.
+	rxecc port inject --dev p1 --action dup --every 20
+	dup0=$(rx_counter 0 duplicate_request)
+	port_flow dup 50 || fail "the flow did not complete with duplicated packets"
+	dup1=$(rx_counter 0 duplicate_request)
+	snap_dev p1
+	applied=$(inject_rule applied)
+	assert_eq "every 20th: copies = matched / 20" $(($(inject_rule matched) / 20)) "$applied"
+	assert_eq "p1's injected copies" "$applied" "$(pstat injected_dups)"
+	assert_eq "duplicate requests at the receiver = copies" "$applied" $((dup1 - dup0))
+	snap_dev p0
+	assert_eq "p0's switch drops" 0 "$(pstat drops)"
+	info "dup every 20th: $applied copies, the receiver took $((dup1 - dup0)) duplicate requests; flow completed"
+
+	# The 4th WRITE MIDDLE packet overtaken by the 2 behind it, seen at p0.
+	rxecc port inject --dev p1 --clear
+	rxecc port inject --dev p1 --action reorder --opcode 0x07 --nth 4 --gap 2
+	ooo0=$(rx_counter 0 out_of_seq_request)
+	tb_capture_start p0 "$TEST_OUT/reorder.pcap" "$TEST_OUT/reorder-capture.log" || fail "dumpcap did not start on p0"
+	tpid=$TB_CAPTURE_PID
+	port_flow reorder 20 || fail "the flow did not complete after a reordered packet"
+	sleep 0.5
+	kill $tpid
+	wait $tpid || true
+	ooo1=$(rx_counter 0 out_of_seq_request)
+	snap_dev p1
+	assert_eq "p1's reordered packets" 1 "$(pstat injected_reorders)"
+	snap_dev p0
+	assert_eq "packets p0 held" 1 "$(pstat held_pkts)"
+	assert_eq "p0's switch drops" 0 "$(pstat drops)"
+	assert_gt "out-of-sequence requests at the receiver" $((ooo1 - ooo0)) 0
+	rxecc check "$TEST_OUT/reorder.pcap" --json >"$TEST_OUT/reorder-check.json" || fail "rxecc check failed on the capture"
+	ck() { jq -r "$1" "$TEST_OUT/reorder-check.json"; }
+	assert_eq "reordered requests the checker found at p0" 1 "$(ck '.qps[0].reordered')"
+	assert_gt "NAK sequence errors at p0" "$(ck '.qps[0].nak_seq')" 0
+	assert_eq "NAKs answered by going back to their PSN" "$(ck '.qps[0].nak_seq')" "$(ck '.qps[0].gbn_ok')"
+	assert_eq "requests resent after their ACK" 0 "$(ck '.qps[0].resent_after_ack')"
+	# The held packet left p0 behind two of higher PSN (tshark's RoCE
+	# dissector, in capture order).
+	tshark -r "$TEST_OUT/reorder.pcap" -Y "infiniband.bth.opcode == 7" -T fields -e infiniband.bth.psn \
+		>"$TEST_OUT/reorder-psns.txt" 2>/dev/null || fail "tshark could not read the capture"
+	awk 'NR > 1 && $1 + 0 < prev + 0 {n++} {prev = $1} END {exit !(n >= 1)}' "$TEST_OUT/reorder-psns.txt" ||
+		fail "no WRITE MIDDLE left p0 behind one of higher PSN"
+	info "reorder: 1 packet held at p0, the receiver saw $((ooo1 - ooo0)) out of sequence, $(ck '.qps[0].nak_seq') NAK(s) answered at their PSN; flow completed"
+
+	# A delay on h1's direction only: each of its packets crosses the
+	# switch (its arrival at p1 to its departure from p0, two captures on
+	# one clock) in the delay and its own serialisation, and ib_write_lat's
+	# half round trip rises by at least half the delay.
+	rxecc port inject --dev p1 --clear
+	lat_flow base || fail "ib_write_lat failed without a delay"
+	rxecc port inject --dev p1 --action delay --delay-us $d_us
+	tb_capture_start p1 "$TEST_OUT/delay-in.pcap" "$TEST_OUT/delay-in.log" || fail "dumpcap did not start on p1"
+	tpid=$TB_CAPTURE_PID
+	tb_capture_start p0 "$TEST_OUT/delay-out.pcap" "$TEST_OUT/delay-out.log" || fail "dumpcap did not start on p0"
+	lat_flow delayed || fail "ib_write_lat failed with a ${d_us} us delay"
+	sleep 0.5
+	kill $tpid $TB_CAPTURE_PID
+	wait $tpid $TB_CAPTURE_PID || true
+	for side in in out; do
+		tshark -r "$TEST_OUT/delay-$side.pcap" -Y "ip.src == $(tb_ip 1) && infiniband.bth.opcode == 10" \
+			-T fields -e frame.time_epoch -e infiniband.bth.psn >"$TEST_OUT/delay-$side.txt" 2>/dev/null ||
+			fail "tshark could not read delay-$side.pcap"
+	done
+	# Transit per PSN, us: the first arrival and the first departure.
+	awk 'NR == FNR {if (!($2 in t)) t[$2] = $1; next} ($2 in t) && !($2 in seen) {seen[$2] = 1; print ($1 - t[$2]) * 1e6}' \
+		"$TEST_OUT/delay-in.txt" "$TEST_OUT/delay-out.txt" | sort -n >"$TEST_OUT/delay-transit.txt"
+	read -r n lo med hi < <(awk '{v[NR] = $1} END {printf "%d %.1f %.1f %.1f\n", NR, v[1], v[int((NR + 1) / 2)], v[NR]}' "$TEST_OUT/delay-transit.txt")
+	assert_gt "WRITE packets seen at both p1 and p0" "$n" 400
+	# No packet sooner than the delay; the median within a tenth of it
+	# (the qdisc watchdog's lateness, and 64 B at 100 Mb/s twice).
+	awk -v lo="$lo" -v med="$med" -v d=$d_us 'BEGIN {exit !(lo >= d && med <= d * 1.1)}' ||
+		fail "a ${d_us} us delay: transit through the switch from $lo us (median $med, most $hi)"
+	base=$(lat_typical "$TEST_OUT/base-client.txt") delayed=$(lat_typical "$TEST_OUT/delayed-client.txt")
+	[ -n "$base" ] && [ -n "$delayed" ] || fail "no t_typical in ib_write_lat's output"
+	rise=$(awk -v a="$delayed" -v b="$base" 'BEGIN {printf "%.1f", a - b}')
+	awk -v a="$delayed" -v d=$d_us 'BEGIN {exit !(a >= d / 2)}' ||
+		fail "a ${d_us} us delay one way left the half round trip at $delayed us"
+	snap_dev p0
+	assert_eq "p0 held every delayed packet" "$(jq -r '.[0].applied' <(rxecc port inject --dev p1 --json))" $(($(pstat held_pkts) - 1))
+	info "delay ${d_us} us h1 -> h0: $n packets crossed the switch in $lo to $hi us (median $med); half round trip ${base} -> ${delayed} us (+$rise)"
+}

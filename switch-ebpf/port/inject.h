@@ -2,9 +2,10 @@
 /*
  * Fault injection at a port's ingress, as Lumina does with a Tofino: the
  * rules of port.h's struct rxecc_inject select RoCEv2 packets by their BTH
- * and drop them, ECN-mark them or corrupt their ICRC. Runs only when the
- * port's configuration says rules are in force (inject_rules), so a port
- * without rules pays one branch.
+ * and drop them, ECN-mark them, corrupt their ICRC or duplicate them here,
+ * or tag them (skb->mark) for their egress port to delay or reorder
+ * (inject_hold() there). Runs only when the port's configuration says rules
+ * are in force (inject_rules), so a port without rules pays one branch.
  */
 #ifndef RXECC_PORT_INJECT_H
 #define RXECC_PORT_INJECT_H
@@ -109,6 +110,42 @@ static __always_inline void inject_ecn(struct __sk_buff *skb, __u8 tos, __u8 ecn
 	bpf_skb_store_bytes(skb, ETH_HLEN + 1, &new_tos, 1, 0);
 }
 
+/* What the rules that fired ask for: a set of actions, and the delay or
+ * reorder of the first such rule. */
+struct inject_acts {
+	__u32 acts;
+	__u32 delay_us, gap;
+};
+
+static __always_inline void inject_collect(struct rxecc_inject_rule *r,
+					   const struct bth_view *v,
+					   struct inject_acts *a)
+{
+	__u32 bit;
+
+	if (!inject_fires(r, v))
+		return;
+	bit = 1U << (r->action & 31);
+	if ((bit & (1U << INJ_DELAY | 1U << INJ_REORDER)) &&
+	    !(a->acts & (1U << INJ_DELAY | 1U << INJ_REORDER))) {
+		a->delay_us = r->delay_us;
+		a->gap = r->gap;
+	}
+	a->acts |= bit;
+}
+
+/* The copy of a duplicated packet: it arrives again at this ingress, just
+ * behind the packet, marked so that the rules pass it by (port_ingress()). */
+static __always_inline void inject_dup(struct __sk_buff *skb, struct port_state *st)
+{
+	__u32 mark = skb->mark;
+
+	skb->mark = RXECC_MARK_DUP;
+	if (!bpf_clone_redirect(skb, skb->ifindex, BPF_F_INGRESS))
+		stat_inc(st, &st->stats.inj_dups);
+	skb->mark = mark;
+}
+
 /*
  * Applies port `id`'s rules to a packet from the link peer: false if it is
  * to be dropped. Each rule that fires acts; a drop ends the packet.
@@ -117,38 +154,231 @@ static __always_inline bool inject_apply(struct __sk_buff *skb, struct port_stat
 					 __u32 id)
 {
 	struct rxecc_inject *in = bpf_map_lookup_elem(&inject, &id);
-	__u32 acts = 0, i;
+	struct inject_acts a = {};
 	struct bth_view v;
+	__u32 i;
 	__u8 b;
 
 	if (!in || !bth_view_get(skb, &v))
 		return true;
 	bpf_spin_lock(&in->lock);
 	for (i = 0; i < RXECC_INJECT_RULES; i++)
-		if (inject_fires(&in->rule[i], &v))
-			acts |= 1U << in->rule[i].action;
+		inject_collect(&in->rule[i], &v, &a);
 	bpf_spin_unlock(&in->lock);
-	if (!acts)
+	if (!a.acts)
 		return true;
-	if (acts & (1U << INJ_DROP)) {
+	if (a.acts & (1U << INJ_DROP)) {
 		stat_inc(st, &st->stats.inj_drops);
 		return false;
 	}
-	if ((v.tos & ECN_MASK) && (acts & (1U << INJ_CE))) {
+	if ((v.tos & ECN_MASK) && (a.acts & (1U << INJ_CE))) {
 		inject_ecn(skb, v.tos, ECN_CE);
 		stat_inc(st, &st->stats.inj_marks);
 	} else if ((v.tos & ECN_MASK) && (v.tos & ECN_MASK) != ECN_CE &&
-		   (acts & (1U << INJ_UE))) {
+		   (a.acts & (1U << INJ_UE))) {
 		inject_ecn(skb, v.tos, ECN_UE);
 		stat_inc(st, &st->stats.inj_marks);
 	}
-	if ((acts & (1U << INJ_ICRC)) && skb->len > ICRC_LEN &&
+	if ((a.acts & (1U << INJ_ICRC)) && skb->len > ICRC_LEN &&
 	    !bpf_skb_load_bytes(skb, skb->len - 1, &b, 1)) {
 		b = ~b;
 		bpf_skb_store_bytes(skb, skb->len - 1, &b, 1, 0);
 		stat_inc(st, &st->stats.inj_corrupts);
 	}
+	/* The copy is made before the tag: it is not held. */
+	if (a.acts & (1U << INJ_DUP))
+		inject_dup(skb, st);
+	if (a.acts & (1U << INJ_DELAY)) {
+		skb->mark = RXECC_MARK_DELAY | (a.delay_us & RXECC_DELAY_US_MAX);
+		stat_inc(st, &st->stats.inj_delays);
+	} else if (a.acts & (1U << INJ_REORDER)) {
+		skb->mark = RXECC_MARK_REORDER | (a.gap & 0xf) << 20 |
+			    (a.delay_us & RXECC_REORDER_US_MAX);
+		stat_inc(st, &st->stats.inj_reorders);
+	}
 	return true;
+}
+
+/*
+ * The egress side: packets a rule delayed or reordered wait in held_q
+ * (not the queue: they are on their way to it) and join the queue, as if
+ * they arrived then, once their time has come or, reordered, once `gap`
+ * packets that came after them have joined it. One list per port,
+ * first in first out: a packet delayed less than one held before it waits
+ * for it, so give a port's delays one value.
+ */
+struct held_list {
+	struct bpf_spin_lock lock;
+	struct bpf_list_head head __contains(skb_node, node);
+	__u32 n;		/* packets held; the qdisc's lock orders writers */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RXECC_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct held_list);
+} held_q SEC(".maps");
+
+/* Packets port `id` holds now. */
+static __always_inline __u32 held_count(__u32 id)
+{
+	struct held_list *h = bpf_map_lookup_elem(&held_q, &id);
+
+	return h ? h->n : 0;
+}
+
+/* A packet whose skb->mark asks its egress port to hold it: kept in
+ * held_q, counted in the qdisc's length but not the queue's. */
+static __always_inline int inject_hold(struct Qdisc *sch, struct port_state *st,
+				       struct sk_buff *skb, __u32 id, __u32 len,
+				       __u32 iif, __u64 now,
+				       struct bpf_sk_buff_ptr *to_free)
+{
+	struct held_list *h = bpf_map_lookup_elem(&held_q, &id);
+	__u32 mark = skb->mark;
+	struct skb_node *n;
+
+	if (!h)
+		goto drop;
+	n = bpf_obj_new(typeof(*n));
+	if (!n)
+		goto drop;
+	if ((mark & RXECC_MARK_TAG) == RXECC_MARK_DELAY) {
+		n->ready_ns = now + (__u64)(mark & RXECC_DELAY_US_MAX) * 1000;
+	} else {
+		n->ready_ns = now + (__u64)(mark & RXECC_REORDER_US_MAX) * 1000;
+		n->hold_enq = ((__u32)st->stats.enq_pkts + ((mark >> 20) & 0xf)) ?: 1;
+	}
+	n->acct_iif = iif;	/* charged when it joins the queue */
+	n->len = len;
+	skb = bpf_kptr_xchg(&n->skb, skb);
+	if (skb)
+		bpf_qdisc_skb_drop(skb, to_free);	/* cannot happen: n is new */
+	bpf_spin_lock(&h->lock);
+	bpf_list_push_back(&h->head, &n->node);
+	h->n++;
+	bpf_spin_unlock(&h->lock);
+	stat_inc(st, &st->stats.held_pkts);
+	sch->q.qlen++;
+	return NET_XMIT_SUCCESS;
+drop:
+	count_drop(st);
+	sch->qstats.drops++;
+	bpf_qdisc_skb_drop(skb, to_free);
+	return NET_XMIT_DROP;
+}
+
+/* A held packet joins the queue now, as port_enqueue() would take it: the
+ * packet limit and the shared buffer may still drop it. */
+static __always_inline void held_admit(struct Qdisc *sch, struct port_state *st,
+				       const struct rxecc_port_params *cfg,
+				       struct skb_list *dq, struct held_list *h,
+				       __u32 id, struct skb_node *n, __u64 now)
+{
+	__u32 iif = n->acct_iif, len = n->len, sw = 0;
+	struct sk_buff *skb;
+	int charged = CHARGE_NONE;
+
+	if (sch->q.qlen >= cfg->limit_pkts + h->n + 1)
+		goto drop;
+	if (iif)
+		charged = charge_ingress(sch, iif, len, now, &sw);
+	if (charged == CHARGE_DROP)
+		goto drop;
+	n->ready_ns = now + cfg->delay_ns;
+	n->acct_iif = charged == CHARGE_DONE ? iif : 0;
+	n->switch_id = sw;
+	n->hold_enq = 0;
+	bpf_spin_lock(&dq->lock);
+	bpf_list_push_back(&dq->head, &n->node);
+	bpf_spin_unlock(&dq->lock);
+	enqueue_account(st, id, len, now);
+	sch->qstats.backlog += len;
+	return;
+drop:
+	count_drop(st);
+	sch->qstats.drops++;
+	sch->q.qlen--;
+	skb = bpf_kptr_xchg(&n->skb, NULL);
+	bpf_obj_drop(n);
+	if (skb)
+		bpf_kfree_skb(skb);
+}
+
+/*
+ * Port `id`'s held packets whose time or gap has come join its queue (a
+ * few per dequeue); returns when the next is due, 0 if none is held.
+ */
+static __always_inline __u64 held_release(struct Qdisc *sch, struct port_state *st,
+					  const struct rxecc_port_params *cfg,
+					  struct skb_list *dq, __u32 id, __u64 now)
+{
+	struct held_list *h = bpf_map_lookup_elem(&held_q, &id);
+	__u64 next = now;	/* more due than one dequeue releases */
+	int i;
+
+	if (!h || !h->n)
+		return 0;
+	bpf_for(i, 0, 8) {
+		__u32 enq = (__u32)st->stats.enq_pkts;
+		struct bpf_list_node *node;
+		struct skb_node *n;
+		bool due;
+
+		bpf_spin_lock(&h->lock);
+		node = bpf_list_front(&h->head);
+		if (!node) {
+			bpf_spin_unlock(&h->lock);
+			next = 0;
+			break;
+		}
+		n = container_of(node, struct skb_node, node);
+		due = now >= n->ready_ns ||
+		      (n->hold_enq && (__s32)(enq - n->hold_enq) >= 0);
+		if (!due) {
+			next = n->ready_ns;
+			bpf_spin_unlock(&h->lock);
+			break;
+		}
+		node = bpf_list_pop_front(&h->head);
+		if (node)
+			h->n--;
+		bpf_spin_unlock(&h->lock);
+		if (!node)
+			break;
+		held_admit(sch, st, cfg, dq, h, id,
+			   container_of(node, struct skb_node, node), now);
+	}
+	return next;
+}
+
+/* Frees port `id`'s held packets (the qdisc's reset). */
+static __always_inline void held_free(__u32 id)
+{
+	struct held_list *h = bpf_map_lookup_elem(&held_q, &id);
+	struct skb_node *n;
+	int i;
+
+	if (!h)
+		return;
+	bpf_for(i, 0, 10000) {
+		struct bpf_list_node *node;
+		struct sk_buff *skb;
+
+		bpf_spin_lock(&h->lock);
+		node = bpf_list_pop_front(&h->head);
+		if (node)
+			h->n--;
+		bpf_spin_unlock(&h->lock);
+		if (!node)
+			break;
+		n = container_of(node, struct skb_node, node);
+		skb = bpf_kptr_xchg(&n->skb, NULL);
+		bpf_obj_drop(n);
+		if (skb)
+			bpf_kfree_skb(skb);
+	}
 }
 
 #endif /* RXECC_PORT_INJECT_H */

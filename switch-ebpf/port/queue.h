@@ -102,6 +102,9 @@ struct skb_node {
 	__u32 acct_iif;		/* ingress port charged for it; 0: none */
 	__u32 switch_id;
 	__u32 len;
+	/* Held by fault injection (port/inject.h): released once the port's
+	 * enq_pkts reaches this (0: by time only). */
+	__u32 hold_enq;
 	struct bpf_list_node node;
 };
 

@@ -16,7 +16,7 @@
 //! they reach the requester.
 
 use anyhow::{bail, Context, Result};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 const ROCE_V2_PORT: u16 = 4791;
@@ -150,9 +150,15 @@ fn psn_after(a: u32, b: u32) -> bool {
 }
 
 /// What one data QP's requests and their responses show. `gbn_ok`: NAKs
-/// whose PSN the requester went back to; `gbn_wrong`: NAKs after which it
-/// stepped back to another PSN; `gbn_none`: NAKs it never answered in the
-/// capture (a second NAK first, or the end).
+/// whose PSN the requester went back to (one go-back answers every NAK
+/// pending when it starts at the first one's PSN: it resends the others
+/// too); `gbn_wrong`: NAKs after which it stepped back to another PSN;
+/// `gbn_none`: NAKs it never answered in the capture.
+///
+/// A step back to a PSN the capture had not seen is a retransmission
+/// unless the next request resumes where the requests before it stopped:
+/// then it was a packet the network reordered (`reordered`), neither a
+/// resend nor an answer to a NAK.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct QpReport {
     /// Requester and responder addresses, and the responder's QP.
@@ -160,6 +166,8 @@ pub struct QpReport {
     pub requests: u64,
     /// Requests whose PSN was sent before.
     pub resent: u64,
+    /// Requests that arrived behind later ones without being resent.
+    pub reordered: u64,
     pub acks: u64,
     pub nak_seq: u64,
     pub gbn_ok: u64,
@@ -185,6 +193,9 @@ pub struct Report {
     pub qps: Vec<QpReport>,
 }
 
+/// NAKs pending: (time, the PSN each names).
+type Naks = Vec<(u64, u32)>;
+
 #[derive(Default)]
 struct QpState {
     r: QpReport,
@@ -192,14 +203,39 @@ struct QpState {
     max_psn: Option<u32>,
     first_psn: u32,
     acked: Option<u32>,
-    /// A NAK waiting for the request that answers it: (its time, the PSN
-    /// it names); and the last request's PSN.
-    nak: Option<(u64, u32)>,
+    /// NAKs waiting for the request that answers them: (time, the PSN
+    /// each names); and the last request's PSN.
+    naks: Naks,
     last_psn: Option<u32>,
+    /// PSNs the capture has seen requested.
+    seen: HashSet<u32>,
+    /// A step back to an unseen PSN, judged by the request after it: its
+    /// time, the last PSN before it, and the NAKs it would answer.
+    step: Option<(u64, u32, u32, Naks)>,
     gbn_sum_ns: u64,
     /// The requester's own QP, learnt from the responses' destination.
     req_qp: Option<u32>,
     last_cnp: Option<u64>,
+}
+
+impl QpState {
+    /// A step back at time `t` to `psn`, with `naks` pending: their
+    /// answer if it goes back to the first one's PSN.
+    fn answered(&mut self, naks: &[(u64, u32)], t: u64, psn: u32) {
+        let Some(&(_, first)) = naks.first() else {
+            return;
+        };
+        if psn != first {
+            self.r.gbn_wrong += naks.len() as u64;
+            return;
+        }
+        for &(t_nak, _) in naks {
+            self.r.gbn_ok += 1;
+            let d = t.saturating_sub(t_nak);
+            self.gbn_sum_ns += d;
+            self.r.gbn_max_us = self.r.gbn_max_us.max(d as f64 / 1e3);
+        }
+    }
 }
 
 /// Judges the packets (in capture order).
@@ -243,10 +279,7 @@ pub fn judge(pkts: &[Roce]) -> Report {
                 // A NAK, PSN sequence error: the PSN is the one expected.
                 Some((3, 0)) => {
                     s.r.nak_seq += 1;
-                    if s.nak.take().is_some() {
-                        s.r.gbn_none += 1;
-                    }
-                    s.nak = Some((p.t_ns, p.psn));
+                    s.naks.push((p.t_ns, p.psn));
                 }
                 // An ACK covers its PSN and all before it.
                 Some((0, _)) if s.acked.is_none_or(|a| psn_after(p.psn, a)) => {
@@ -270,6 +303,18 @@ pub fn judge(pkts: &[Roce]) -> Report {
         if p.ecn == 3 {
             s.r.ce += 1;
         }
+        // The step back before this request: a reordered packet if this
+        // one resumes where the requests before it stopped.
+        if let Some((t, psn, before, naks)) = s.step.take() {
+            if p.psn == before.wrapping_add(1) & PSN_MASK {
+                s.r.resent -= 1;
+                s.r.reordered += 1;
+                s.naks = naks;
+            } else {
+                s.answered(&naks, t, psn);
+            }
+        }
+        let unseen = s.seen.insert(p.psn);
         match s.max_psn {
             Some(m) if !psn_after(p.psn, m) => s.r.resent += 1,
             _ => s.max_psn = Some(p.psn),
@@ -280,24 +325,23 @@ pub fn judge(pkts: &[Roce]) -> Report {
         // After a NAK the requester goes back to its PSN; requests it had
         // queued before the NAK reached it still come first, going on
         // from the last one, so only a step back is its answer.
-        if let Some((t, want)) = s.nak {
-            if p.psn == want {
-                s.nak = None;
-                s.r.gbn_ok += 1;
-                let d = p.t_ns.saturating_sub(t);
-                s.gbn_sum_ns += d;
-                s.r.gbn_max_us = s.r.gbn_max_us.max(d as f64 / 1e3);
-            } else if s.last_psn.is_some_and(|l| !psn_after(p.psn, l)) {
-                s.nak = None;
-                s.r.gbn_wrong += 1;
-            }
-        }
+        let last = s.last_psn;
         s.last_psn = Some(p.psn);
+        let Some(l) = last.filter(|l| !psn_after(p.psn, *l)) else {
+            continue;
+        };
+        let naks = std::mem::take(&mut s.naks);
+        if unseen {
+            s.step = Some((p.t_ns, p.psn, l, naks));
+        } else {
+            s.answered(&naks, p.t_ns, p.psn);
+        }
     }
     for (_, mut s) in qps {
-        if s.nak.is_some() {
-            s.r.gbn_none += 1;
+        if let Some((t, psn, _, naks)) = s.step.take() {
+            s.answered(&naks, t, psn);
         }
+        s.r.gbn_none += s.naks.len() as u64;
         if s.r.gbn_ok > 0 {
             s.r.gbn_mean_us = s.gbn_sum_ns as f64 / s.r.gbn_ok as f64 / 1e3;
         }
@@ -313,10 +357,11 @@ pub fn print(rep: &Report) {
         rep.packets, rep.icrc_bad
     );
     println!(
-        "{:<34} {:>8} {:>7} {:>7} {:>6} {:>7} {:>7} {:>12} {:>7} {:>6} {:>6} {:>10}",
+        "{:<34} {:>8} {:>7} {:>7} {:>7} {:>6} {:>7} {:>7} {:>12} {:>7} {:>6} {:>6} {:>10}",
         "data QP",
         "requests",
         "resent",
+        "reorder",
         "acks",
         "NAKs",
         "GBN ok",
@@ -329,10 +374,11 @@ pub fn print(rep: &Report) {
     );
     for q in &rep.qps {
         println!(
-            "{:<34} {:>8} {:>7} {:>7} {:>6} {:>7} {:>7} {:>12.1} {:>7} {:>6} {:>6} {:>10}",
+            "{:<34} {:>8} {:>7} {:>7} {:>7} {:>6} {:>7} {:>7} {:>12.1} {:>7} {:>6} {:>6} {:>10}",
             q.flow,
             q.requests,
             q.resent,
+            q.reordered,
             q.acks,
             q.nak_seq,
             q.gbn_ok,
@@ -422,6 +468,25 @@ mod tests {
         // Never answered.
         let none = judge(&[data(100, 0), ack(100, 0x60, 1), data(101, 2)]);
         assert_eq!(none.qps[0].gbn_none, 1);
+        // 102 reordered behind 103 and 104 (a switch held it): NAK 102,
+        // 102 arrives late and 105 goes on, NAK 103 for the 104 taken as
+        // lost; the one go-back to 102 answers both.
+        let reordered = judge(&[
+            data(101, 0),
+            data(103, 1),
+            ack(102, 0x60, 2),
+            data(104, 3),
+            data(102, 4),
+            data(105, 5),
+            ack(103, 0x60, 6),
+            data(106, 7),
+            data(102, 10),
+            data(103, 11),
+        ]);
+        let q = &reordered.qps[0];
+        assert_eq!((q.reordered, q.resent), (1, 2));
+        assert_eq!((q.nak_seq, q.gbn_ok, q.gbn_wrong, q.gbn_none), (2, 2, 0, 0));
+        assert!((q.gbn_max_us - 0.008).abs() < 1e-9, "{}", q.gbn_max_us);
     }
 
     #[test]

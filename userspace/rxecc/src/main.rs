@@ -514,10 +514,11 @@ enum PortCmd {
         #[arg(long, default_value_t = switch::IccParams::default().lu_permille)]
         icc_lu_permille: u32,
     },
-    /// Fault injection at a port's ingress: drop, ECN-mark or corrupt the
-    /// ICRC of RoCEv2 packets selected by QP, PSN and opcode (every n-th,
-    /// the n-th ones, or with a seeded probability). With no action,
-    /// lists the rules in force and what each has done.
+    /// Fault injection at a port's ingress: drop, ECN-mark, corrupt the
+    /// ICRC of, duplicate, delay or reorder RoCEv2 packets selected by QP,
+    /// PSN and opcode (every n-th, the n-th ones, or with a seeded
+    /// probability). With no action, lists the rules in force and what
+    /// each has done.
     Inject {
         #[arg(long)]
         dev: String,
@@ -543,6 +544,13 @@ enum PortCmd {
         prob: Option<f64>,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// delay: how long the packet takes longer to reach its egress
+        /// queue; reorder: the longest it is held (default 10000).
+        #[arg(long)]
+        delay_us: Option<u32>,
+        /// reorder: how many later packets overtake it (default 1).
+        #[arg(long)]
+        gap: Option<u32>,
         /// Remove every rule from the port.
         #[arg(long, conflicts_with = "action")]
         clear: bool,
@@ -909,6 +917,8 @@ fn main() -> Result<()> {
                 nth,
                 prob,
                 seed,
+                delay_us,
+                gap,
                 clear,
                 json,
             } => {
@@ -929,6 +939,8 @@ fn main() -> Result<()> {
                             .unwrap_or_default(),
                         prob,
                         seed,
+                        delay_us,
+                        gap,
                     };
                     let slot = switch::add_inject_rule(&dev, &rule)?;
                     eprintln!("rxecc: {dev}: injection rule {slot} in force");
@@ -1159,10 +1171,29 @@ fn print_port(s: &switch::PortStats) {
             s.rate_violation_max_ns as f64 / 1e6
         );
     }
-    if s.injected_drops + s.injected_marks + s.injected_corrupts > 0 {
+    let injected = [
+        s.injected_drops,
+        s.injected_marks,
+        s.injected_corrupts,
+        s.injected_dups,
+        s.injected_delays,
+        s.injected_reorders,
+    ];
+    if injected.iter().any(|n| *n > 0) {
         println!(
-            "         injected: {} drops, {} ECN marks, {} ICRC corruptions",
-            s.injected_drops, s.injected_marks, s.injected_corrupts
+            "         injected: {} drops, {} ECN marks, {} ICRC corruptions, {} copies, {} delays, {} reorders",
+            s.injected_drops,
+            s.injected_marks,
+            s.injected_corrupts,
+            s.injected_dups,
+            s.injected_delays,
+            s.injected_reorders
+        );
+    }
+    if s.held_pkts > 0 {
+        println!(
+            "         held for a delay or reorder: {} packets",
+            s.held_pkts
         );
     }
     if s.pfc_rx_bad + s.pfc_rx_other > 0 {

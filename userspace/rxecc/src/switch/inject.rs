@@ -1,6 +1,7 @@
 //! Fault injection at a port's ingress (`switch-ebpf/port/inject.h`): rules
-//! that select RoCEv2 packets by their BTH and drop them, ECN-mark them or
-//! corrupt their ICRC. Up to [`MAX_RULES`] per port, off by default.
+//! that select RoCEv2 packets by their BTH and drop them, ECN-mark them,
+//! corrupt their ICRC, duplicate them, or have their egress port delay or
+//! reorder them. Up to [`MAX_RULES`] per port, off by default.
 
 use super::*;
 use anyhow::bail;
@@ -12,6 +13,14 @@ pub const MAX_RULES: usize = 8;
 const ANY: u32 = u32::MAX;
 /// PSNs are 24 bits.
 const PSN_MAX: u32 = 0xff_ffff;
+/// The longest delay (port.h's `RXECC_DELAY_US_MAX`) and reorder hold
+/// (`RXECC_REORDER_US_MAX`), microseconds, and the largest gap.
+const DELAY_US_MAX: u32 = 0xff_ffff;
+const REORDER_US_MAX: u32 = 0xf_ffff;
+const REORDER_GAP_MAX: u32 = 15;
+/// A reorder's defaults: one packet overtakes, held 10 ms at most.
+const REORDER_GAP: u32 = 1;
+const REORDER_US: u32 = 10_000;
 
 /// What a rule does to the packets it acts on (port.h's
 /// `enum rxecc_inject_action`).
@@ -28,6 +37,14 @@ pub enum InjectAction {
     Ue,
     /// Invert the ICRC's last byte: the receiver must discard the packet.
     Icrc,
+    /// Send a copy right behind the packet (the copy passes the rules).
+    Dup,
+    /// The packet reaches its egress queue `delay_us` later; packets not
+    /// delayed overtake it.
+    Delay,
+    /// The next `gap` packets to the same egress queue overtake it (held
+    /// `delay_us` at most).
+    Reorder,
 }
 
 impl InjectAction {
@@ -37,11 +54,22 @@ impl InjectAction {
             InjectAction::Ce => 2,
             InjectAction::Ue => 3,
             InjectAction::Icrc => 4,
+            InjectAction::Dup => 5,
+            InjectAction::Delay => 6,
+            InjectAction::Reorder => 7,
         }
     }
 
     fn from_code(c: u32) -> Option<Self> {
-        [Self::Drop, Self::Ce, Self::Ue, Self::Icrc]
+        [
+            Self::Drop,
+            Self::Ce,
+            Self::Ue,
+            Self::Icrc,
+            Self::Dup,
+            Self::Delay,
+            Self::Reorder,
+        ]
             .into_iter()
             .find(|a| a.code() == c)
     }
@@ -73,6 +101,10 @@ pub struct InjectRule {
     /// The generator's seed (with the rule's slot mixed in).
     #[serde(default)]
     pub seed: u64,
+    /// delay: the delay, us; reorder: the longest hold (default 10 ms).
+    pub delay_us: Option<u32>,
+    /// reorder: the packets that overtake (default 1).
+    pub gap: Option<u32>,
 }
 
 /// A number as written by a user: decimal, or hex with 0x.
@@ -109,7 +141,29 @@ impl InjectRule {
     /// Checks the rule, with a message that says which value is wrong.
     pub fn validate(&self) -> Result<()> {
         if self.action.is_none() {
-            bail!("an injection rule needs an action (drop, ce, ue or icrc)");
+            bail!(
+                "an injection rule needs an action (drop, ce, ue, icrc, dup, delay or reorder)"
+            );
+        }
+        let act = self.action.unwrap_or(InjectAction::Drop);
+        match (act, self.delay_us) {
+            (InjectAction::Delay, None) => bail!("a delay rule needs delay_us (--delay-us)"),
+            (InjectAction::Delay, Some(d)) if d == 0 || d > DELAY_US_MAX => {
+                bail!("delay_us {d} is not in 1..={DELAY_US_MAX} (16.7 s)")
+            }
+            (InjectAction::Reorder, Some(d)) if d == 0 || d > REORDER_US_MAX => {
+                bail!("a reorder's delay_us (its longest hold) {d} is not in 1..={REORDER_US_MAX} (1.05 s)")
+            }
+            (InjectAction::Delay | InjectAction::Reorder, _) => {}
+            (_, Some(_)) => bail!("delay_us is for delay and reorder rules only"),
+            (_, None) => {}
+        }
+        match (act, self.gap) {
+            (InjectAction::Reorder, Some(g)) if g == 0 || g > REORDER_GAP_MAX => {
+                bail!("gap {g} is not in 1..={REORDER_GAP_MAX}")
+            }
+            (InjectAction::Reorder, _) | (_, None) => {}
+            (_, Some(_)) => bail!("gap is for reorder rules only"),
         }
         if let Some(q) = self.qpn {
             if q > PSN_MAX {
@@ -162,6 +216,12 @@ impl InjectRule {
         if let Some(p) = self.prob {
             a.push(format!("--prob {p} --seed {}", self.seed));
         }
+        if let Some(d) = self.delay_us {
+            a.push(format!("--delay-us {d}"));
+        }
+        if let Some(g) = self.gap {
+            a.push(format!("--gap {g}"));
+        }
         a.join(" ")
     }
 
@@ -173,6 +233,17 @@ impl InjectRule {
             ((p * 4_294_967_296.0).round() as u64).clamp(1, 1 << 32)
         });
         let rng = (self.seed ^ (slot as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)).max(1);
+        let reorder = self.action == Some(InjectAction::Reorder);
+        let delay_us = match self.delay_us {
+            Some(d) => d,
+            None if reorder => REORDER_US,
+            None => 0,
+        };
+        let gap = match self.gap {
+            Some(g) => g,
+            None if reorder => REORDER_GAP,
+            None => 0,
+        };
         rxecc_inject_rule {
             action: self.action.map_or(0, InjectAction::code),
             qpn: self.qpn.unwrap_or(ANY),
@@ -185,6 +256,8 @@ impl InjectRule {
             rng,
             matched: 0,
             applied: 0,
+            delay_us,
+            gap,
         }
     }
 
@@ -202,6 +275,8 @@ impl InjectRule {
                 .collect(),
             prob: (c.prob != 0).then(|| c.prob as f64 / 4_294_967_296.0),
             seed: 0,
+            delay_us: (c.delay_us != 0).then_some(c.delay_us),
+            gap: (c.gap != 0).then_some(c.gap),
         }
     }
 }
@@ -309,6 +384,26 @@ mod tests {
             ..r.clone()
         };
         assert_eq!(all.to_c(0).prob, 1 << 32);
+
+        // A reorder's defaults are written out, and read back as such.
+        let ro = InjectRule {
+            action: Some(InjectAction::Reorder),
+            psn: Some((7, 7)),
+            ..Default::default()
+        };
+        ro.validate().unwrap();
+        let c = ro.to_c(0);
+        assert_eq!((c.action, c.gap, c.delay_us), (7, REORDER_GAP, REORDER_US));
+        let back = InjectRule::from_c(&c);
+        assert_eq!((back.gap, back.delay_us), (Some(1), Some(10_000)));
+        let d = InjectRule {
+            action: Some(InjectAction::Delay),
+            delay_us: Some(2000),
+            ..Default::default()
+        };
+        assert_eq!(d.to_c(0).delay_us, 2000);
+        assert_eq!(InjectRule::from_c(&d.to_c(0)), d);
+        assert_eq!(d.to_args(), "--action delay --delay-us 2000");
     }
 
     #[test]
@@ -364,6 +459,51 @@ mod tests {
                     ..base.clone()
                 },
                 "24 bits",
+            ),
+            (
+                InjectRule {
+                    delay_us: Some(10),
+                    ..base.clone()
+                },
+                "delay and reorder rules only",
+            ),
+            (
+                InjectRule {
+                    gap: Some(2),
+                    ..base.clone()
+                },
+                "reorder rules only",
+            ),
+            (
+                InjectRule {
+                    action: Some(InjectAction::Delay),
+                    ..base.clone()
+                },
+                "needs delay_us",
+            ),
+            (
+                InjectRule {
+                    action: Some(InjectAction::Delay),
+                    delay_us: Some(1 << 24),
+                    ..base.clone()
+                },
+                "16.7 s",
+            ),
+            (
+                InjectRule {
+                    action: Some(InjectAction::Reorder),
+                    gap: Some(16),
+                    ..base.clone()
+                },
+                "1..=15",
+            ),
+            (
+                InjectRule {
+                    action: Some(InjectAction::Reorder),
+                    delay_us: Some(1 << 20),
+                    ..base.clone()
+                },
+                "1.05 s",
             ),
         ] {
             let e = bad.validate().unwrap_err().to_string();

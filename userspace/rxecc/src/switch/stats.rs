@@ -67,6 +67,12 @@ pub struct PortStats {
     pub injected_drops: u64,
     pub injected_marks: u64,
     pub injected_corrupts: u64,
+    /// Packets a rule at this ingress duplicated, delayed and reordered.
+    pub injected_dups: u64,
+    pub injected_delays: u64,
+    pub injected_reorders: u64,
+    /// Packets this port's egress held for a delay or a reorder.
+    pub held_pkts: u64,
     /// Arrivals from the link peer faster than the link's rate allows (an
     /// upstream catch-up burst), and TCD decisions re-based on them.
     pub compressed_pkts: u64,
@@ -186,6 +192,10 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         injected_drops: s.inj_drops,
         injected_marks: s.inj_marks,
         injected_corrupts: s.inj_corrupts,
+        injected_dups: s.inj_dups,
+        injected_delays: s.inj_delays,
+        injected_reorders: s.inj_reorders,
+        held_pkts: s.held_pkts,
         compressed_pkts: s.compressed_pkts,
         tcd_compressed: s.tcd_compressed,
         int_stamped: s.int_stamped,
