@@ -70,8 +70,8 @@ impl InjectAction {
             Self::Delay,
             Self::Reorder,
         ]
-            .into_iter()
-            .find(|a| a.code() == c)
+        .into_iter()
+        .find(|a| a.code() == c)
     }
 }
 
@@ -141,9 +141,7 @@ impl InjectRule {
     /// Checks the rule, with a message that says which value is wrong.
     pub fn validate(&self) -> Result<()> {
         if self.action.is_none() {
-            bail!(
-                "an injection rule needs an action (drop, ce, ue, icrc, dup, delay or reorder)"
-            );
+            bail!("an injection rule needs an action (drop, ce, ue, icrc, dup, delay or reorder)");
         }
         let act = self.action.unwrap_or(InjectAction::Drop);
         match (act, self.delay_us) {
