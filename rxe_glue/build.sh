@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
 # Build the patched rdma_rxe.ko out of tree.
-#   rxe_glue/build.sh <kernel build dir> <output dir>
+#   rxe_glue/build.sh <kernel build dir> <output dir> [fix to leave out]
 # Copies drivers/infiniband/sw/rxe from the kernel tree into <output dir>,
 # applies two series in order, patches/fixes/*.patch (fixes to stock rxe,
 # each for its own) and patches/cc/*.patch (the CC hook ABI), and builds it
 # with that kernel's Kbuild. The copy is redone whenever the source or a
-# patch changes.
+# patch changes. A third argument, the number of one fix (e.g. 0002),
+# leaves that fix out: the tests compare rxe with and without it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-KDIR=${1:?usage: build.sh KDIR OUT}
-OUT=${2:?usage: build.sh KDIR OUT}
+KDIR=${1:?usage: build.sh KDIR OUT [FIX]}
+OUT=${2:?usage: build.sh KDIR OUT [FIX]}
+WITHOUT=${3:-}
 src=$KDIR/drivers/infiniband/sw/rxe
 [ -f "$src/rxe.c" ] || { echo "error: $src has no rdma_rxe sources" >&2; exit 1; }
 
-series=("$here"/patches/fixes/*.patch "$here"/patches/cc/*.patch)
+series=()
+for p in "$here"/patches/fixes/*.patch "$here"/patches/cc/*.patch; do
+	[ -n "$WITHOUT" ] && [[ $p == "$here/patches/fixes/$WITHOUT-"* ]] && continue
+	series+=("$p")
+done
+[ -z "$WITHOUT" ] || (($(ls "$here"/patches/fixes/*.patch "$here"/patches/cc/*.patch | wc -l) == ${#series[@]} + 1)) ||
+	{ echo "error: no fix $WITHOUT in $here/patches/fixes" >&2; exit 1; }
 stamp=$(cat "$src"/*.[ch] "$src/Makefile" "${series[@]}" | sha256sum | cut -c1-16)
 if [ "$(cat "$OUT/.stamp" 2>/dev/null)" != "$stamp" ]; then
 	rm -rf "$OUT" && mkdir -p "$OUT"

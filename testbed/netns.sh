@@ -17,8 +17,10 @@ tb_load_rxe() {
 	local ko
 	case $1 in
 	patched) ko=${RXECC_RXE_KO:-$RXECC_TOP/build/rxe/rdma_rxe.ko} ;;
+	# Patched but for fix 2 (go-back-N past a retried WQE): its tests.
+	without-fix2) ko=${RXECC_RXE_WITHOUT_FIX2_KO:-$RXECC_TOP/build/rxe-without-fix2/rdma_rxe.ko} ;;
 	stock) ko=$KDIR/drivers/infiniband/sw/rxe/rdma_rxe.ko ;;
-	*) echo "tb_load_rxe: patched or stock, not '$1'" >&2; return 2 ;;
+	*) echo "tb_load_rxe: patched, without-fix2 or stock, not '$1'" >&2; return 2 ;;
 	esac
 	# rdma_rxe's dependencies, where this kernel builds them as modules.
 	for dep in net/ipv4/udp_tunnel net/ipv6/ip6_udp_tunnel; do
@@ -28,7 +30,7 @@ tb_load_rxe() {
 	# here has one address, and rxe's 1024 GID entries are 3072 sysfs
 	# attributes per device, which made each `rdma link add` take 38-58 s
 	# on the debug kernel (9 s with 16).
-	if [ "$1" = patched ]; then insmod "$ko" gid_tbl_len="${TB_RXE_GID_TBL_LEN:-16}"; else insmod "$ko"; fi
+	if [ "$1" = stock ]; then insmod "$ko"; else insmod "$ko" gid_tbl_len="${TB_RXE_GID_TBL_LEN:-16}"; fi
 }
 
 # tb_capture_start <dev> <pcap> <log>: capture RoCEv2 on <dev> into a

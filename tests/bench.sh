@@ -13,7 +13,7 @@ mkdir -p "$out"
 
 # BENCH_PARTS picks sections (e.g. `make bench BENCH_PARTS="cc latejoin"`);
 # unset, the bench runs them all, in this order.
-parts_all="clock up stock acks pacing port inject inject-gbn cc latejoin hops victim scale fct ring incast-gfc ring-cc repro"
+parts_all="clock up stock acks pacing port inject inject-gbn inject-livelock cc latejoin hops victim scale fct ring incast-gfc ring-cc repro"
 for p in ${BENCH_PARTS:-}; do
 	[[ " $parts_all " == *" $p "* ]] || { echo "bench: unknown part '$p' (parts: $parts_all)" >&2; exit 2; }
 done
@@ -43,6 +43,7 @@ run_side() { # <stock|patched> <round>
 . "$RXECC_TOP/tests/lib.sh"
 . "$RXECC_TOP/tests/test_gfc.sh"
 . "$RXECC_TOP/tests/test_cc.sh"
+. "$RXECC_TOP/tests/test_retry.sh"
 
 # The guest's clock against the host's (docs/architecture.md, "The
 # guest's clock"): guest seconds per host second in a busy phase (a shell
@@ -163,6 +164,30 @@ bench_inject_gbn() {
 			tb_down
 			rmmod rxe_cc 2>/dev/null || true
 			rmmod rdma_rxe
+		done
+	done
+}
+
+# The go-back-N livelock of rdma_rxe without fix 2 (docs/switch.md,
+# experiment (b)), reproduced by holding h0's ACKs 2 s at the switch while
+# cc=fixed paces h1's flow, then pacing it below its retransmit timeout:
+# what each rxe moves in the window after, with and without the fix.
+bench_inject_livelock() {
+	local name r rc retries moved sent
+	echo
+	echo "go-back-N livelock by injection: ACKs held 2 s at p0, then $RETRY_RATE_LO Mb/s paced (16.8 ms timeout), bytes acknowledged in the next $RETRY_WINDOW_S s" | tee -a "$out/summary.txt"
+	printf '%-14s %-6s %-8s %-13s %-14s %-10s %s\n' rdma_rxe round retries "pkts sent" "bytes acked" "Mb/s" completed | tee -a "$out/summary.txt"
+	TEST_OUT=$out/livelock
+	mkdir -p "$TEST_OUT"
+	for ((r = 1; r <= ${BENCH_LIVELOCK_ROUNDS:-2}; r++)); do
+		for name in without-fix2 patched; do
+			rc=0
+			retry_delayed_acks $name || rc=$?
+			read -r retries moved sent <"$TEST_OUT/$name.result" || retries=- moved=- sent=-
+			printf '%-14s %-6s %-8s %-13s %-14s %-10s %s\n' $name "$r" "$retries" "$sent" "$moved" \
+				"$(awk -v b="$moved" -v t="$RETRY_WINDOW_S" 'BEGIN {if (b + 0 == b) printf "%.3f", b * 8 / t / 1e6; else print "-"}')" \
+				"$([ "$rc" = 0 ] && echo yes || echo "no (killed)")" | tee -a "$out/summary.txt"
+			tb_reset
 		done
 	done
 }
