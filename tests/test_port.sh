@@ -397,3 +397,51 @@ test_inject_dup_delay_reorder() {
 	assert_eq "p0 held every delayed packet" "$(jq -r '.[0].applied' <(rxecc port inject --dev p1 --json))" $(($(pstat held_pkts) - 1))
 	info "delay ${d_us} us h1 -> h0: $n packets crossed the switch in $lo to $hi us (median $med); half round trip ${base} -> ${delayed} us (+$rise)"
 }
+
+# The checkers in `rxecc run` (tests/inject_check.toml): each run's
+# injection rules come from the experiment file, its captures at p1 and p0
+# are judged into check-<port>.json and the run's check table, and each
+# verdict matches what was injected: nothing without rules; drops answered
+# by go-back-N at the right PSN; reordered packets found as such at p0;
+# injected CE answered by CNPs no closer than min_time_between_cnps.
+test_run_inject_check() {
+	local out=$TEST_OUT/run run flows p
+	tb_load_rxe patched
+	tb_load_cc cc=none
+	rxecc run "$RXECC_TOP/tests/inject_check.toml" --out "$out" >"$TEST_OUT/summary.txt" 2>"$TEST_OUT/run.txt" ||
+		fail "rxecc run: $(grep -v '^rxecc: ' "$TEST_OUT/run.txt" | tail -3)"
+	cat "$TEST_OUT/summary.txt" >&2
+	# A verdict summed over the data QPs of a run's capture at a port.
+	ck() { jq -r "[.qps[].$3] | add" "$out/$1/check-$2.json"; }
+	inj() { rxecc port sum "$out/$1/ports.jsonl" "$3" "$2"; }
+	grep -q "^dcqcn-ce  *p0 " "$TEST_OUT/summary.txt" || fail "no check table row for dcqcn-ce at p0"
+	flows=$(head -1 "$out/flows.txt")
+	for run in none drop reorder dcqcn-ce; do
+		for p in p1 p0; do
+			# One RC QP per flow; the connection manager's UD MADs are none.
+			assert_eq "$run: data QPs at $p" "$flows" "$(jq '.qps | length' "$out/$run/check-$p.json")"
+			assert_eq "$run: bad ICRCs at $p" 0 "$(jq .icrc_bad "$out/$run/check-$p.json")"
+			assert_eq "$run: NAKs at $p answered wrong or not at all" 0 $(($(ck $run $p gbn_wrong) + $(ck $run $p gbn_none)))
+		done
+		assert_eq "$run: requests resent after their ACK" 0 "$(ck $run p1 resent_after_ack)"
+		assert_eq "$run: switch drops" 0 "$(rxecc port sum "$out/$run/ports.jsonl" drops)"
+		assert_eq "$run: flows completed" "$flows" "$(wc -l <"$out/$run/fct.txt")"
+	done
+	assert_eq "none: NAKs" 0 "$(ck none p1 nak_seq)"
+	assert_eq "none: CE" 0 "$(ck none p0 ce)"
+	assert_gt "drop: packets dropped at p1" "$(inj drop p1 injected_drops)" 0
+	assert_gt "drop: NAKs at p1" "$(ck drop p1 nak_seq)" 0
+	assert_eq "drop: NAKs answered at their PSN (or by the go-back under way)" "$(ck drop p1 nak_seq)" $(($(ck drop p1 gbn_ok) + $(ck drop p1 gbn_covered)))
+	assert_gt "reorder: packets reordered" "$(inj reorder p1 injected_reorders)" 0
+	# A held packet overtaken only by the other flow's, or one that was a
+	# resend already, shows no reordering within its QP.
+	assert_gt "reorder: reordered requests found at p0" "$(ck reorder p0 reordered)" 0
+	(($(ck reorder p0 reordered) <= $(inj reorder p1 injected_reorders))) ||
+		fail "reorder: $(ck reorder p0 reordered) reordered requests found for $(inj reorder p1 injected_reorders) injected"
+	assert_eq "reorder: none found at p1, before the reorder" 0 "$(ck reorder p1 reordered)"
+	assert_eq "dcqcn-ce: CE at p0 = marks injected" "$(inj dcqcn-ce p1 injected_marks)" "$(ck dcqcn-ce p0 ce)"
+	assert_gt "dcqcn-ce: CNPs at p1" "$(ck dcqcn-ce p1 cnps)" 0
+	awk -v g="$(jq '[.qps[].cnp_min_gap_us | select(. != null)] | min' "$out/dcqcn-ce/check-p1.json")" 'BEGIN {exit !(g >= 1000)}' ||
+		fail "dcqcn-ce: two CNPs closer than min_time_between_cnps (1000 us)"
+	info "drop: $(ck drop p1 nak_seq) NAKs, answered $(ck drop p1 gbn_ok) + covered $(ck drop p1 gbn_covered); reorder: $(ck reorder p0 reordered) of $(inj reorder p1 injected_reorders) found; dcqcn-ce: $(ck dcqcn-ce p0 ce) CE, $(ck dcqcn-ce p1 cnps) CNPs"
+}

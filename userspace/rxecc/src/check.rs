@@ -151,15 +151,17 @@ fn psn_after(a: u32, b: u32) -> bool {
 
 /// What one data QP's requests and their responses show. `gbn_ok`: NAKs
 /// whose PSN the requester went back to (one go-back answers every NAK
-/// pending when it starts at the first one's PSN: it resends the others
-/// too); `gbn_wrong`: NAKs after which it stepped back to another PSN;
-/// `gbn_none`: NAKs it never answered in the capture.
+/// pending when it starts at one's PSN: it resends the later ones, and a
+/// later NAK acknowledged the earlier ones' PSNs); `gbn_covered`: NAKs
+/// that a go-back under way had answered already; `gbn_wrong`: NAKs after
+/// which it stepped back to another PSN; `gbn_none`: NAKs it never
+/// answered in the capture.
 ///
 /// A step back to a PSN the capture had not seen is a retransmission
 /// unless the next request resumes where the requests before it stopped:
 /// then it was a packet the network reordered (`reordered`), neither a
 /// resend nor an answer to a NAK.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct QpReport {
     /// Requester and responder addresses, and the responder's QP.
     pub flow: String,
@@ -171,6 +173,9 @@ pub struct QpReport {
     pub acks: u64,
     pub nak_seq: u64,
     pub gbn_ok: u64,
+    /// NAKs whose PSN a go-back already under way had resent, or was
+    /// about to, when the NAK passed: the requester rightly goes on.
+    pub gbn_covered: u64,
     pub gbn_wrong: u64,
     /// NAKs with no request after them in the capture.
     pub gbn_none: u64,
@@ -186,15 +191,16 @@ pub struct QpReport {
 }
 
 /// The whole capture.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Report {
     pub packets: u64,
     pub icrc_bad: u64,
     pub qps: Vec<QpReport>,
 }
 
-/// NAKs pending: (time, the PSN each names).
-type Naks = Vec<(u64, u32)>;
+/// NAKs pending: (time, the PSN each names, whether the go-back under way
+/// had resent that PSN when the NAK passed).
+type Naks = Vec<(u64, u32, bool)>;
 
 #[derive(Default)]
 struct QpState {
@@ -210,8 +216,11 @@ struct QpState {
     /// PSNs the capture has seen requested.
     seen: HashSet<u32>,
     /// A step back to an unseen PSN, judged by the request after it: its
-    /// time, the last PSN before it, and the NAKs it would answer.
+    /// time, PSN, the last PSN before it, and the NAKs it would answer.
     step: Option<(u64, u32, u32, Naks)>,
+    /// Where the go-back under way started; none once requests pass the
+    /// highest PSN sent before it.
+    gbn_from: Option<u32>,
     gbn_sum_ns: u64,
     /// The requester's own QP, learnt from the responses' destination.
     req_qp: Option<u32>,
@@ -219,21 +228,25 @@ struct QpState {
 }
 
 impl QpState {
-    /// A step back at time `t` to `psn`, with `naks` pending: their
-    /// answer if it goes back to the first one's PSN.
-    fn answered(&mut self, naks: &[(u64, u32)], t: u64, psn: u32) {
-        let Some(&(_, first)) = naks.first() else {
-            return;
-        };
-        if psn != first {
-            self.r.gbn_wrong += naks.len() as u64;
-            return;
-        }
-        for &(t_nak, _) in naks {
-            self.r.gbn_ok += 1;
-            let d = t.saturating_sub(t_nak);
-            self.gbn_sum_ns += d;
-            self.r.gbn_max_us = self.r.gbn_max_us.max(d as f64 / 1e3);
+    /// A step back at time `t` to `psn`, with `naks` pending: the answer
+    /// to all if it goes back to one's PSN (a later NAK acknowledges the
+    /// PSNs before its own, so the requester rightly starts there; an
+    /// earlier one's go-back resends the later ones' too); else the
+    /// stale ones were covered by the go-back before and the rest were
+    /// answered wrong.
+    fn answered(&mut self, naks: &[(u64, u32, bool)], t: u64, psn: u32) {
+        let hit = naks.iter().any(|&(_, want, _)| want == psn);
+        for &(t_nak, _, stale) in naks {
+            if hit {
+                self.r.gbn_ok += 1;
+                let d = t.saturating_sub(t_nak);
+                self.gbn_sum_ns += d;
+                self.r.gbn_max_us = self.r.gbn_max_us.max(d as f64 / 1e3);
+            } else if stale {
+                self.r.gbn_covered += 1;
+            } else {
+                self.r.gbn_wrong += 1;
+            }
         }
     }
 }
@@ -279,7 +292,9 @@ pub fn judge(pkts: &[Roce]) -> Report {
                 // A NAK, PSN sequence error: the PSN is the one expected.
                 Some((3, 0)) => {
                     s.r.nak_seq += 1;
-                    s.naks.push((p.t_ns, p.psn));
+                    let stale = s.gbn_from.is_some_and(|f| !psn_after(f, p.psn))
+                        && s.last_psn.is_some_and(|l| !psn_after(p.psn, l));
+                    s.naks.push((p.t_ns, p.psn, stale));
                 }
                 // An ACK covers its PSN and all before it.
                 Some((0, _)) if s.acked.is_none_or(|a| psn_after(p.psn, a)) => {
@@ -287,6 +302,11 @@ pub fn judge(pkts: &[Roce]) -> Report {
                 }
                 _ => {}
             }
+            continue;
+        }
+        // Data QPs are RC (opcodes 0x00-0x1f): not the GSI's UD MADs of
+        // the connection manager.
+        if p.opcode >= 0x20 {
             continue;
         }
         let s = qps.entry((p.src, p.dst, p.qpn)).or_default();
@@ -311,13 +331,17 @@ pub fn judge(pkts: &[Roce]) -> Report {
                 s.r.reordered += 1;
                 s.naks = naks;
             } else {
+                s.gbn_from = Some(psn);
                 s.answered(&naks, t, psn);
             }
         }
         let unseen = s.seen.insert(p.psn);
         match s.max_psn {
             Some(m) if !psn_after(p.psn, m) => s.r.resent += 1,
-            _ => s.max_psn = Some(p.psn),
+            _ => {
+                s.max_psn = Some(p.psn);
+                s.gbn_from = None;
+            }
         }
         if s.acked.is_some_and(|a| !psn_after(p.psn, a)) {
             s.r.resent_after_ack += 1;
@@ -334,6 +358,7 @@ pub fn judge(pkts: &[Roce]) -> Report {
         if unseen {
             s.step = Some((p.t_ns, p.psn, l, naks));
         } else {
+            s.gbn_from = Some(p.psn);
             s.answered(&naks, p.t_ns, p.psn);
         }
     }
@@ -341,7 +366,13 @@ pub fn judge(pkts: &[Roce]) -> Report {
         if let Some((t, psn, _, naks)) = s.step.take() {
             s.answered(&naks, t, psn);
         }
-        s.r.gbn_none += s.naks.len() as u64;
+        for &(_, _, stale) in &s.naks {
+            if stale {
+                s.r.gbn_covered += 1;
+            } else {
+                s.r.gbn_none += 1;
+            }
+        }
         if s.r.gbn_ok > 0 {
             s.r.gbn_mean_us = s.gbn_sum_ns as f64 / s.r.gbn_ok as f64 / 1e3;
         }
@@ -357,7 +388,7 @@ pub fn print(rep: &Report) {
         rep.packets, rep.icrc_bad
     );
     println!(
-        "{:<34} {:>8} {:>7} {:>7} {:>7} {:>6} {:>7} {:>7} {:>12} {:>7} {:>6} {:>6} {:>10}",
+        "{:<34} {:>8} {:>7} {:>7} {:>7} {:>6} {:>7} {:>7} {:>7} {:>12} {:>7} {:>6} {:>6} {:>10}",
         "data QP",
         "requests",
         "resent",
@@ -365,6 +396,7 @@ pub fn print(rep: &Report) {
         "acks",
         "NAKs",
         "GBN ok",
+        "covered",
         "wrong",
         "GBN us mean",
         "re-ack",
@@ -374,7 +406,7 @@ pub fn print(rep: &Report) {
     );
     for q in &rep.qps {
         println!(
-            "{:<34} {:>8} {:>7} {:>7} {:>7} {:>6} {:>7} {:>7} {:>12.1} {:>7} {:>6} {:>6} {:>10}",
+            "{:<34} {:>8} {:>7} {:>7} {:>7} {:>6} {:>7} {:>7} {:>7} {:>12.1} {:>7} {:>6} {:>6} {:>10}",
             q.flow,
             q.requests,
             q.resent,
@@ -382,6 +414,7 @@ pub fn print(rep: &Report) {
             q.acks,
             q.nak_seq,
             q.gbn_ok,
+            q.gbn_covered,
             q.gbn_wrong + q.gbn_none,
             q.gbn_mean_us,
             q.resent_after_ack,
@@ -390,6 +423,92 @@ pub fn print(rep: &Report) {
             q.cnp_min_gap_us.map_or("-".into(), |g| format!("{g:.1}"))
         );
     }
+}
+
+/// Every data QP of a capture in one row (`rxecc run`'s check table): the
+/// counts summed, the go-back-N mean weighted by the NAKs it answered,
+/// the most and the shortest CNP gap over all.
+pub fn total(rep: &Report) -> QpReport {
+    let mut t = QpReport {
+        flow: format!("{} QPs", rep.qps.len()),
+        ..Default::default()
+    };
+    let mut gbn_ns = 0.0;
+    for q in &rep.qps {
+        t.requests += q.requests;
+        t.resent += q.resent;
+        t.reordered += q.reordered;
+        t.acks += q.acks;
+        t.nak_seq += q.nak_seq;
+        t.gbn_ok += q.gbn_ok;
+        t.gbn_covered += q.gbn_covered;
+        t.gbn_wrong += q.gbn_wrong;
+        t.gbn_none += q.gbn_none;
+        gbn_ns += q.gbn_mean_us * q.gbn_ok as f64;
+        t.gbn_max_us = t.gbn_max_us.max(q.gbn_max_us);
+        t.resent_after_ack += q.resent_after_ack;
+        t.ce += q.ce;
+        t.cnps += q.cnps;
+        t.cnp_min_gap_us = match (t.cnp_min_gap_us, q.cnp_min_gap_us) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    if t.gbn_ok > 0 {
+        t.gbn_mean_us = gbn_ns / t.gbn_ok as f64;
+    }
+    t
+}
+
+/// The check table of `rxecc run`: one row per run and captured port,
+/// with the packets the switch's rules acted on in that run (`injected`).
+pub fn run_table(rows: &[(String, String, u64, Report)]) -> String {
+    let mut out = format!(
+        "{:<16} {:<6} {:>8} {:>8} {:>6} {:>8} {:>7} {:>7} {:>5} {:>7} {:>6} {:>6} {:>9} {:>6} {:>6} {:>6} {:>10} {:>8}\n",
+        "run",
+        "port",
+        "injected",
+        "requests",
+        "QPs",
+        "resent",
+        "reorder",
+        "NAKs",
+        "GBN",
+        "covered",
+        "wrong",
+        "none",
+        "GBN us",
+        "re-ack",
+        "CE",
+        "CNPs",
+        "CNP gap us",
+        "bad ICRC"
+    );
+    for (run, port, injected, rep) in rows {
+        let t = total(rep);
+        out.push_str(&format!(
+            "{:<16} {:<6} {:>8} {:>8} {:>6} {:>8} {:>7} {:>7} {:>5} {:>7} {:>6} {:>6} {:>9.1} {:>6} {:>6} {:>6} {:>10} {:>8}\n",
+            run,
+            port,
+            injected,
+            t.requests,
+            rep.qps.len(),
+            t.resent,
+            t.reordered,
+            t.nak_seq,
+            t.gbn_ok,
+            t.gbn_covered,
+            t.gbn_wrong,
+            t.gbn_none,
+            t.gbn_mean_us,
+            t.resent_after_ack,
+            t.ce,
+            t.cnps,
+            t.cnp_min_gap_us.map_or("-".into(), |g| format!("{g:.1}")),
+            rep.icrc_bad
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -487,6 +606,84 @@ mod tests {
         assert_eq!((q.reordered, q.resent), (1, 2));
         assert_eq!((q.nak_seq, q.gbn_ok, q.gbn_wrong, q.gbn_none), (2, 2, 0, 0));
         assert!((q.gbn_max_us - 0.008).abs() < 1e-9, "{}", q.gbn_max_us);
+        // A NAK that passes after the go-back under way resent its PSN
+        // (stale) is covered by it if the requester does not go back to it
+        // again; the UD MADs of QP 1 are no data QP.
+        let covered = judge(&[
+            data(100, 0),
+            data(102, 1),
+            ack(101, 0x60, 2),
+            data(101, 3),
+            data(102, 4),
+            ack(102, 0x60, 5),
+            data(103, 6),
+            parse(&frame(2, 1, 0x64, 1, 7, None, 0), 7).unwrap(),
+        ]);
+        assert_eq!(covered.qps.len(), 1);
+        let q = &covered.qps[0];
+        assert_eq!(
+            (q.nak_seq, q.gbn_ok, q.gbn_covered, q.gbn_wrong, q.gbn_none),
+            (2, 1, 1, 0, 0)
+        );
+        // The same NAK, then a step back to its PSN: the resent packet was
+        // lost again, and this go-back answers it.
+        let again = judge(&[
+            data(100, 0),
+            data(102, 1),
+            ack(101, 0x60, 2),
+            data(101, 3),
+            data(102, 4),
+            ack(102, 0x60, 5),
+            data(103, 6),
+            data(102, 9),
+        ]);
+        let q = &again.qps[0];
+        assert_eq!((q.gbn_ok, q.gbn_covered, q.gbn_wrong), (2, 0, 0));
+        // NAK 101, then NAK 102 (101 arrived late): going back to 102
+        // answers both, 101 being acknowledged by the second.
+        let later = judge(&[
+            data(100, 0),
+            data(102, 1),
+            ack(101, 0x60, 2),
+            data(101, 3),
+            data(103, 4),
+            ack(102, 0x60, 5),
+            data(104, 6),
+            data(102, 9),
+        ]);
+        let q = &later.qps[0];
+        assert_eq!(
+            (q.reordered, q.gbn_ok, q.gbn_wrong, q.gbn_none),
+            (1, 2, 0, 0)
+        );
+    }
+
+    #[test]
+    fn a_run_row_sums_its_qps() {
+        let data = |qp, psn, t| parse(&frame(2, 1, 0x07, qp, psn, None, 3), t).unwrap();
+        let nak = |psn, t| parse(&frame(1, 2, 0x11, 0x22, psn, Some(0x60), 0), t).unwrap();
+        // QP 0x11: a NAK answered 10 ns later; QP 0x33: one answered 30
+        // ns later (its responses go to another requester QP).
+        let other = |psn, t| parse(&frame(1, 2, 0x11, 0x44, psn, Some(0x60), 0), t).unwrap();
+        let rep = judge(&[
+            data(0x11, 100, 0),
+            data(0x11, 102, 1),
+            nak(101, 2),
+            data(0x11, 101, 12),
+            data(0x33, 5000, 20),
+            data(0x33, 5002, 21),
+            other(5001, 22),
+            data(0x33, 5001, 52),
+        ]);
+        assert_eq!(rep.qps.len(), 2);
+        let t = total(&rep);
+        assert_eq!((t.requests, t.nak_seq, t.gbn_ok, t.ce), (6, 2, 2, 6));
+        assert!((t.gbn_mean_us - 0.020).abs() < 1e-9, "{}", t.gbn_mean_us);
+        assert!((t.gbn_max_us - 0.030).abs() < 1e-9, "{}", t.gbn_max_us);
+        let table = run_table(&[("acc".into(), "p1".into(), 2, rep)]);
+        let row = table.lines().nth(1).unwrap();
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(&cols[..6], ["acc", "p1", "2", "6", "2", "2"], "{row}");
     }
 
     #[test]

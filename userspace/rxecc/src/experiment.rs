@@ -72,6 +72,12 @@ pub struct Experiment {
     /// takes these fields.
     #[serde(default)]
     pub links: Vec<toml::Table>,
+    /// Port devices (switch ports or host NICs, e.g. "p1") whose RoCEv2
+    /// traffic each run captures (`<run>/<dev>.pcap`, dumpcap) and judges
+    /// as `rxecc check` does (`<run>/check-<dev>.json`); the runs' check
+    /// table follows the summary (docs/switch.md).
+    #[serde(default)]
+    pub capture: Vec<String>,
     #[serde(rename = "run")]
     pub runs: Vec<Run>,
 }
@@ -468,8 +474,31 @@ fn run_one(
         flows.iter().all(|f| f.src < n && f.dst < n),
         "the workload uses a host beyond the experiment's {n}"
     );
+    for dev in &e.capture {
+        ensure!(
+            built.plan.ports.iter().any(|(d, _)| d == dev),
+            "capture: no port {dev} in the topology (its ports: {})",
+            built
+                .plan
+                .ports
+                .iter()
+                .map(|(d, _)| d.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     topology::up_logged(&topo_file.display().to_string(), false, false, None, &[])?;
     let result = (|| -> Result<usize> {
+        let mut captures = Vec::new();
+        for dev in &e.capture {
+            let ns = built
+                .plan
+                .ports
+                .iter()
+                .find(|(d, _)| d == dev)
+                .and_then(|(_, ns)| ns.clone());
+            captures.push(Capture::start(dev, ns.as_deref(), out)?);
+        }
         let ips: Vec<String> = (0..n as usize).map(topology::host_ip).collect();
         // The flowgen processes agree on the epoch there, once every QP is
         // connected (flowgen --sync-dir). Not in `out`: they poll it every
@@ -572,6 +601,9 @@ fn run_one(
             }
         }
         qlen.stop()?;
+        for c in captures {
+            c.stop_and_judge(out)?;
+        }
         // No epoch: no process got as far as its flows (flowgen-h*.log).
         let epoch = read_epoch(&sync.join("epoch")).unwrap_or_else(monotonic_ns);
         let _ = std::fs::remove_dir_all(&sync);
@@ -635,6 +667,78 @@ fn run_one(
     })();
     topology::down().context("taking the topology down")?;
     result
+}
+
+/// A capture of one port's RoCEv2 packets during a run.
+struct Capture {
+    dev: String,
+    pcap: PathBuf,
+    child: Child,
+}
+
+impl Capture {
+    /// dumpcap on `dev` (in namespace `ns`, if any), once it captures: it
+    /// starts in well under a second where tshark takes 30 s under TCG.
+    fn start(dev: &str, ns: Option<&str>, out: &Path) -> Result<Self> {
+        let pcap = out.join(format!("{dev}.pcap"));
+        let log = out.join(format!("{dev}-capture.log"));
+        let mut cmd = match ns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, "dumpcap"]);
+                c
+            }
+            None => Command::new("dumpcap"),
+        };
+        let mut child = cmd
+            .args(["-i", dev, "-P", "-f", "udp port 4791", "-w"])
+            .arg(&pcap)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log)?)
+            .spawn()
+            .context("starting dumpcap (Wireshark's capture tool)")?;
+        let t0 = Instant::now();
+        loop {
+            if std::fs::read_to_string(&log).is_ok_and(|l| l.contains("Capturing on")) {
+                break;
+            }
+            if let Some(st) = child.try_wait()? {
+                bail!(
+                    "dumpcap on {dev} exited ({st}): {}",
+                    std::fs::read_to_string(&log).unwrap_or_default().trim()
+                );
+            }
+            if t0.elapsed().as_secs() >= 60 {
+                let _ = child.kill();
+                let _ = child.wait();
+                bail!(
+                    "dumpcap on {dev} did not start capturing in 60 s (see {})",
+                    log.display()
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        eprintln!("rxecc run: capturing RoCEv2 on {dev}");
+        Ok(Capture {
+            dev: dev.to_string(),
+            pcap,
+            child,
+        })
+    }
+
+    /// Stops dumpcap (SIGTERM: it closes the file) and writes the
+    /// checkers' verdict beside the capture.
+    fn stop_and_judge(mut self, out: &Path) -> Result<()> {
+        // SAFETY: kill(2) on our own child's pid; no memory involved.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        self.child.wait()?;
+        let rep = crate::check::judge(&crate::check::read(&self.pcap)?);
+        std::fs::write(
+            out.join(format!("check-{}.json", self.dev)),
+            serde_json::to_string_pretty(&rep)?,
+        )?;
+        Ok(())
+    }
 }
 
 /// The epoch flowgen's processes agreed on (CLOCK_MONOTONIC ns), once
@@ -984,6 +1088,11 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     let table = fct::summary_table(&sums);
     print!("{table}");
     std::fs::write(out.join("summary.txt"), &table)?;
+    if !e.capture.is_empty() {
+        let table = check_table(&e, &tables)?;
+        print!("{table}");
+        std::fs::write(out.join("check.txt"), &table)?;
+    }
     std::fs::write(
         out.join("summary.json"),
         serde_json::to_string_pretty(&sums)?,
@@ -1033,6 +1142,42 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
         "not every flow completed in {incomplete:?}"
     );
     Ok(())
+}
+
+/// Every run's captures, judged: one row per run and port, with the
+/// packets the switch's injection rules acted on in the run.
+fn check_table(e: &Experiment, runs: &[(String, PathBuf)]) -> Result<String> {
+    let mut rows = Vec::new();
+    for (label, fct_txt) in runs {
+        let dir = fct_txt.parent().unwrap_or(Path::new("."));
+        let injected: u64 = std::fs::read_to_string(dir.join("ports.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .map(|v| {
+                [
+                    "injected_drops",
+                    "injected_marks",
+                    "injected_corrupts",
+                    "injected_dups",
+                    "injected_delays",
+                    "injected_reorders",
+                ]
+                .iter()
+                .filter_map(|k| v.get(*k).and_then(serde_json::Value::as_u64))
+                .sum::<u64>()
+            })
+            .sum();
+        for dev in &e.capture {
+            let f = dir.join(format!("check-{dev}.json"));
+            let text =
+                std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?;
+            let rep: crate::check::Report = serde_json::from_str(&text)
+                .with_context(|| format!("{}: not a check report", f.display()))?;
+            rows.push((label.clone(), dev.clone(), injected, rep));
+        }
+    }
+    Ok(crate::check::run_table(&rows))
 }
 
 #[cfg(test)]
