@@ -44,7 +44,7 @@ export RXECC_CLOCK
 # results directory) and RXECC_CLOCK, before guest-env.sh reads them; nothing else of the
 # host's environment is.
 script=$RESULTS/.guest-cmd.sh
-settings=$(compgen -e | { grep -E '^(BENCH|CCV|CHAIN|INCAST|STRESS|TEST_TIMEOUT|VERBS)_|^TB_(TEST_TIMEOUT|TRACE)$|^RXECC_(KDIR_FILE|RXE_KO|CC_KO|SWITCH_KO|DEBUG_KERNEL|CLOCK)$|^RESULTS$' || true; } | while read -r v; do
+settings=$(compgen -e | { grep -E '^(BENCH|CCV|CHAIN|INCAST|STRESS|TEST_TIMEOUT|VERBS)_|^TB_(TEST_TIMEOUT|TRACE)$|^RXECC_(KDIR_FILE|RXE_KO|RXE_WITHOUT_FIX2_KO|CC_KO|SWITCH_KO|DEBUG_KERNEL|CLOCK)$|^RESULTS$' || true; } | while read -r v; do
 	printf 'export %s=%q\n' "$v" "${!v}"
 done)
 cat >"$script" <<SCRIPT

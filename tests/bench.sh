@@ -95,20 +95,38 @@ bench_up() {
 
 # What fault injection costs a port (docs/switch.md): one flow through p0
 # set above what the guest carries, so the CPU is the limit, with no rules
-# (one branch per packet) and with 8 rules that select nothing (the whole
-# path: parse the BTH, take the lock, test each rule), rounds alternating.
+# (one branch per packet, and the held list's lookups) and with 8 rules
+# that select nothing (the whole path: parse the BTH, take the lock, test
+# each rule), rounds alternating. BENCH_RXECC_BEFORE, an rxecc built from
+# a commit before injection, adds its ports (loaded with its own programs)
+# as a third side: the cost of injection when off.
 bench_inject() {
-	local r side iters=$((1600 * 1000000 * 2 / 8 / SIZE + 1)) i
+	local r side iters=$((1600 * 1000000 * 2 / 8 / SIZE + 1)) i sides="off rules" bin
 	declare -A sum
+	[ -z "${BENCH_RXECC_BEFORE:-}" ] || sides="before off rules"
 	echo
-	echo "fault injection's cost: ib_write_bw through p0 at 1600 Mb/s, no rules against 8 rules that select nothing (Mb/s)" | tee -a "$out/summary.txt"
+	echo "fault injection's cost: ib_write_bw through p0 at 1600 Mb/s, no rules against 8 rules that select nothing${BENCH_RXECC_BEFORE:+, and the ports before injection} (Mb/s)" | tee -a "$out/summary.txt"
 	tb_load_rxe patched
 	tb_up 2
-	rxecc port attach --dev p0 --rate-mbps 1600
-	rxecc port attach --dev p1 --rate-mbps 1600
+	attach() { # <rxecc binary>: this tree's kernel helper for both
+		RXECC_SWITCH_KO=${RXECC_SWITCH_KO:-$RXECC_TOP/switch-ebpf/kmod/rxecc_switch.ko} "$1" port attach --dev p0 --rate-mbps 1600
+		RXECC_SWITCH_KO=${RXECC_SWITCH_KO:-$RXECC_TOP/switch-ebpf/kmod/rxecc_switch.ko} "$1" port attach --dev p1 --rate-mbps 1600
+	}
+	detach() {
+		"$1" port detach --dev p1
+		"$1" port detach --dev p0
+	}
+	bin=rxecc
+	attach $bin
 	for ((r = 1; r <= ${BENCH_INJECT_ROUNDS:-3}; r++)); do
-		for side in off rules; do
-			rxecc port inject --dev p1 --clear
+		for side in $sides; do
+			# Each binary's own programs: the other's are unloaded first.
+			if [ "$side" = before ] && [ $bin = rxecc ]; then
+				detach rxecc && bin=$BENCH_RXECC_BEFORE && attach $bin
+			elif [ "$side" != before ] && [ $bin != rxecc ]; then
+				detach "$bin" && bin=rxecc && attach $bin
+			fi
+			[ "$side" = before ] || rxecc port inject --dev p1 --clear
 			if [ "$side" = rules ]; then
 				for ((i = 0; i < 8; i++)); do
 					rxecc port inject --dev p1 --action drop --qpn $((0xfff000 + i)) 2>/dev/null
@@ -121,13 +139,13 @@ bench_inject() {
 			sum[$side]="${sum[$side]:-} $(tb_bw_mbit "$out/inject-$side-$r.txt")"
 		done
 	done
-	awk -v a="${sum[off]}" -v b="${sum[rules]}" 'BEGIN {
-		na = split(a, x, " "); nb = split(b, y, " ")
-		for (i = 1; i <= na; i++) ta += x[i]; for (i = 1; i <= nb; i++) tb += y[i]
-		printf "no rules:             %s (mean %.1f)\n8 rules, none firing: %s (mean %.1f)\nratio: %.3f\n", a, ta / na, b, tb / nb, (tb / nb) / (ta / na)
-	}' | tee -a "$out/summary.txt"
-	rxecc port detach --dev p1
-	rxecc port detach --dev p0
+	for side in $sides; do
+		echo "$side ${sum[$side]}"
+	done | awk '{n = 0; t = 0; for (i = 2; i <= NF; i++) {t += $i; n++}; m[NR] = t / n; name[NR] = $1; line[NR] = $0}
+		END {
+			for (i = 1; i <= NR; i++) printf "%-8s %s (mean %.1f, %.3f of no rules)\n", name[i], substr(line[i], length(name[i]) + 2), m[i], m[i] / m[name[1] == "before" ? 2 : 1]
+		}' | tee -a "$out/summary.txt"
+	detach "$bin"
 	tb_down
 	rmmod rdma_rxe
 }
