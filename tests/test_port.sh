@@ -403,7 +403,9 @@ test_inject_dup_delay_reorder() {
 # are judged into check-<port>.json and the run's check table, and each
 # verdict matches what was injected: nothing without rules; drops answered
 # by go-back-N at the right PSN; reordered packets found as such at p0;
-# injected CE answered by CNPs no closer than min_time_between_cnps.
+# injected CE answered by CNPs no closer than min_time_between_cnps; and
+# the engagement check tells the DCQCN run that acted from one that had
+# nothing to act on.
 test_run_inject_check() {
 	local out=$TEST_OUT/run run flows p
 	tb_load_rxe patched
@@ -441,7 +443,14 @@ test_run_inject_check() {
 	assert_eq "reorder: none found at p1, before the reorder" 0 "$(ck reorder p1 reordered)"
 	assert_eq "dcqcn-ce: CE at p0 = marks injected" "$(inj dcqcn-ce p1 injected_marks)" "$(ck dcqcn-ce p0 ce)"
 	assert_gt "dcqcn-ce: CNPs at p1" "$(ck dcqcn-ce p1 cnps)" 0
+	assert_eq "dcqcn-ce: CNPs at p1 = CNPs the senders' rxe_cc received" \
+		"$(awk '$1 == "cnps" {print $2}' "$out/dcqcn-ce/rxe_cc-totals.txt")" "$(ck dcqcn-ce p1 cnps)"
 	awk -v g="$(jq '[.qps[].cnp_min_gap_us | select(. != null)] | min' "$out/dcqcn-ce/check-p1.json")" 'BEGIN {exit !(g >= 1000)}' ||
 		fail "dcqcn-ce: two CNPs closer than min_time_between_cnps (1000 us)"
+	# Whether each algorithm acted: DCQCN under injected CE did, DCQCN
+	# with no mark anywhere did not, and says so.
+	assert_eq "dcqcn-ce: engaged" true "$(jq -r '.[] | select(.run == "dcqcn-ce") | .engaged' "$out/engagement.json")"
+	assert_eq "dcqcn-idle: engaged" false "$(jq -r '.[] | select(.run == "dcqcn-idle") | .engaged' "$out/engagement.json")"
+	grep -q "WARNING: dcqcn-idle (cc=dcqcn) shows none of its signals" "$TEST_OUT/run.txt" || fail "no warning for DCQCN that never acted"
 	info "drop: $(ck drop p1 nak_seq) NAKs, answered $(ck drop p1 gbn_ok) + covered $(ck drop p1 gbn_covered); reorder: $(ck reorder p0 reordered) of $(inj reorder p1 injected_reorders) found; dcqcn-ce: $(ck dcqcn-ce p0 ce) CE, $(ck dcqcn-ce p1 cnps) CNPs"
 }

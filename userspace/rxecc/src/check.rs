@@ -228,6 +228,16 @@ struct QpState {
 }
 
 impl QpState {
+    /// A CNP to the requester's QP at time `t`.
+    fn cnp(&mut self, t: u64) {
+        self.r.cnps += 1;
+        if let Some(last) = self.last_cnp {
+            let gap = t.saturating_sub(last) as f64 / 1e3;
+            self.r.cnp_min_gap_us = Some(self.r.cnp_min_gap_us.map_or(gap, |g| g.min(gap)));
+        }
+        self.last_cnp = Some(t);
+    }
+
     /// A step back at time `t` to `psn`, with `naks` pending: the answer
     /// to all if it goes back to one's PSN (a later NAK acknowledges the
     /// PSNs before its own, so the requester rightly starts there; an
@@ -256,6 +266,8 @@ pub fn judge(pkts: &[Roce]) -> Report {
     let mut rep = Report::default();
     // Data QPs by (requester, responder, responder's QP).
     let mut qps: BTreeMap<([u8; 4], [u8; 4], u32), QpState> = BTreeMap::new();
+    // CNPs not yet attributed, by (requester, responder, requester's QP).
+    let mut early_cnps: BTreeMap<([u8; 4], [u8; 4], u32), Vec<u64>> = BTreeMap::new();
     for p in pkts {
         rep.packets += 1;
         if !p.icrc_ok {
@@ -273,20 +285,31 @@ pub fn judge(pkts: &[Roce]) -> Report {
                                 !psn_after(p.psn, m) && !psn_after(s.first_psn, p.psn)
                             })))
             });
-            let Some((_, s)) = owner else { continue };
-            if p.opcode == OP_CNP {
-                // A CNP carries no PSN of the flow: the QP is what names it.
-                if s.req_qp == Some(p.qpn) || s.req_qp.is_none() {
-                    s.r.cnps += 1;
-                    if let Some(last) = s.last_cnp {
-                        let gap = p.t_ns.saturating_sub(last) as f64 / 1e3;
-                        s.r.cnp_min_gap_us = Some(s.r.cnp_min_gap_us.map_or(gap, |g| g.min(gap)));
-                    }
-                    s.last_cnp = Some(p.t_ns);
+            let Some((_, s)) = owner else {
+                // A CNP before the first response has shown which data QP
+                // the requester's QP is: counted once one does.
+                if p.opcode == OP_CNP {
+                    early_cnps
+                        .entry((p.dst, p.src, p.qpn))
+                        .or_default()
+                        .push(p.t_ns);
                 }
                 continue;
+            };
+            if p.opcode == OP_CNP {
+                // A CNP carries no PSN of the flow: the QP is what names it.
+                s.cnp(p.t_ns);
+                continue;
             }
-            s.req_qp.get_or_insert(p.qpn);
+            if s.req_qp.is_none() {
+                s.req_qp = Some(p.qpn);
+                for t in early_cnps
+                    .remove(&(p.dst, p.src, p.qpn))
+                    .unwrap_or_default()
+                {
+                    s.cnp(t);
+                }
+            }
             s.r.acks += 1;
             match p.aeth.map(|a| (a >> 5, a & 0x1f)) {
                 // A NAK, PSN sequence error: the PSN is the one expected.
@@ -717,5 +740,10 @@ mod tests {
         let q = &r.qps[0];
         assert_eq!((q.ce, q.cnps), (2, 3));
         assert_eq!(q.cnp_min_gap_us, Some(1.0));
+        // CNPs before the first ACK names the requester's QP count too.
+        let early = judge(&[data(1, 0), cnp(10), cnp(3_010), ack(1, 4_000), cnp(9_010)]);
+        let q = &early.qps[0];
+        assert_eq!(q.cnps, 3);
+        assert_eq!(q.cnp_min_gap_us, Some(3.0));
     }
 }

@@ -1088,6 +1088,27 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     let table = fct::summary_table(&sums);
     print!("{table}");
     std::fs::write(out.join("summary.txt"), &table)?;
+    let mut engaged = Vec::new();
+    for ((label, f), r) in tables.iter().zip(run_labels(&e)) {
+        let totals =
+            std::fs::read_to_string(f.with_file_name("rxe_cc-totals.txt")).unwrap_or_default();
+        let verdict = Engagement::judge(&r.cc, &totals);
+        let line = verdict.line(label, &r.cc);
+        if verdict.engaged == Some(false) {
+            eprintln!("rxecc run: WARNING: {line}");
+        }
+        println!("{line}");
+        engaged.push(serde_json::json!({
+            "run": label,
+            "cc": r.cc,
+            "engaged": verdict.engaged,
+            "signals": verdict.signals,
+        }));
+    }
+    std::fs::write(
+        out.join("engagement.json"),
+        serde_json::to_string_pretty(&engaged)?,
+    )?;
     if !e.capture.is_empty() {
         let table = check_table(&e, &tables)?;
         print!("{table}");
@@ -1144,6 +1165,84 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     Ok(())
 }
 
+/// The runs in the order `run` ran them (each repetition in turn).
+fn run_labels(e: &Experiment) -> Vec<&Run> {
+    (0..e.repetitions).flat_map(|_| e.runs.iter()).collect()
+}
+
+/// Whether a run's algorithm acted, from rxe_cc's totals for the run: a
+/// `cc=` run that shows none of its signals (DCQCN with no CNP, HPCC with
+/// no INT record) is an experiment set up wrong, not a result.
+#[derive(Debug, PartialEq)]
+pub struct Engagement {
+    /// None: the algorithm acts on nothing (`none`), or is not known here.
+    pub engaged: Option<bool>,
+    /// Each signal counter of the algorithm, with its count in the run.
+    pub signals: Vec<(String, u64)>,
+}
+
+impl Engagement {
+    /// The counters that show each algorithm acting: what it reacts to
+    /// (CNPs, CE echoed, INT records) or what it did (halts, congested
+    /// periods, pacer fires). Any one above 0 is enough.
+    fn signals(cc: &str) -> Option<&'static [&'static str]> {
+        Some(match cc {
+            "none" => &[],
+            "fixed" => &["pacer_fires"],
+            "dcqcn" => &["cnps"],
+            "acc" => &["periods_congested", "periods_mixed", "halts"],
+            "hpcc" | "fncc" | "icc" => &["int_acks"],
+            _ => return None,
+        })
+    }
+
+    /// Judges `cc`'s run from the text of its rxe_cc-totals.txt.
+    pub fn judge(cc: &str, totals: &str) -> Self {
+        let get = |k: &str| {
+            totals
+                .lines()
+                .filter_map(|l| l.split_once(' '))
+                .find(|(n, _)| *n == k)
+                .and_then(|(_, v)| v.trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        match Self::signals(cc) {
+            None | Some([]) => Engagement {
+                engaged: None,
+                signals: Vec::new(),
+            },
+            Some(keys) => {
+                let signals: Vec<(String, u64)> =
+                    keys.iter().map(|k| (k.to_string(), get(k))).collect();
+                Engagement {
+                    engaged: Some(signals.iter().any(|(_, n)| *n > 0)),
+                    signals,
+                }
+            }
+        }
+    }
+
+    /// One line for the run's summary.
+    pub fn line(&self, label: &str, cc: &str) -> String {
+        let counts: Vec<String> = self
+            .signals
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        match self.engaged {
+            Some(true) => format!("engaged: {label} (cc={cc}): {}", counts.join(", ")),
+            Some(false) => format!(
+                "{label} (cc={cc}) shows none of its signals ({}): the algorithm never acted; check the switch's marking, INT and knobs",
+                counts.join(", ")
+            ),
+            None if Self::signals(cc).is_none() => {
+                format!("engaged: {label} (cc={cc}): no signals known for this algorithm")
+            }
+            None => format!("engaged: {label} (cc={cc}): nothing to act on"),
+        }
+    }
+}
+
 /// Every run's captures, judged: one row per run and port, with the
 /// packets the switch's injection rules acted on in the run.
 fn check_table(e: &Experiment, runs: &[(String, PathBuf)]) -> Result<String> {
@@ -1183,6 +1282,26 @@ fn check_table(e: &Experiment, runs: &[(String, PathBuf)]) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn engagement_needs_one_signal_of_the_algorithm() {
+        let t = "cnps 0\ncnps_sent 0\nint_acks 12\nhalts 0\n";
+        let d = Engagement::judge("dcqcn", t);
+        assert_eq!(d.engaged, Some(false));
+        assert!(d
+            .line("x", "dcqcn")
+            .contains("none of its signals (cnps 0)"));
+        assert_eq!(Engagement::judge("hpcc", t).engaged, Some(true));
+        assert_eq!(Engagement::judge("acc", t).engaged, Some(false));
+        assert_eq!(
+            Engagement::judge("acc", "periods_mixed 3\n").engaged,
+            Some(true)
+        );
+        assert_eq!(Engagement::judge("none", t).engaged, None);
+        assert!(Engagement::judge("timely", t)
+            .line("x", "timely")
+            .contains("no signals known"));
+    }
 
     const EXP: &str = r#"
         topology = "dumbbell"
