@@ -454,3 +454,39 @@ test_run_inject_check() {
 	grep -q "WARNING: dcqcn-idle (cc=dcqcn) shows none of its signals" "$TEST_OUT/run.txt" || fail "no warning for DCQCN that never acted"
 	info "drop: $(ck drop p1 nak_seq) NAKs, answered $(ck drop p1 gbn_ok) + covered $(ck drop p1 gbn_covered); reorder: $(ck reorder p0 reordered) of $(inj reorder p1 injected_reorders) found; dcqcn-ce: $(ck dcqcn-ce p0 ce) CE, $(ck dcqcn-ce p1 cnps) CNPs"
 }
+
+# Stock rdma_rxe against the patched one under the same injected drops
+# (experiment (a) of docs/switch.md, as a direction check; `make bench
+# BENCH_PARTS=inject-gbn` has the numbers): every 100th of h1's data
+# packets dropped at p1, both recover the same way. Each drop leaves a gap
+# the receiver sees out of sequence and NAKs once, the sender takes one
+# NAK per drop and goes back, every byte arrives, and a capture at p1
+# finds every NAK answered at its PSN, nothing acknowledged resent.
+test_inject_gbn_stock_patched() {
+	local side drops naks
+	for side in stock patched; do
+		tb_load_rxe $side
+		[ $side = stock ] || tb_load_cc cc=none
+		tb_up 2
+		rxecc port attach --dev p0 --rate-mbps 100
+		rxecc port attach --dev p1 --rate-mbps 100
+		rxecc port inject --dev p1 --action drop --every 100 2>/dev/null
+		tb_capture_start p1 "$TEST_OUT/$side.pcap" "$TEST_OUT/$side-capture.log" || fail "$side: dumpcap did not start on p1"
+		local tpid=$TB_CAPTURE_PID
+		port_flow $side 100 || fail "$side: the flow did not complete under injected drops"
+		sleep 0.5
+		kill $tpid
+		wait $tpid || true
+		assert_eq "$side: bytes moved" $((65536 * 100)) "$(tb_bw_bytes "$TEST_OUT/$side-client.txt")"
+		drops=$(rxecc port inject --dev p1 --json | jq '.[0].applied')
+		naks=$(rx_counter 1 rcvd_seq_err)
+		assert_gt "$side: packets dropped" "$drops" 0
+		assert_eq "$side: NAKs the sender took, one per drop" "$drops" "$naks"
+		rxecc check "$TEST_OUT/$side.pcap" --json >"$TEST_OUT/$side-check.json" || fail "$side: rxecc check failed"
+		assert_eq "$side: NAKs at p1, one per drop" "$drops" "$(jq '[.qps[].nak_seq] | add' "$TEST_OUT/$side-check.json")"
+		assert_eq "$side: NAKs answered at their PSN" "$drops" "$(jq '[.qps[] | .gbn_ok + .gbn_covered] | add' "$TEST_OUT/$side-check.json")"
+		assert_eq "$side: requests resent after their ACK" 0 "$(jq '[.qps[].resent_after_ack] | add' "$TEST_OUT/$side-check.json")"
+		info "$side: $drops drops, $naks NAKs, go-back after $(jq '.qps[0].gbn_mean_us' "$TEST_OUT/$side-check.json") us on average, $(tb_bw_mbit "$TEST_OUT/$side-client.txt") Mb/s"
+		[ $side = patched ] || tb_reset
+	done
+}
