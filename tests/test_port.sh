@@ -329,11 +329,9 @@ test_inject_dup_delay_reorder() {
 	assert_eq "p0's switch drops" 0 "$(pstat drops)"
 	info "dup every 20th: $applied copies, the receiver took $((dup1 - dup0)) duplicate requests; flow completed"
 
-	# The 4th WRITE MIDDLE packet overtaken by the 2 behind it, seen at p0
-	# (held up to 1 s: the default 10 ms ran out before two packets came
-	# on the debug kernel).
+	# The 4th WRITE MIDDLE packet overtaken by the 2 behind it, seen at p0.
 	rxecc port inject --dev p1 --clear
-	rxecc port inject --dev p1 --action reorder --opcode 0x07 --nth 4 --gap 2 --delay-us 1000000
+	rxecc port inject --dev p1 --action reorder --opcode 0x07 --nth 4 --gap 2
 	ooo0=$(rx_counter 0 out_of_seq_request)
 	tb_capture_start p0 "$TEST_OUT/reorder.pcap" "$TEST_OUT/reorder-capture.log" || fail "dumpcap did not start on p0"
 	tpid=$TB_CAPTURE_PID
