@@ -349,7 +349,8 @@ pub fn judge(pkts: &[Roce]) -> Report {
         // The step back before this request: a reordered packet if this
         // one resumes where the requests before it stopped.
         if let Some((t, psn, before, naks)) = s.step.take() {
-            if p.psn == before.wrapping_add(1) & PSN_MASK {
+            // (or the go-back sends that PSN right after it)
+            if p.psn == before.wrapping_add(1) & PSN_MASK || p.psn == psn {
                 s.r.resent -= 1;
                 s.r.reordered += 1;
                 s.naks = naks;
@@ -674,6 +675,17 @@ mod tests {
             data(104, 6),
             data(102, 9),
         ]);
+        // The late packet followed at once by the go-back to it.
+        let at_once = judge(&[
+            data(100, 0),
+            data(102, 1),
+            ack(101, 0x60, 2),
+            data(101, 3),
+            data(101, 4),
+            data(102, 5),
+        ]);
+        let q = &at_once.qps[0];
+        assert_eq!((q.reordered, q.resent, q.gbn_ok, q.gbn_none), (1, 2, 1, 0));
         let q = &later.qps[0];
         assert_eq!(
             (q.reordered, q.gbn_ok, q.gbn_wrong, q.gbn_none),
