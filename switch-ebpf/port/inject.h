@@ -228,6 +228,19 @@ static __always_inline __u32 held_count(__u32 id)
 	return h ? h->n : 0;
 }
 
+/* The first held packet, taken off the list; NULL if none. */
+static __always_inline struct bpf_list_node *held_pop(struct held_list *h)
+{
+	struct bpf_list_node *node;
+
+	bpf_spin_lock(&h->lock);
+	node = bpf_list_pop_front(&h->head);
+	if (node)
+		h->n--;
+	bpf_spin_unlock(&h->lock);
+	return node;
+}
+
 /* A packet whose skb->mark asks its egress port to hold it: kept in
  * held_q, counted in the qdisc's length but not the queue's. */
 static __always_inline int inject_hold(struct Qdisc *sch, struct port_state *st,
@@ -341,10 +354,9 @@ static __always_inline __u64 held_release(struct Qdisc *sch, struct port_state *
 			bpf_spin_unlock(&h->lock);
 			break;
 		}
-		node = bpf_list_pop_front(&h->head);
-		if (node)
-			h->n--;
 		bpf_spin_unlock(&h->lock);
+		/* The qdisc's lock orders its ops: the head is still this one. */
+		node = held_pop(h);
 		if (!node)
 			break;
 		held_admit(sch, st, cfg, dq, h, id,
@@ -366,11 +378,7 @@ static __always_inline void held_free(__u32 id)
 		struct bpf_list_node *node;
 		struct sk_buff *skb;
 
-		bpf_spin_lock(&h->lock);
-		node = bpf_list_pop_front(&h->head);
-		if (node)
-			h->n--;
-		bpf_spin_unlock(&h->lock);
+		node = held_pop(h);
 		if (!node)
 			break;
 		n = container_of(node, struct skb_node, node);
