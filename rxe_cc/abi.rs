@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What rxe_cc shares with `glue.c` and rdma_rxe's hook ABI: algorithm
-//! ids, the unpacked INT shim, response kinds, echo bits and ECN codepoints.
+//! What rxe_cc shares with `glue.c` and rdma_rxe's hook ABI: the unpacked
+//! INT shim, response kinds, echo bits and ECN codepoints (algorithm ids
+//! and knobs come from `knobs.h`, which is generated).
 
-use crate::cc_core::{
-    alg::{AlgId, NR_ALGS},
-    cc::IntWidths,
-    hpcc::MAX_HOPS,
-};
+use crate::cc_core::{cc::IntWidths, hpcc::MAX_HOPS};
 
 /// HPCC's INT: records for every hop, written by the emulated switch's
 /// ports with 32-bit times and byte counts.
@@ -43,10 +40,8 @@ pub struct IntShim {
 
 // What Rust and C share, checked at build time on both sides against the
 // same numbers (`glue.c` asserts them too), so that neither can drift. The
-// knobs need no such check: `knobs.h` is generated from `cc_core::knobs`.
+// algorithms and knobs need no such check: `knobs.h` is generated.
 const _: () = {
-    assert!(AlgId::Icc as u32 + 1 == NR_ALGS);
-    assert!(NR_ALGS == 7);
     assert!(MAX_HOPS == 5);
     assert!(core::mem::size_of::<IntRec>() == 32);
     assert!(core::mem::offset_of!(IntRec, qlen) == 24);

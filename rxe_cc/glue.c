@@ -20,7 +20,6 @@
  * What C and Rust share, checked on both sides against the same numbers
  * (the `const _` block in rxe_cc_main.rs), so that neither can drift.
  */
-static_assert(RXE_CC_NR_ALGS == 7);
 static_assert(RXE_CC_INT_MAX_HOPS == 5);
 static_assert(sizeof(struct rxe_cc_int_rec) == 32);
 static_assert(offsetof(struct rxe_cc_int_rec, qlen) == 24);
@@ -31,21 +30,17 @@ static_assert(offsetof(struct rxe_cc_int_shim_info, qlen_rate) == 184);
 
 /* ---- parameters ---------------------------------------------------------- */
 
+#define RXE_CC_ALG_NAME(id, name) [RXE_CC_ALG_##id] = #name,
 static const char *const rxe_cc_alg_names[RXE_CC_NR_ALGS] = {
-	[RXE_CC_ALG_NONE] = "none",
-	[RXE_CC_ALG_FIXED] = "fixed",
-	[RXE_CC_ALG_ACC] = "acc",
-	[RXE_CC_ALG_DCQCN] = "dcqcn",
-	[RXE_CC_ALG_HPCC] = "hpcc",
-	[RXE_CC_ALG_FNCC] = "fncc",
-	[RXE_CC_ALG_ICC] = "icc",
+	RXE_CC_ALGS(RXE_CC_ALG_NAME)
 };
+#undef RXE_CC_ALG_NAME
 
 static int rxe_cc_alg = RXE_CC_ALG_NONE;
 
 static int cc_set(const char *val, const struct kernel_param *kp)
 {
-	char names[64] = "";
+	char names[128] = "";
 	int i = sysfs_match_string(rxe_cc_alg_names, val);
 
 	if (i >= 0) {
@@ -73,7 +68,9 @@ static const struct kernel_param_ops cc_ops = {
 	.get = cc_get,
 };
 module_param_cb(cc, &cc_ops, NULL, 0644);
-MODULE_PARM_DESC(cc, "congestion control for new QPs: none, fixed, acc, dcqcn, hpcc, fncc, icc");
+#define RXE_CC_ALG_LIST(id, name) " " #name
+MODULE_PARM_DESC(cc, "congestion control for new QPs, one of:" RXE_CC_ALGS(RXE_CC_ALG_LIST));
+#undef RXE_CC_ALG_LIST
 
 /* An unsigned knob with an inclusive valid range. */
 struct rxe_cc_knob {

@@ -14,17 +14,13 @@
 #include <rxe_cc_hooks.h>	/* RXE_CC_INT_MAX_HOPS */
 #include "knobs.h"
 
-/* Algorithm ids, as cc_core::alg::AlgId's. */
+/* Algorithm ids, as cc_core::alg::AlgId's (knobs.h). */
+#define RXE_CC_ALG_ID(id, name) RXE_CC_ALG_##id,
 enum rxe_cc_alg {
-	RXE_CC_ALG_NONE = 0,
-	RXE_CC_ALG_FIXED = 1,
-	RXE_CC_ALG_ACC = 2,
-	RXE_CC_ALG_DCQCN = 3,
-	RXE_CC_ALG_HPCC = 4,
-	RXE_CC_ALG_FNCC = 5,
-	RXE_CC_ALG_ICC = 6,
+	RXE_CC_ALGS(RXE_CC_ALG_ID)
 	RXE_CC_NR_ALGS,
 };
+#undef RXE_CC_ALG_ID
 
 /* Numeric knobs, by id: cc_core::knobs::Knob (knobs.h). */
 #define RXE_CC_KNOB_ID(id, name, def, lo, hi, desc) RXE_CC_KNOB_##id,

@@ -1,14 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rxe_cc's numeric knobs, generated from rxe_cc/cc_core/knobs.rs, their one
- * definition, by userspace/cc-core/tests/knobs.rs (which fails while this
- * file is stale; RXECC_WRITE_KNOBS_H=1 rewrites it). Do not edit.
+ * rxe_cc's algorithms and numeric knobs, generated from their one
+ * definition (rxe_cc/cc_core/alg.rs's ALGS, rxe_cc/cc_core/knobs.rs) by
+ * userspace/cc-core/tests/knobs.rs, which fails while this file is stale
+ * (RXECC_WRITE_KNOBS_H=1 rewrites it). Do not edit.
  *
+ * RXE_CC_ALGS(X) calls X(ID, name) for every algorithm, in id order.
  * RXE_CC_KNOBS(X) calls X(ID, name, default, min, max, description) for
  * every knob, in id order.
  */
 #ifndef RXE_CC_KNOBS_H
 #define RXE_CC_KNOBS_H
+
+#define RXE_CC_ALGS(X) \
+	X(NONE, none) \
+	X(FIXED, fixed) \
+	X(ACC, acc) \
+	X(DCQCN, dcqcn) \
+	X(HPCC, hpcc) \
+	X(FNCC, fncc) \
+	X(ICC, icc) \
+	X(TIMELY, timely) \
+	X(DCTCP, dctcp) \
+	X(SWIFT, swift) \
 
 #define RXE_CC_KNOBS(X) \
 	X(LINE_RATE_MBPS, line_rate_mbps, 100, 1, 400000, \
@@ -77,5 +91,31 @@
 	  "DCQCN: 0 = the SIGCOMM'15 rules; 1 = the HPCC simulator's (rdma-hw.cc: alpha on a timer, a cut at most once per dcqcn_dec_us, no byte counter, constant R_HAI)") \
 	X(DCQCN_DEC_US, dcqcn_dec_us, 80, 1, 1000000, \
 	  "DCQCN (dcqcn_variant=1): rate-decrease check period, us (the simulator's 4 us, scaled as the other DCQCN times)") \
+	X(TIMELY_T_LOW_US, timely_t_low_us, 1000, 1, 1000000, \
+	  "TIMELY: T_low, below which the rate rises whatever the gradient, us (the paper's 50 us, scaled)") \
+	X(TIMELY_T_HIGH_US, timely_t_high_us, 10000, 1, 1000000, \
+	  "TIMELY: T_high, above which the rate falls whatever the gradient, us (the paper's 500 us, scaled)") \
+	X(TIMELY_MIN_RTT_US, timely_min_rtt_us, 400, 1, 1000000, \
+	  "TIMELY: minRTT, the gradient's normaliser, us (the paper's 20 us, scaled)") \
+	X(TIMELY_AI_MBPS, timely_ai_mbps, 0, 0, 400000, \
+	  "TIMELY: additive increase delta, Mb/s; 0 = line/1000 (the paper's 10 Mb/s at 10 Gb/s)") \
+	X(TIMELY_ALPHA_PERMILLE, timely_alpha_permille, 875, 1, 1000, \
+	  "TIMELY: EWMA weight alpha of a new RTT difference, in 1/1000") \
+	X(TIMELY_BETA_PERMILLE, timely_beta_permille, 800, 1, 1000, \
+	  "TIMELY: multiplicative decrease factor beta, in 1/1000") \
+	X(DCTCP_G, dctcp_g, 64, 1, 1024, \
+	  "DCTCP: alpha gain g, in 1/1024") \
+	X(DCTCP_AI_MBPS, dctcp_ai_mbps, 0, 0, 400000, \
+	  "DCTCP: additive increase per window R_AI, Mb/s; 0 = line/100 (the HPCC simulator's 1 Gb/s at 100 Gb/s)") \
+	X(SWIFT_TARGET_US, swift_target_us, 0, 0, 1000000, \
+	  "Swift: the fabric's base target delay, us; 0 = 2 x hpcc_t_us") \
+	X(SWIFT_FS_RANGE_US, swift_fs_range_us, 0, 0, 1000000, \
+	  "Swift: flow scaling's range above the base target, us; 0 = 4 x hpcc_t_us") \
+	X(SWIFT_AI_PERMILLE, swift_ai_permille, 1000, 1, 100000, \
+	  "Swift: additive increase ai, in 1/1000 packet per window of ACKs") \
+	X(SWIFT_BETA_PERMILLE, swift_beta_permille, 800, 1, 1000, \
+	  "Swift: multiplicative decrease gain beta, in 1/1000") \
+	X(SWIFT_MAX_MDF_PERMILLE, swift_max_mdf_permille, 500, 1, 1000, \
+	  "Swift: the largest share one decrease takes (max_mdf), in 1/1000") \
 
 #endif /* RXE_CC_KNOBS_H */

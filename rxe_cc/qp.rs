@@ -491,9 +491,12 @@ impl QpState {
                 ctl.cc.cc().on_cnp(now_ns);
                 self.trace_rate(&mut ctl, now_ns);
             } else {
-                let jumps = ctl.cc.lhcs_jumps();
+                let before = ctl.cc.reactions();
                 ctl.cc.cc().on_ack(&ack);
-                self.count(Counter::LhcsJumps, ctl.cc.lhcs_jumps().saturating_sub(jumps));
+                let new = ctl.cc.reactions().since(&before);
+                self.count(Counter::LhcsJumps, new.lhcs_jumps);
+                self.count(Counter::RttSamples, new.rtt_samples);
+                self.count(Counter::CcCuts, new.cuts);
             }
             if ctl.window_blocked && ctl.cc.window_open() {
                 ctl.window_blocked = false;

@@ -46,9 +46,11 @@ pub(crate) enum Counter {
     HookNs,
     TimerNs,
     PeriodsMixed,
+    RttSamples,
+    CcCuts,
 }
 
-pub(crate) const NR_COUNTERS: usize = 32;
+pub(crate) const NR_COUNTERS: usize = 34;
 pub(crate) const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "tx_packets",
     "tx_bytes",
@@ -82,6 +84,8 @@ pub(crate) const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "hook_ns",
     "timer_ns",
     "periods_mixed",
+    "rtt_samples",
+    "cc_cuts",
 ];
 
 pub(crate) struct Counters([Atomic<u64>; NR_COUNTERS]);

@@ -8,6 +8,7 @@
 use super::acc::{Acc, AccClass, AccKnobs, AccSettings};
 use super::cc::{pacing_burst_ns, CongestionControl, LinkParams};
 use super::dcqcn::{Dcqcn, DcqcnKnobs, DcqcnSettings};
+use super::dctcp::{Dctcp, DctcpKnobs};
 use super::fixed::Q32;
 use super::fixed_rate::FixedRate;
 use super::fncc::{Fncc, FnccKnobs, Lhcs};
@@ -15,6 +16,9 @@ use super::hpcc::{Hpcc, HpccKnobs, MAX_HOPS};
 use super::icc::{Icc, IccKnobs};
 use super::knobs::{Knob, KnobSource};
 use super::none::NoCc;
+use super::rtt::Flight;
+use super::swift::{Swift, SwiftKnobs};
+use super::timely::{Timely, TimelyKnobs};
 
 /// rxe's path MTU on the testbed (4 KB RoCE MTU).
 pub const MTU: u32 = 4096;
@@ -57,10 +61,40 @@ pub enum AlgId {
     Fncc = 5,
     /// ICC (CMC 2023): rates from the congested port's INT feedback.
     Icc = 6,
+    /// TIMELY (SIGCOMM'15): a rate from the RTT's gradient.
+    Timely = 7,
+    /// DCTCP's α on a rate, as the HPCC simulator's mode 8.
+    Dctcp = 8,
+    /// Swift (SIGCOMM'20): a window held to a delay target.
+    Swift = 9,
 }
 
 /// `RXE_CC_NR_ALGS`.
-pub const NR_ALGS: u32 = 7;
+pub const NR_ALGS: u32 = 10;
+
+/// Every algorithm, in id order (`knobs.h`'s `RXE_CC_ALGS` is generated
+/// from it).
+pub const ALGS: [AlgId; NR_ALGS as usize] = [
+    AlgId::None,
+    AlgId::Fixed,
+    AlgId::Acc,
+    AlgId::Dcqcn,
+    AlgId::Hpcc,
+    AlgId::Fncc,
+    AlgId::Icc,
+    AlgId::Timely,
+    AlgId::Dctcp,
+    AlgId::Swift,
+];
+
+// Each entry sits at its id.
+const _: () = {
+    let mut i = 0;
+    while i < ALGS.len() {
+        assert!(ALGS[i] as usize == i);
+        i += 1;
+    }
+};
 
 /// What a QP's algorithm asks of rdma_rxe where the knobs leave it open
 /// (`struct rxe_cc_qp_info`; 0 is rxe's default).
@@ -77,16 +111,7 @@ pub struct Wire {
 impl AlgId {
     /// The algorithm of `enum rxe_cc_alg` id `id`.
     pub fn from_id(id: u32) -> Option<Self> {
-        match id {
-            0 => Some(Self::None),
-            1 => Some(Self::Fixed),
-            2 => Some(Self::Acc),
-            3 => Some(Self::Dcqcn),
-            4 => Some(Self::Hpcc),
-            5 => Some(Self::Fncc),
-            6 => Some(Self::Icc),
-            _ => None,
-        }
+        ALGS.get(usize::try_from(id).ok()?).copied()
     }
 
     /// Its name, as `cc=` takes it.
@@ -99,6 +124,9 @@ impl AlgId {
             Self::Hpcc => "hpcc",
             Self::Fncc => "fncc",
             Self::Icc => "icc",
+            Self::Timely => "timely",
+            Self::Dctcp => "dctcp",
+            Self::Swift => "swift",
         }
     }
 
@@ -119,13 +147,16 @@ impl AlgId {
     }
 
     /// What its QPs need of rdma_rxe. ACC needs ECN-capable data, as
-    /// ECT(1), and an ACK per packet; DCQCN needs ECN-capable data; HPCC,
-    /// FNCC and ICC read INT from an ACK per packet.
+    /// ECT(1), and an ACK per packet; DCQCN needs ECN-capable data; DCTCP
+    /// both, to count marks per packet; HPCC, FNCC and ICC read INT from an
+    /// ACK per packet; TIMELY and Swift time packets against ACKs, one per
+    /// packet so that a sample is not late by the coalescing.
     pub fn wire(self, k: &dyn KnobSource) -> Wire {
         let hops = u8::try_from(k.get(Knob::IntHops).min(MAX_HOPS as u32)).unwrap_or(1);
         let (data_ecn, ack_every, int_shim) = match self {
-            Self::Acc => (ECN_ECT1, 1, None),
+            Self::Acc | Self::Dctcp => (ECN_ECT1, 1, None),
             Self::Dcqcn => (ECN_ECT1, 0, None),
+            Self::Timely | Self::Swift => (0, 1, None),
             Self::Hpcc => (0, 1, Some((INT_KIND_HPCC, hops))),
             Self::Fncc => (0, 1, Some((INT_KIND_FNCC, hops))),
             // One slot: the most congested port's feedback.
@@ -149,6 +180,27 @@ impl AlgId {
     /// INT shim (FNCC's N).
     pub fn counts_flows(self) -> bool {
         self == Self::Fncc
+    }
+
+    /// The rxe_cc counters (`/sys/kernel/debug/rxe_cc/totals`) that show it
+    /// acting: what it reacts to (CNPs, CE echoed, INT records, RTT
+    /// samples) or what it did (halts, congested periods, pacer fires).
+    /// Any one above 0 in a run is enough; `none` has nothing to show.
+    pub fn signals(self) -> &'static [&'static str] {
+        match self {
+            Self::None => &[],
+            Self::Fixed => &["pacer_fires"],
+            Self::Acc => &["periods_congested", "periods_mixed", "halts"],
+            Self::Dcqcn => &["cnps"],
+            Self::Hpcc | Self::Fncc | Self::Icc => &["int_acks"],
+            Self::Timely | Self::Swift => &["rtt_samples"],
+            Self::Dctcp => &["echo_ce"],
+        }
+    }
+
+    /// The algorithm `cc=` names `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        ALGS.iter().copied().find(|a| a.name() == name)
     }
 
     /// True if its senders use ECT(1) when `data_ecn` is 0, so that an
@@ -239,6 +291,53 @@ pub fn icc_knobs(k: &dyn KnobSource) -> IccKnobs {
     i
 }
 
+/// TIMELY's knobs: the paper's values for the link, scaled, and any
+/// explicit setting.
+pub fn timely_knobs(k: &dyn KnobSource) -> TimelyKnobs {
+    let link = link(k, Knob::HpccTUs);
+    let mut t = TimelyKnobs::for_link(&link);
+    t.t_low_ns = k.us_ns(Knob::TimelyTLowUs);
+    t.t_high_ns = k.us_ns(Knob::TimelyTHighUs);
+    t.min_rtt_ns = k.us_ns(Knob::TimelyMinRttUs);
+    if k.get(Knob::TimelyAiMbps) != 0 {
+        t.ai_bps = k.bps(Knob::TimelyAiMbps);
+    }
+    t.alpha = Q32::ratio(u64::from(k.get(Knob::TimelyAlphaPermille)), 1000);
+    t.beta = Q32::ratio(u64::from(k.get(Knob::TimelyBetaPermille)), 1000);
+    t.burst_ns = pacing_burst_ns(&link, k.us_ns(Knob::PacingBurstUs), t.burst_ns);
+    t
+}
+
+/// DCTCP's knobs: the simulator's for the link, and any explicit setting.
+pub fn dctcp_knobs(k: &dyn KnobSource) -> DctcpKnobs {
+    let link = link(k, Knob::HpccTUs);
+    let mut d = DctcpKnobs::for_link(&link);
+    d.g = Q32::ratio(u64::from(k.get(Knob::DctcpG)), 1024);
+    if k.get(Knob::DctcpAiMbps) != 0 {
+        d.ai_bps = k.bps(Knob::DctcpAiMbps);
+    }
+    d.burst_ns = pacing_burst_ns(&link, k.us_ns(Knob::PacingBurstUs), d.burst_ns);
+    d
+}
+
+/// Swift's knobs: defaults for the link with T from `hpcc_t_us`, and any
+/// explicit setting.
+pub fn swift_knobs(k: &dyn KnobSource) -> SwiftKnobs {
+    let link = link(k, Knob::HpccTUs);
+    let mut s = SwiftKnobs::for_link(&link);
+    if k.get(Knob::SwiftTargetUs) != 0 {
+        s.base_target_ns = k.us_ns(Knob::SwiftTargetUs);
+    }
+    if k.get(Knob::SwiftFsRangeUs) != 0 {
+        s.fs_range_ns = k.us_ns(Knob::SwiftFsRangeUs);
+    }
+    s.ai = Q32::ratio(u64::from(k.get(Knob::SwiftAiPermille)), 1000);
+    s.beta = Q32::ratio(u64::from(k.get(Knob::SwiftBetaPermille)), 1000);
+    s.max_mdf = Q32::ratio(u64::from(k.get(Knob::SwiftMaxMdfPermille)), 1000);
+    s.burst_ns = pacing_burst_ns(&link, k.us_ns(Knob::PacingBurstUs), s.burst_ns);
+    s
+}
+
 /// A QP's algorithm state, one variant per [`AlgId`].
 #[derive(Clone, Debug)]
 pub enum AnyCc {
@@ -256,6 +355,12 @@ pub enum AnyCc {
     Fncc(Fncc),
     /// `cc=icc`.
     Icc(Icc),
+    /// `cc=timely`.
+    Timely(Timely),
+    /// `cc=dctcp`.
+    Dctcp(Dctcp),
+    /// `cc=swift`.
+    Swift(Swift),
 }
 
 impl AnyCc {
@@ -268,6 +373,9 @@ impl AnyCc {
             AlgId::Hpcc => Self::Hpcc(Hpcc::new(&link, hpcc_knobs(k), now_ns)),
             AlgId::Fncc => Self::Fncc(Fncc::new(&link, fncc_knobs(k), now_ns)),
             AlgId::Icc => Self::Icc(Icc::new(&link, icc_knobs(k), now_ns)),
+            AlgId::Timely => Self::Timely(Timely::new(&link, timely_knobs(k), now_ns)),
+            AlgId::Dctcp => Self::Dctcp(Dctcp::new(&link, dctcp_knobs(k), now_ns)),
+            AlgId::Swift => Self::Swift(Swift::new(&link, swift_knobs(k), now_ns)),
             AlgId::None => Self::None(NoCc::new(&link)),
             AlgId::Fixed => Self::Fixed(FixedRate::new(
                 k.bps(Knob::FixedRateMbps),
@@ -288,6 +396,9 @@ impl AnyCc {
             Self::Hpcc(cc) => cc,
             Self::Fncc(cc) => cc,
             Self::Icc(cc) => cc,
+            Self::Timely(cc) => cc,
+            Self::Dctcp(cc) => cc,
+            Self::Swift(cc) => cc,
         }
     }
 
@@ -301,6 +412,9 @@ impl AnyCc {
             Self::Hpcc(cc) => cc,
             Self::Fncc(cc) => cc,
             Self::Icc(cc) => cc,
+            Self::Timely(cc) => cc,
+            Self::Dctcp(cc) => cc,
+            Self::Swift(cc) => cc,
         }
     }
 
@@ -313,18 +427,33 @@ impl AnyCc {
         }
     }
 
+    /// A window-based algorithm's window, bytes in flight, and whether
+    /// `psn` is new data (`None`: no window).
+    fn window_of(&self, psn: u32) -> Option<(u64, u64, bool)> {
+        if let Some(h) = self.hpcc() {
+            return Some((h.window(), h.inflight(), h.is_new_psn(psn)));
+        }
+        match self {
+            Self::Swift(s) => {
+                let f: &Flight = s.flight();
+                // Below one packet the pacer spaces the packets out.
+                Some((s.window().max(u64::from(MTU)), f.inflight(), f.is_new_psn(psn)))
+            }
+            _ => None,
+        }
+    }
+
     /// A window-based algorithm's limit on a packet of `payload` bytes with
     /// PSN `psn`: true if it must wait for an ACK. Retransmissions pass.
     pub fn window_full(&self, psn: u32, payload: u32) -> bool {
-        self.hpcc().is_some_and(|h| {
-            let inflight = h.inflight();
-            h.is_new_psn(psn) && inflight > 0 && inflight.saturating_add(u64::from(payload)) > h.window()
+        self.window_of(psn).is_some_and(|(window, inflight, new)| {
+            new && inflight > 0 && inflight.saturating_add(u64::from(payload)) > window
         })
     }
 
     /// True if the window has room again, or the algorithm has none.
     pub fn window_open(&self) -> bool {
-        self.hpcc().is_none_or(|h| h.inflight() < h.window())
+        self.window_of(0).is_none_or(|(window, inflight, _)| inflight < window)
     }
 
     /// Knobs that act on running QPs at each period's end: ACC's and
@@ -381,11 +510,44 @@ impl AnyCc {
         }
     }
 
-    /// FNCC's LHCS jumps so far.
-    pub fn lhcs_jumps(&self) -> u64 {
-        match self {
-            Self::Fncc(f) => f.lhcs_jumps(),
-            _ => 0,
+    /// What the algorithm has done so far, for counting.
+    pub fn reactions(&self) -> Reactions {
+        let (rtt_samples, cuts) = match self {
+            Self::Timely(t) => (t.samples(), t.cuts()),
+            Self::Dctcp(d) => (0, d.cuts()),
+            Self::Swift(s) => (s.samples(), s.cuts()),
+            _ => (0, 0),
+        };
+        Reactions {
+            lhcs_jumps: match self {
+                Self::Fncc(f) => f.lhcs_jumps(),
+                _ => 0,
+            },
+            rtt_samples,
+            cuts,
+        }
+    }
+}
+
+/// Running counts of an algorithm's reactions; the module counts their
+/// growth per event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reactions {
+    /// FNCC's LHCS jumps.
+    pub lhcs_jumps: u64,
+    /// RTT samples taken (TIMELY, Swift).
+    pub rtt_samples: u64,
+    /// Rate or window decreases (TIMELY, DCTCP, Swift).
+    pub cuts: u64,
+}
+
+impl Reactions {
+    /// The growth from `before` to `self`.
+    pub fn since(&self, before: &Reactions) -> Reactions {
+        Reactions {
+            lhcs_jumps: self.lhcs_jumps.saturating_sub(before.lhcs_jumps),
+            rtt_samples: self.rtt_samples.saturating_sub(before.rtt_samples),
+            cuts: self.cuts.saturating_sub(before.cuts),
         }
     }
 }

@@ -75,10 +75,36 @@ pub enum Knob {
     DcqcnVariant = 31,
     /// `dcqcn_dec_us`.
     DcqcnDecUs = 32,
+    /// `timely_t_low_us`.
+    TimelyTLowUs = 33,
+    /// `timely_t_high_us`.
+    TimelyTHighUs = 34,
+    /// `timely_min_rtt_us`.
+    TimelyMinRttUs = 35,
+    /// `timely_ai_mbps`.
+    TimelyAiMbps = 36,
+    /// `timely_alpha_permille`.
+    TimelyAlphaPermille = 37,
+    /// `timely_beta_permille`.
+    TimelyBetaPermille = 38,
+    /// `dctcp_g`.
+    DctcpG = 39,
+    /// `dctcp_ai_mbps`.
+    DctcpAiMbps = 40,
+    /// `swift_target_us`.
+    SwiftTargetUs = 41,
+    /// `swift_fs_range_us`.
+    SwiftFsRangeUs = 42,
+    /// `swift_ai_permille`.
+    SwiftAiPermille = 43,
+    /// `swift_beta_permille`.
+    SwiftBetaPermille = 44,
+    /// `swift_max_mdf_permille`.
+    SwiftMaxMdfPermille = 45,
 }
 
 /// How many knobs there are (`RXE_CC_NR_KNOBS`).
-pub const NR_KNOBS: usize = 33;
+pub const NR_KNOBS: usize = 46;
 
 /// One knob: its sysfs name, default and range (inclusive), and what it does.
 #[derive(Clone, Copy, Debug)]
@@ -362,6 +388,110 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
         min: 1,
         max: 1000000,
         help: "DCQCN (dcqcn_variant=1): rate-decrease check period, us (the simulator's 4 us, scaled as the other DCQCN times)",
+    },
+    KnobDef {
+        knob: Knob::TimelyTLowUs,
+        name: "timely_t_low_us",
+        default: 1000,
+        min: 1,
+        max: 1000000,
+        help: "TIMELY: T_low, below which the rate rises whatever the gradient, us (the paper's 50 us, scaled)",
+    },
+    KnobDef {
+        knob: Knob::TimelyTHighUs,
+        name: "timely_t_high_us",
+        default: 10000,
+        min: 1,
+        max: 1000000,
+        help: "TIMELY: T_high, above which the rate falls whatever the gradient, us (the paper's 500 us, scaled)",
+    },
+    KnobDef {
+        knob: Knob::TimelyMinRttUs,
+        name: "timely_min_rtt_us",
+        default: 400,
+        min: 1,
+        max: 1000000,
+        help: "TIMELY: minRTT, the gradient's normaliser, us (the paper's 20 us, scaled)",
+    },
+    KnobDef {
+        knob: Knob::TimelyAiMbps,
+        name: "timely_ai_mbps",
+        default: 0,
+        min: 0,
+        max: 400000,
+        help: "TIMELY: additive increase delta, Mb/s; 0 = line/1000 (the paper's 10 Mb/s at 10 Gb/s)",
+    },
+    KnobDef {
+        knob: Knob::TimelyAlphaPermille,
+        name: "timely_alpha_permille",
+        default: 875,
+        min: 1,
+        max: 1000,
+        help: "TIMELY: EWMA weight alpha of a new RTT difference, in 1/1000",
+    },
+    KnobDef {
+        knob: Knob::TimelyBetaPermille,
+        name: "timely_beta_permille",
+        default: 800,
+        min: 1,
+        max: 1000,
+        help: "TIMELY: multiplicative decrease factor beta, in 1/1000",
+    },
+    KnobDef {
+        knob: Knob::DctcpG,
+        name: "dctcp_g",
+        default: 64,
+        min: 1,
+        max: 1024,
+        help: "DCTCP: alpha gain g, in 1/1024",
+    },
+    KnobDef {
+        knob: Knob::DctcpAiMbps,
+        name: "dctcp_ai_mbps",
+        default: 0,
+        min: 0,
+        max: 400000,
+        help: "DCTCP: additive increase per window R_AI, Mb/s; 0 = line/100 (the HPCC simulator's 1 Gb/s at 100 Gb/s)",
+    },
+    KnobDef {
+        knob: Knob::SwiftTargetUs,
+        name: "swift_target_us",
+        default: 0,
+        min: 0,
+        max: 1000000,
+        help: "Swift: the fabric's base target delay, us; 0 = 2 x hpcc_t_us",
+    },
+    KnobDef {
+        knob: Knob::SwiftFsRangeUs,
+        name: "swift_fs_range_us",
+        default: 0,
+        min: 0,
+        max: 1000000,
+        help: "Swift: flow scaling's range above the base target, us; 0 = 4 x hpcc_t_us",
+    },
+    KnobDef {
+        knob: Knob::SwiftAiPermille,
+        name: "swift_ai_permille",
+        default: 1000,
+        min: 1,
+        max: 100000,
+        help: "Swift: additive increase ai, in 1/1000 packet per window of ACKs",
+    },
+    KnobDef {
+        knob: Knob::SwiftBetaPermille,
+        name: "swift_beta_permille",
+        default: 800,
+        min: 1,
+        max: 1000,
+        help: "Swift: multiplicative decrease gain beta, in 1/1000",
+    },
+    KnobDef {
+        knob: Knob::SwiftMaxMdfPermille,
+        name: "swift_max_mdf_permille",
+        default: 500,
+        min: 1,
+        max: 1000,
+        help: "Swift: the largest share one decrease takes (max_mdf), in 1/1000",
     },
 ];
 

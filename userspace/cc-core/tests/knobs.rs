@@ -3,6 +3,7 @@
 //! from it here. `RXECC_WRITE_KNOBS_H=1 cargo test -p cc-core --test knobs`
 //! rewrites the header; without it the test fails while the header is stale.
 
+use cc_core::alg::ALGS;
 use cc_core::knobs::{Defaults, Knob, KnobSource, KNOBS, NR_KNOBS};
 use std::path::Path;
 
@@ -10,18 +11,24 @@ fn c_header() -> String {
     let mut s = String::from(
         "/* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rxe_cc's numeric knobs, generated from rxe_cc/cc_core/knobs.rs, their one
- * definition, by userspace/cc-core/tests/knobs.rs (which fails while this
- * file is stale; RXECC_WRITE_KNOBS_H=1 rewrites it). Do not edit.
+ * rxe_cc's algorithms and numeric knobs, generated from their one
+ * definition (rxe_cc/cc_core/alg.rs's ALGS, rxe_cc/cc_core/knobs.rs) by
+ * userspace/cc-core/tests/knobs.rs, which fails while this file is stale
+ * (RXECC_WRITE_KNOBS_H=1 rewrites it). Do not edit.
  *
+ * RXE_CC_ALGS(X) calls X(ID, name) for every algorithm, in id order.
  * RXE_CC_KNOBS(X) calls X(ID, name, default, min, max, description) for
  * every knob, in id order.
  */
 #ifndef RXE_CC_KNOBS_H
 #define RXE_CC_KNOBS_H
 
-#define RXE_CC_KNOBS(X) \\\n",
+#define RXE_CC_ALGS(X) \\\n",
     );
+    for a in ALGS.iter() {
+        s.push_str(&format!("\tX({}, {}) \\\n", a.name().to_uppercase(), a.name()));
+    }
+    s.push_str("\n#define RXE_CC_KNOBS(X) \\\n");
     for k in KNOBS.iter() {
         let help = k.help.replace('\\', "\\\\").replace('"', "\\\"");
         s.push_str(&format!(

@@ -1,15 +1,19 @@
 //! Property tests: arbitrary event sequences never panic or overflow, rates
-//! stay within [minimum, line], and an ACC halt never ends before it began.
+//! stay within [minimum, line], windows within theirs, and an ACC halt
+//! never ends before it began.
 
 mod common;
 use cc_core::acc::{Acc, AccKnobs};
 use cc_core::cc::{AckEvent, CongestionControl, IntHop, IntInfo, IntWidths, LinkParams};
 use cc_core::dcqcn::{Dcqcn, DcqcnKnobs};
+use cc_core::dctcp::{Dctcp, DctcpKnobs};
 use cc_core::fixed::Q32;
 use cc_core::fncc::{Fncc, FnccKnobs};
 use cc_core::hpcc::{Hpcc, HpccKnobs};
 use cc_core::icc::{Icc, IccKnobs};
 use cc_core::none::NoCc;
+use cc_core::swift::{Swift, SwiftKnobs};
+use cc_core::timely::{Timely, TimelyKnobs};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -225,6 +229,29 @@ proptest! {
         let k = IccKnobs::for_link(&link);
         let mut cc = Icc::new(&link, k, 0);
         drive(&mut cc, link.line_rate_bps, k.min_rate_bps, &events).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn timely_bounds(link in link_strategy(), events in events()) {
+        let k = TimelyKnobs::for_link(&link);
+        let mut cc = Timely::new(&link, k, 0);
+        drive(&mut cc, link.line_rate_bps, k.min_rate_bps, &events).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn dctcp_bounds(link in link_strategy(), events in events()) {
+        let k = DctcpKnobs::for_link(&link);
+        let mut cc = Dctcp::new(&link, k, 0);
+        drive(&mut cc, link.line_rate_bps, k.min_rate_bps, &events).map_err(TestCaseError::fail)?;
+        prop_assert!(cc.alpha() <= Q32::ONE);
+    }
+
+    #[test]
+    fn swift_bounds(link in link_strategy(), events in events()) {
+        let k = SwiftKnobs::for_link(&link);
+        let mut cc = Swift::new(&link, k, 0);
+        drive(&mut cc, link.line_rate_bps, 1, &events).map_err(TestCaseError::fail)?;
+        prop_assert!(cc.window() >= k.min_cwnd_bytes && cc.window() <= k.max_cwnd_bytes);
     }
 
     #[test]

@@ -1182,18 +1182,9 @@ pub struct Engagement {
 }
 
 impl Engagement {
-    /// The counters that show each algorithm acting: what it reacts to
-    /// (CNPs, CE echoed, INT records) or what it did (halts, congested
-    /// periods, pacer fires). Any one above 0 is enough.
+    /// The counters that show `cc` acting (`AlgId::signals`).
     fn signals(cc: &str) -> Option<&'static [&'static str]> {
-        Some(match cc {
-            "none" => &[],
-            "fixed" => &["pacer_fires"],
-            "dcqcn" => &["cnps"],
-            "acc" => &["periods_congested", "periods_mixed", "halts"],
-            "hpcc" | "fncc" | "icc" => &["int_acks"],
-            _ => return None,
-        })
+        cc_core::alg::AlgId::from_name(cc).map(cc_core::alg::AlgId::signals)
     }
 
     /// Judges `cc`'s run from the text of its rxe_cc-totals.txt.
@@ -1298,8 +1289,15 @@ mod tests {
             Some(true)
         );
         assert_eq!(Engagement::judge("none", t).engaged, None);
-        assert!(Engagement::judge("timely", t)
-            .line("x", "timely")
+        // Every algorithm but none has a signal, and one is enough.
+        for alg in cc_core::alg::ALGS {
+            let first = alg.signals().first().map(|k| format!("{k} 1\n"));
+            let want = first.as_ref().map(|_| true);
+            let got = Engagement::judge(alg.name(), first.as_deref().unwrap_or("")).engaged;
+            assert_eq!(got, want, "{}", alg.name());
+        }
+        assert!(Engagement::judge("bbr", t)
+            .line("x", "bbr")
             .contains("no signals known"));
     }
 
