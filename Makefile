@@ -152,6 +152,11 @@ repro: all
 demo: all
 	@bash testbed/guest.sh tests/demo.sh
 
+# One paper recipe (testbed/experiments/paper/NAME.toml): its runs, then
+# the paper's claims against the testbed's numbers.
+paper: all
+	@PAPER_NAME=$(NAME) bash testbed/guest.sh tests/paper.sh
+
 clean:
 	rm -rf $(BUILD)
 	-[ -f $(BUILD)/kdir ] && $(MAKE) -s -C "$$(cat $(BUILD)/kdir)" M=$(TOP) clean

@@ -373,7 +373,8 @@ bench_port() {
 }
 
 # Congestion control, side by side in this one run: the 4->1 incast under
-# none, DCQCN, ACC, HPCC, FNCC and ICC (docs/experiments.md), and the ratios the ACC paper
+# none, DCQCN, ACC, HPCC, FNCC, ICC, TIMELY, DCTCP and Swift
+# (docs/experiments.md), and the ratios the ACC paper
 # claims: ACC converges at least 10x faster than DCQCN and triggers at
 # least 5x fewer PFC pauses.
 # One round is noisy under TCG, so the bench runs several (each: every
@@ -385,11 +386,22 @@ bench_cc() {
 	for ((r = 1; r <= rounds; r++)); do
 		echo
 		echo "incast round $r of $rounds"
-		cci_run "$out/cc/round$r" none dcqcn dcqcn-sim acc acc-inc hpcc fncc icc | tee -a "$out/summary.txt"
+		cci_run "$out/cc/round$r" none dcqcn dcqcn-sim acc acc-inc hpcc fncc icc timely dctcp swift | tee -a "$out/summary.txt"
 		[ "${PIPESTATUS[0]}" = 0 ] || echo "  round $r: not every flow completed" >&2
 	done
 	echo
 	python3 "$RXECC_TOP/tests/cc_medians.py" "$CCI_T_US" "$out"/cc/round*/report.json | tee -a "$out/summary.txt"
+	# The paper recipes on incast.toml, judged on each round's runs.
+	local recipe name
+	for recipe in "$RXECC_TOP"/testbed/experiments/paper/*.toml; do
+		grep -q '^experiment = "../incast.toml"' "$recipe" || continue
+		name=$(basename "$recipe" .toml)
+		for ((r = 1; r <= rounds; r++)); do
+			echo
+			echo "paper recipe $name, incast round $r"
+			rxecc paper "$recipe" --out "$out/cc/round$r/paper-$name" --from "$out/cc/round$r" | tee -a "$out/summary.txt"
+		done
+	done
 	# The model beside each round (docs/experiments.md, "The model beside
 	# the testbed"): the testbed's row, the model's, and the model with the
 	# testbed's start skew, late period timers, a late pacer and PFC added

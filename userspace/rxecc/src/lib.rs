@@ -7,6 +7,7 @@ pub mod experiment;
 pub mod fct;
 pub mod model;
 pub mod netlink;
+pub mod paper;
 pub mod perftest;
 pub mod plot;
 pub mod portsum;

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use rxecc::{
-    deadlock, experiment, fct, model, perftest, plot, record, report, selftest, spread, stats,
+    deadlock, experiment, fct, model, paper, perftest, plot, record, report, selftest, spread, stats,
     switch, topology, workload,
 };
 use std::path::PathBuf;
@@ -159,6 +159,19 @@ enum Cmd {
         /// instead of the file's `timeout_s` (a slower machine or kernel).
         #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
         timeout_s: Option<u64>,
+    },
+    /// Run a paper recipe (testbed/experiments/paper/, docs/experiments.md)
+    /// in the testbed guest, or judge runs already made, and print the
+    /// paper's claims against the testbed's numbers: met or missed.
+    Paper {
+        recipe: PathBuf,
+        /// Results directory (claims.txt, claims.json, and the runs).
+        #[arg(short, long)]
+        out: PathBuf,
+        /// Judge the runs in this `rxecc run` results directory instead of
+        /// running them (its report.json).
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
     },
     /// What one run of an experiment file sets, for scripts that drive
     /// their own traffic with the same settings.
@@ -848,6 +861,7 @@ fn main() -> Result<()> {
                 timeout_s,
             },
         )?,
+        Cmd::Paper { recipe, out, from } => paper::run(&recipe, &out, from.as_deref())?,
         Cmd::Experiment { cmd } => match cmd {
             ExperimentCmd::Topology { experiment, run } => {
                 print!("{}", experiment::run_topology(&experiment, &run)?)

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# make paper NAME=<recipe>: boot the testbed, run the recipe's runs of its
+# experiment file (testbed/experiments/paper/<recipe>.toml) and print the
+# paper's claims against the testbed's numbers (docs/experiments.md).
+set -uo pipefail
+. "$RXECC_TOP/tests/lib.sh"
+recipe=$RXECC_TOP/testbed/experiments/paper/${PAPER_NAME:-}.toml
+if [ -z "${PAPER_NAME:-}" ] || [ ! -f "$recipe" ]; then
+	echo "paper: no recipe '${PAPER_NAME:-}'; one of: $(cd "$RXECC_TOP/testbed/experiments/paper" && ls -- *.toml | sed 's/\.toml$//' | tr '\n' ' ')" >&2
+	exit 2
+fi
+out=$RESULTS/paper/$PAPER_NAME
+tb_fresh_dir "$out"
+tb_load_rxe patched || exit 1
+tb_load_cc cc=none || exit 1
+rc=0
+rxecc paper "$recipe" --out "$out" || rc=1
+rmmod rxe_cc
+rmmod rdma_rxe
+rmmod rxecc_switch 2>/dev/null || true
+echo "claims: $out/claims.txt; runs and plots: $out" >&2
+exit $rc

@@ -1,0 +1,339 @@
+//! Paper recipes (`testbed/experiments/paper/*.toml`): which runs of an
+//! experiment file reproduce a paper's figure or table, and the paper's
+//! claims about it, each judged against the runs' `report.json` and
+//! printed side by side: claim, paper, testbed, met or missed.
+
+use anyhow::{bail, ensure, Context, Result};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// One recipe file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recipe {
+    /// The figure or table, e.g. "ACC (NSDI'24) Fig. 9".
+    pub title: String,
+    /// The experiment file it runs, relative to the recipe.
+    pub experiment: PathBuf,
+    /// The experiment's runs it needs.
+    pub runs: Vec<String>,
+    /// How the paper's setting was scaled to the testbed.
+    #[serde(default)]
+    pub scaling: String,
+    #[serde(rename = "claim")]
+    pub claims: Vec<Claim>,
+}
+
+/// One claim: a metric of a run (a `report.json` field), or the ratio of
+/// another run's metric to it, against a bound.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Claim {
+    /// What the paper says, in its words.
+    pub says: String,
+    /// The run the claim is about.
+    pub run: String,
+    /// A field of that run's `report.json` entry, e.g. `converge_periods`.
+    pub metric: String,
+    /// If set, the claim is about `metric(of) / metric(run)`: how many
+    /// times better `run` does than `of` (fewer pauses, faster).
+    pub of: Option<String>,
+    /// Bounds on the value; at least one.
+    pub at_most: Option<f64>,
+    pub at_least: Option<f64>,
+    /// The paper's number, as it printed it, for the table.
+    pub paper: String,
+}
+
+/// A claim judged.
+#[derive(Debug, PartialEq, serde::Serialize)]
+pub struct Verdict {
+    pub says: String,
+    pub paper: String,
+    /// The testbed's value, if it has one.
+    pub testbed: Option<f64>,
+    pub met: bool,
+    /// Why it was missed without a value (e.g. never converged).
+    pub reason: String,
+}
+
+impl Recipe {
+    /// Reads and checks a recipe: its experiment file exists and every
+    /// claim names one of its runs and one bound.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let mut r: Recipe = toml::from_str(&text).with_context(|| format!("{}", path.display()))?;
+        r.experiment = path.parent().unwrap_or(Path::new(".")).join(&r.experiment);
+        ensure!(
+            r.experiment.is_file(),
+            "{}: experiment {} does not exist",
+            path.display(),
+            r.experiment.display()
+        );
+        ensure!(!r.claims.is_empty(), "{}: no [[claim]]", path.display());
+        for (i, c) in r.claims.iter().enumerate() {
+            for run in std::iter::once(&c.run).chain(c.of.iter()) {
+                ensure!(
+                    r.runs.contains(run),
+                    "{}: claim {} names run '{run}', not among runs {:?}",
+                    path.display(),
+                    i + 1,
+                    r.runs
+                );
+            }
+            ensure!(
+                c.at_most.is_some() || c.at_least.is_some(),
+                "{}: claim {} ('{}') has neither at_most nor at_least",
+                path.display(),
+                i + 1,
+                c.says
+            );
+        }
+        Ok(r)
+    }
+}
+
+/// The value of `metric` for `run` in a `report.json` array.
+fn metric(report: &serde_json::Value, run: &str, metric: &str) -> Result<Option<f64>> {
+    let Some(entry) = report
+        .as_array()
+        .and_then(|a| a.iter().find(|e| e["label"] == run))
+    else {
+        bail!("report.json has no run '{run}'");
+    };
+    match entry.get(metric) {
+        None => bail!("report.json has no metric '{metric}' (run '{run}')"),
+        Some(v) => Ok(v.as_f64()),
+    }
+}
+
+/// Judges every claim of `recipe` against `report` (a `report.json`).
+pub fn judge(recipe: &Recipe, report: &serde_json::Value) -> Result<Vec<Verdict>> {
+    let mut out = Vec::new();
+    for c in &recipe.claims {
+        let mine = metric(report, &c.run, &c.metric)?;
+        let (value, reason) = match &c.of {
+            None => (mine, format!("{} has no {}", c.run, c.metric)),
+            Some(of) => {
+                let theirs = metric(report, of, &c.metric)?;
+                match (theirs, mine) {
+                    (Some(t), Some(m)) if m > 0.0 => (Some(t / m), String::new()),
+                    (Some(_), Some(_)) => (None, format!("{} of {} is 0", c.metric, c.run)),
+                    (None, _) => (None, format!("{of} has no {}", c.metric)),
+                    (_, None) => (None, format!("{} has no {}", c.run, c.metric)),
+                }
+            }
+        };
+        let met = value
+            .is_some_and(|v| c.at_most.is_none_or(|b| v <= b) && c.at_least.is_none_or(|b| v >= b));
+        out.push(Verdict {
+            says: c.says.clone(),
+            paper: c.paper.clone(),
+            testbed: value,
+            met,
+            reason: if value.is_some() {
+                String::new()
+            } else {
+                reason
+            },
+        });
+    }
+    Ok(out)
+}
+
+/// The side-by-side table.
+pub fn table(recipe: &Recipe, verdicts: &[Verdict]) -> String {
+    let mut s = format!("{}\n", recipe.title);
+    if !recipe.scaling.is_empty() {
+        s.push_str(&format!("scaling: {}\n", recipe.scaling));
+    }
+    let w = verdicts
+        .iter()
+        .map(|v| v.says.chars().count())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    s.push_str(&format!(
+        "{:<w$}  {:>12}  {:>12}  verdict\n",
+        "claim", "paper", "testbed"
+    ));
+    for v in verdicts {
+        let tb = v
+            .testbed
+            .map_or_else(|| "-".to_string(), |x| format!("{x:.2}"));
+        let verdict = match (v.met, v.reason.is_empty()) {
+            (true, _) => "met".to_string(),
+            (false, true) => "missed".to_string(),
+            (false, false) => format!("missed ({})", v.reason),
+        };
+        s.push_str(&format!(
+            "{:<w$}  {:>12}  {:>12}  {verdict}\n",
+            v.says, v.paper, tb
+        ));
+    }
+    let met = verdicts.iter().filter(|v| v.met).count();
+    s.push_str(&format!("{met} of {} claims met\n", verdicts.len()));
+    s
+}
+
+/// `rxecc paper`: runs the recipe's runs of its experiment into `out`
+/// (unless `from` holds them already), then judges and prints the claims
+/// (`out/claims.txt`, `out/claims.json`).
+pub fn run(path: &Path, out: &Path, from: Option<&Path>) -> Result<()> {
+    let recipe = Recipe::load(path)?;
+    let dir = match from {
+        Some(d) => d.to_path_buf(),
+        None => {
+            eprintln!(
+                "rxecc paper: {}: runs {} of {}",
+                recipe.title,
+                recipe.runs.join(","),
+                recipe.experiment.display()
+            );
+            crate::experiment::run(
+                &recipe.experiment,
+                out,
+                &crate::experiment::Overrides {
+                    runs: Some(recipe.runs.clone()),
+                    ..Default::default()
+                },
+            )?;
+            out.to_path_buf()
+        }
+    };
+    let report_path = dir.join("report.json");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_path).with_context(|| {
+            format!(
+                "reading {} (does the experiment have a [report]?)",
+                report_path.display()
+            )
+        })?)
+        .with_context(|| format!("{}", report_path.display()))?;
+    let verdicts = judge(&recipe, &report).with_context(|| {
+        format!(
+            "{}: the recipe needs runs {}",
+            report_path.display(),
+            recipe.runs.join(",")
+        )
+    })?;
+    let t = table(&recipe, &verdicts);
+    print!("{t}");
+    std::fs::create_dir_all(out)?;
+    std::fs::write(out.join("claims.txt"), &t)?;
+    std::fs::write(
+        out.join("claims.json"),
+        serde_json::to_string_pretty(&verdicts)?,
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recipe(claims: &str) -> Recipe {
+        let text = format!(
+            "title = \"t\"\nexperiment = \"x.toml\"\nruns = [\"none\", \"dcqcn\", \"acc\"]\n{claims}"
+        );
+        toml::from_str(&text).unwrap()
+    }
+
+    fn report() -> serde_json::Value {
+        serde_json::json!([
+            {"label": "none", "pauses": 900, "converge_periods": null},
+            {"label": "dcqcn", "pauses": 100, "converge_periods": 20.0},
+            {"label": "acc", "pauses": 25, "converge_periods": 2.5},
+        ])
+    }
+
+    #[test]
+    fn bounds_and_ratios() {
+        let r = recipe(
+            r#"
+            [[claim]]
+            says = "ACC within 10% in about 2 T"
+            run = "acc"
+            metric = "converge_periods"
+            at_most = 2.0
+            paper = "2 T"
+            [[claim]]
+            says = "10x faster than DCQCN"
+            run = "acc"
+            of = "dcqcn"
+            metric = "converge_periods"
+            at_least = 5.0
+            paper = "10x"
+            [[claim]]
+            says = "fewer pauses"
+            run = "acc"
+            of = "dcqcn"
+            metric = "pauses"
+            at_least = 5.0
+            paper = "5x"
+            [[claim]]
+            says = "none converges"
+            run = "none"
+            metric = "converge_periods"
+            at_most = 100.0
+            paper = "-"
+            "#,
+        );
+        let v = judge(&r, &report()).unwrap();
+        assert_eq!(v[0].testbed, Some(2.5));
+        assert!(!v[0].met, "2.5 T is more than 2");
+        assert_eq!(v[1].testbed, Some(8.0));
+        assert!(v[1].met);
+        assert_eq!(v[2].testbed, Some(4.0));
+        assert!(!v[2].met);
+        assert_eq!(v[3].testbed, None);
+        assert!(!v[3].met);
+        assert_eq!(v[3].reason, "none has no converge_periods");
+        let t = table(&r, &v);
+        assert!(t.contains("missed (none has no converge_periods)"), "{t}");
+        assert!(t.ends_with("1 of 4 claims met\n"), "{t}");
+    }
+
+    #[test]
+    fn unknown_metric_or_run_is_an_error() {
+        let r = recipe(
+            r#"
+            [[claim]]
+            says = "x"
+            run = "acc"
+            metric = "convergence"
+            at_most = 2.0
+            paper = "2"
+            "#,
+        );
+        let e = judge(&r, &report()).unwrap_err().to_string();
+        assert!(e.contains("no metric 'convergence'"), "{e}");
+        let e = judge(&r, &serde_json::json!([])).unwrap_err().to_string();
+        assert!(e.contains("no run 'acc'"), "{e}");
+    }
+
+    #[test]
+    fn shipped_recipes_load() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testbed/experiments/paper");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                let r = Recipe::load(&p).unwrap_or_else(|e| panic!("{}: {e:#}", p.display()));
+                // Every run it needs is in its experiment file.
+                let exp = crate::experiment::load(&r.experiment).unwrap();
+                for run in &r.runs {
+                    assert!(
+                        exp.runs.iter().any(|x| &x.label == run),
+                        "{}: run {run} is not in {}",
+                        p.display(),
+                        r.experiment.display()
+                    );
+                }
+                n += 1;
+            }
+        }
+        assert!(n >= 3, "only {n} recipes in {}", dir.display());
+    }
+}
