@@ -101,9 +101,29 @@ vms: all
 # clippy on the userspace crates (the algorithm core included) with
 # warnings as errors.
 SHELL_SCRIPTS = $(wildcard tests/*.sh testbed/*.sh rxe_glue/*.sh) .ci/run
+# Every Rust file, the kernel module's and userspace's, formatted by the
+# Debian toolchain's rustfmt (rustfmt-web, the rustc-web that builds the
+# module), so that hosts with a rustup toolchain first in PATH agree.
+RUSTFMT ?= /usr/bin/rustfmt
+RUST_SOURCES = $(shell git ls-files '*.rs' 2>/dev/null || find rxe_cc userspace -name '*.rs' -not -path '*/target/*')
+# C and BPF in the kernel's style (the kernel tree's checkpatch.pl). Ignored
+# everywhere: the X-macros' unused arguments and list or statement bodies
+# (knobs.h); in BPF, libbpf's conventions: `const volatile` globals set to
+# 0, __attribute__((packed)) (vmlinux.h has no __packed), and `__kptr`,
+# which checkpatch's spacing check reads as a type.
+CHECKPATCH_FLAGS = --no-tree --quiet --terse --show-types -f
+CHECKPATCH_IGNORE = MACRO_ARG_UNUSED,TRAILING_SEMICOLON,COMPLEX_MACRO
+CHECKPATCH_IGNORE_BPF = VOLATILE,GLOBAL_INITIALISERS,PREFER_DEFINED_ATTRIBUTE_MACRO,SPACING
+KERNEL_C = rxe_cc/glue.c rxe_cc/glue.h rxe_cc/trace.c rxe_cc/rxe_cc_trace.h switch-ebpf/kmod/rxecc_switch.c
+BPF_C = $(wildcard switch-ebpf/*.bpf.c switch-ebpf/*.h switch-ebpf/port/*.h)
 lint: bpf-headers
-	@echo "==> lint: shellcheck and clippy" >&2
+	@echo "==> lint: shellcheck, rustfmt, checkpatch and clippy" >&2
 	@shellcheck -s bash -S warning $(SHELL_SCRIPTS)
+	@$(RUSTFMT) --edition 2021 --check $(RUST_SOURCES) || \
+		{ echo "lint: run $(RUSTFMT) --edition 2021 on the files above" >&2; exit 1; }
+	@cp=$$(cat $(BUILD)/kdir)/scripts/checkpatch.pl && \
+	perl "$$cp" $(CHECKPATCH_FLAGS) --ignore $(CHECKPATCH_IGNORE) $(KERNEL_C) && \
+	perl "$$cp" $(CHECKPATCH_FLAGS) --ignore $(CHECKPATCH_IGNORE),$(CHECKPATCH_IGNORE_BPF) $(BPF_C)
 	@cd userspace && $(CARGO_ENV) $(CARGO) clippy -q --release --all-targets -- -D warnings
 
 # test_vms in make test runs only the three-guest layout; `make vms-test`

@@ -37,7 +37,6 @@ pub struct IntShim {
     pub(crate) qlen_rate: i64,
 }
 
-
 // What Rust and C share, checked at build time on both sides against the
 // same numbers (`glue.c` asserts them too), so that neither can drift. The
 // algorithms and knobs need no such check: `knobs.h` is generated.
@@ -65,5 +64,3 @@ pub(crate) const SEND_CNP: u8 = 0x4;
 pub(crate) const ECN_CE: u8 = 0b11;
 pub(crate) const ECN_UE: u8 = 0b10;
 pub(crate) const ECN_ECT1: u32 = 0b01;
-
-

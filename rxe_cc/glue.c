@@ -30,7 +30,8 @@ static_assert(offsetof(struct rxe_cc_int_shim_info, qlen_rate) == 184);
 
 /* ---- parameters ---------------------------------------------------------- */
 
-#define RXE_CC_ALG_NAME(id, name) [RXE_CC_ALG_##id] = #name,
+/* In id order, as enum rxe_cc_alg takes them from the same list. */
+#define RXE_CC_ALG_NAME(id, name) #name,
 static const char *const rxe_cc_alg_names[RXE_CC_NR_ALGS] = {
 	RXE_CC_ALGS(RXE_CC_ALG_NAME)
 };

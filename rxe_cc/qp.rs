@@ -95,7 +95,9 @@ impl QpState {
         let p = cc.cc_ref().pacing(now_ns);
         self.stats.rate_bps.store(p.rate_bps, Relaxed);
         self.stats.next_send_ns.store(p.next_send_ns, Relaxed);
-        self.stats.window_bytes.store(p.window_bytes.unwrap_or(0), Relaxed);
+        self.stats
+            .window_bytes
+            .store(p.window_bytes.unwrap_or(0), Relaxed);
         self.stats.class.store(cc.state_code(), Relaxed);
     }
 
@@ -272,7 +274,6 @@ impl Context {
     }
 }
 
-
 pub(crate) fn new_qp_state(
     ctx: &Context,
     alg: AlgId,
@@ -331,7 +332,11 @@ pub(crate) fn new_qp_state(
         let dev = dev.to_str().map_err(|_| EINVAL)?;
         let slot = ctx.dev_slot(dev);
         if slot.is_none() {
-            pr_warn!("{}: more than {} devices: its ACKs carry no flow count\n", dev, MAX_DEVS);
+            pr_warn!(
+                "{}: more than {} devices: its ACKs carry no flow count\n",
+                dev,
+                MAX_DEVS
+            );
         }
         slot.map(|i| (ctx.flows.clone(), i))
     } else {
@@ -365,7 +370,6 @@ pub(crate) fn new_qp_state(
     ctx.totals.qps_created.fetch_add(1, Relaxed);
     Ok(state)
 }
-
 
 /// What the hooks do; the `rxe_cc_rs_*` entry points in `rxe_cc_main.rs`
 /// only turn rdma_rxe's pointers into these arguments.
@@ -516,7 +520,11 @@ impl QpState {
         self.count(Counter::AckedBytes, u64::from(acked_bytes));
         // CE-marked packets the ACK answers: its count, or 1 from a
         // responder that only set FECN.
-        let ce = if echo & ECHO_CE == 0 { 0 } else { ce_pkts.max(1) };
+        let ce = if echo & ECHO_CE == 0 {
+            0
+        } else {
+            ce_pkts.max(1)
+        };
         self.count(Counter::EchoCe, u64::from(ce));
         self.count(Counter::EchoUe, u64::from((echo & ECHO_UE) >> 1));
     }
@@ -528,7 +536,13 @@ impl QpState {
     /// so one setting). A DCQCN QP is also a notification point: a
     /// CE-marked request earns the requester a CNP, at most one per
     /// `min_time_between_cnps`.
-    pub(crate) fn rx_data(&self, now_ns: u64, payload: u32, ecn: u8, int_flows: &mut Option<u16>) -> u8 {
+    pub(crate) fn rx_data(
+        &self,
+        now_ns: u64,
+        payload: u32,
+        ecn: u8,
+        int_flows: &mut Option<u16>,
+    ) -> u8 {
         let _cpu = self.hook_clock(now_ns);
         self.count(Counter::RxPackets, 1);
         self.count(Counter::RxBytes, u64::from(payload));
@@ -537,7 +551,9 @@ impl QpState {
             let mut t = table.lock();
             if let Some(d) = t.get_mut(*slot) {
                 let mut mark = self.flow_mark.load(Relaxed);
-                let n = d.flows.on_data(now_ns, ModuleKnobs.us_ns(Knob::HpccTUs), &mut mark);
+                let n = d
+                    .flows
+                    .on_data(now_ns, ModuleKnobs.us_ns(Knob::HpccTUs), &mut mark);
                 self.flow_mark.store(mark, Relaxed);
                 *int_flows = Some(n);
             }
@@ -559,7 +575,9 @@ impl QpState {
         // only when this kernel's senders use ECT(1), as `data_ecn=1` or ACC's
         // default (`data_ecn=0` under cc=acc) make them.
         let data_ecn = ModuleKnobs.get(Knob::DataEcn);
-        if ecn == ECN_UE && (data_ecn == ECN_ECT1 || (data_ecn == 0 && self.stats.alg.ect1_by_default())) {
+        if ecn == ECN_UE
+            && (data_ecn == ECN_ECT1 || (data_ecn == 0 && self.stats.alg.ect1_by_default()))
+        {
             self.count(Counter::RxEcnUe, 1);
             return ECHO_UE;
         }

@@ -24,17 +24,17 @@ use kernel::{
     types::ForeignOwnable,
 };
 
-pub mod cc_core;
 mod abi;
+pub mod cc_core;
 mod knobs;
 mod qp;
 mod stats;
 mod timers;
 
-use cc_core::alg::AlgId;
-use knobs::ModuleKnobs;
 /// The INT shim as `glue.c` hands it to `rxe_cc_rs_rx_ack`.
 pub use abi::{IntRec, IntShim};
+use cc_core::alg::AlgId;
+use knobs::ModuleKnobs;
 use qp::{new_qp_state, Context, QpState, MAX_DEVS};
 use stats::{Counters, Totals};
 
@@ -282,7 +282,16 @@ pub unsafe extern "C" fn rxe_cc_rs_rx_ack(
 ) {
     // SAFETY: by the function's contract.
     let (qp, shim) = unsafe { (qp_state(priv_), shim.as_ref()) };
-    qp.rx_ack(now_ns, psn, acked_psns, acked_bytes, kind, echo, ce_pkts, shim)
+    qp.rx_ack(
+        now_ns,
+        psn,
+        acked_psns,
+        acked_bytes,
+        kind,
+        echo,
+        ce_pkts,
+        shim,
+    )
 }
 
 /// `rx_data` hook: the echo bits for the next ACK (see `QpState::rx_data`).

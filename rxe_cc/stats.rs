@@ -181,7 +181,6 @@ impl fmt::Debug for Totals {
     }
 }
 
-
 /// Adds the time from `start` to its drop to one counter: the CPU that
 /// rxe_cc's own code takes in a hook (from the clock read rdma_rxe makes
 /// just before the call) or a timer callback. A hook declares it first, so
@@ -210,4 +209,3 @@ impl Drop for CpuClock<'_> {
             .add(self.counter, now.saturating_sub(self.start_ns));
     }
 }
-

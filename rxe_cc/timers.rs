@@ -112,7 +112,11 @@ impl HrTimerCallback for Period {
             match this.state.cmpxchg(PERIOD_ACTIVE, PERIOD_IDLE, Relaxed) {
                 Ok(_) => break,
                 Err(PERIOD_IDLE) => {
-                    if this.state.cmpxchg(PERIOD_IDLE, PERIOD_STOPPED, Relaxed).is_ok() {
+                    if this
+                        .state
+                        .cmpxchg(PERIOD_IDLE, PERIOD_STOPPED, Relaxed)
+                        .is_ok()
+                    {
                         return HrTimerRestart::NoRestart;
                     }
                 }
@@ -130,4 +134,3 @@ impl_has_hr_timer! {
         mode: RelativeMode<Monotonic>, field: self.timer
     }
 }
-

@@ -161,7 +161,8 @@ int mark_egress(struct __sk_buff *skb)
 	/* A NIC's driver may leave only the Ethernet header in the linear area
 	 * (virtio-net does for a frame over 128 bytes, so on a testbed of
 	 * several guests every RoCE packet from another guest): pull in the
-	 * headers read below. A frame shorter than them is not RoCE. */
+	 * headers read below. A frame shorter than them is not RoCE.
+	 */
 	if (data + HDRS_LEN > data_end) {
 		if (bpf_skb_pull_data(skb, HDRS_LEN))
 			return TC_ACT_OK;

@@ -41,7 +41,8 @@
 char _license[] SEC("license") = "GPL";
 
 /* `rxecc selftest` only, which sets it before load: the port its
- * BPF_PROG_TEST_RUN packets arrive at (their device is no port). */
+ * BPF_PROG_TEST_RUN packets arrive at (their device is no port).
+ */
 const volatile __u32 test_port_id = 0;
 
 SEC("struct_ops")
@@ -113,7 +114,8 @@ drop:
 }
 
 /* What INT stamping reads (int_ingress()): this port's egress as of this
- * dequeue. */
+ * dequeue.
+ */
 static __always_inline void publish_deq(const struct rxecc_port_params *cfg,
 					__u64 now, __u64 deq_bytes,
 					__u64 qlen_bytes)
@@ -137,7 +139,8 @@ static __always_inline void publish_deq(const struct rxecc_port_params *cfg,
 }
 
 /* INT at this port's ingress: shims of the kind the port's mode writes,
- * never a responder's echo. */
+ * never a responder's echo.
+ */
 static __always_inline void int_ingress(struct __sk_buff *skb, struct port_state *st,
 					const struct rxecc_port_params *cfg, __u64 now)
 {
@@ -166,7 +169,8 @@ struct egress_fc {
 };
 
 /* PFC: the peer paused us; the pause ends by a resume frame (the ingress
- * program) or when its quanta run out (here). */
+ * program) or when its quanta run out (here).
+ */
 static __always_inline void egress_fc_get(struct port_state *st,
 					  const struct rxecc_port_params *cfg,
 					  __u64 now, struct egress_fc *fc)
@@ -194,7 +198,8 @@ static __always_inline void egress_fc_get(struct port_state *st,
 }
 
 /* A paused port waits for its pause to end; meanwhile the XOFFs of the
- * switch its head packet came through are renewed on time. */
+ * switch its head packet came through are renewed on time.
+ */
 static __always_inline void pause_wait(struct Qdisc *sch, struct skb_list *dq,
 				       __u64 now, __u64 until)
 {
@@ -257,7 +262,8 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	}
 
 	/* GFC: the link peer's stage k leaves this port rate >> k; time-based,
-	 * the rate the last advertisement set (gfc_credit()). */
+	 * the rate the last advertisement set (gfc_credit()).
+	 */
 	r.rate = (cfg.rate_bps ?: 1) >>
 		 (fc.stage < RXECC_GFC_MAX_STAGES ? fc.stage : RXECC_GFC_MAX_STAGES);
 	if (fc.timed && fc.timed_rate < r.rate) {
@@ -273,14 +279,16 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 
 	/* The head serialises once the link is free, the head is due (the
 	 * link's propagation delay) and any pause has ended, and leaves when
-	 * its last bit is out. */
+	 * its last bit is out.
+	 */
 	if (!head_peek(dq, &r.ready, &head_len)) {
 		if (held_next)
 			bpf_qdisc_watchdog_schedule(sch, held_next, 0);
 		return NULL;
 	}
 	/* CBFC's own rule stays: no packet beyond the credit limit; it waits
-	 * for the next advertisement. */
+	 * for the next advertisement.
+	 */
 	if (fc.timed && (!fc.timed_rate || fc.credit < head_len)) {
 		bpf_spin_lock(&st->lock);
 		st->stats.gfc_credit_waits++;
@@ -331,7 +339,8 @@ int BPF_PROG(port_init, struct Qdisc *sch, struct nlattr *opt,
 	__u32 id = sch_port(sch);
 
 	/* Not a port rxecc configured (a handle it did not choose, or a slot
-	 * no port holds). */
+	 * no port holds).
+	 */
 	if (!id || !port_cfg_get(id, &cfg) || !cfg.ifindex)
 		return -22;	/* -EINVAL */
 	pc = bpf_map_lookup_elem(&pacer, &id);
@@ -447,7 +456,8 @@ int port_ingress(struct __sk_buff *skb)
 	k = pfc_parse(skb, cfg.pfc_class, &quanta, &stamp);
 	if (k == PFC_NOT_CTL) {
 		/* A packet injection drops never arrived; the copy of one it
-		 * duplicated arrives, but no rule sees it. */
+		 * duplicated arrives, but no rule sees it.
+		 */
 		if ((skb->mark & RXECC_MARK_TAG) == RXECC_MARK_DUP)
 			skb->mark = 0;
 		else if (cfg.inject_rules && !inject_apply(skb, st, id))
@@ -478,7 +488,8 @@ int port_ingress(struct __sk_buff *skb)
 		st->stats.pfc_last_stamp = stamp;
 	/* A time past the deepest stage is no GFC stage: it is a PFC pause
 	 * from a peer still in PFC mode (the two ends change mode one after
-	 * the other), obeyed as one. */
+	 * the other), obeyed as one.
+	 */
 	if (cfg.fc_mode == FC_GFC_TIME) {
 		kick = gfc_credit(st, &cfg, quanta, stamp, now);
 		bpf_spin_unlock(&st->lock);

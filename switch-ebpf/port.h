@@ -19,12 +19,14 @@ struct rxecc_port_stats {
 	__u64 qlen_pkts, qlen_bytes;	/* exact: enqueued minus dequeued */
 	__u64 max_qlen_bytes;
 	/* RED marking: ECN-capable packets that arrived with the queue at or
-	 * above Kmax, below Kmin, in between; and how many got CE (none below). */
+	 * above Kmax, below Kmin, in between; and how many got CE (none below).
+	 */
 	__u64 red_above, red_above_marked;
 	__u64 red_below;
 	__u64 red_between, red_between_marked;
 	/* TCD marking: ECN-capable packets this port marked CE, marked UE,
-	 * and left alone. */
+	 * and left alone.
+	 */
 	__u64 tcd_ce, tcd_ue, tcd_none;
 	/* PFC received: this port's egress obeys its link peer. */
 	__u64 pfc_rx_xoff, pfc_rx_xon;	/* frames with a pause time, with 0 */
@@ -39,80 +41,97 @@ struct rxecc_port_stats {
 	/* Stamps ahead of this port's clock: the peer is another machine (a
 	 * guest of testbed/vms.sh) whose clock runs ahead. With the sum of
 	 * how far, the raw mean over all samples is known, and a known
-	 * offset between the clocks gives tau. */
+	 * offset between the clocks gives tau.
+	 */
 	__u64 tau_early_n, tau_early_sum_ns;
 	/* PFC frames carry the stamp their sender took when it decided them,
 	 * increasing per sender; a frame that overtook a newer one on its way
-	 * is stale and ignored (an XOFF arriving after its XON). */
+	 * is stale and ignored (an XOFF arriving after its XON).
+	 */
 	__u64 pfc_last_stamp, pfc_rx_stale;
 	__u64 ctl_pkts;			/* control frames sent out of this port */
 	/* Emulation stalls: dequeues that ran more than stall_ns after the
-	 * link was free, with packets waiting (late timers under TCG). */
+	 * link was free, with packets waiting (late timers under TCG).
+	 */
 	__u64 stalls, stall_ns;
 	/* Arrivals from the link peer (this port's TC ingress): when the last
 	 * one would have finished arriving over a real link of this port's
 	 * rate, and the packets that came more than stall_ns / 2 ahead of
 	 * that (a late upstream timer's catch-up burst, which no real link
-	 * can deliver). */
+	 * can deliver).
+	 */
 	__u64 arrival_vt_ns, compressed_pkts;
 	/* Egress (the marker): compressed arrivals seen, and their bytes not
-	 * yet drained at the port's rate, as of excess_ns (TCD). */
+	 * yet drained at the port's rate, as of excess_ns (TCD).
+	 */
 	__u64 tcd_compressed, excess_bytes, excess_ns;
 	/* MAC control frames (EtherType 0x8808) from the link peer are always
 	 * consumed, as 802.1Q requires: those that are not a well-formed PFC
 	 * frame (length, destination, opcode, reserved class bits), and
-	 * well-formed ones for classes this port does not carry. */
+	 * well-formed ones for classes this port does not carry.
+	 */
 	__u64 pfc_rx_bad, pfc_rx_other;
 	/* INT (this port's TC ingress, stamping for its link peer's egress):
 	 * records written into HPCC shims, hops that found a full shim, and
 	 * flagged packets left alone (no shim of ours, or a UDP checksum
-	 * that a rewrite would break). */
+	 * that a rewrite would break).
+	 */
 	__u64 int_stamped, int_overflow, int_bad;
 	/* ICC: ACKs this port's ingress left without feedback (its queue
-	 * draining at low utilisation, and feedback given within icc_period). */
+	 * draining at low utilisation, and feedback given within icc_period).
+	 */
 	__u64 int_quiet;
 	/* PFC events the shared ring buffer had no room for (pfc.txt). */
 	__u64 events_lost;
 	/* GFC received (port_params.fc_mode FC_GFC_BUFFER): this port's
 	 * egress runs at rate >> gfc_stage. Frames obeyed, the highest stage
 	 * seen, and the time spent below the full rate (finished intervals;
-	 * the current one began at gfc_since_ns). */
+	 * the current one began at gfc_since_ns).
+	 */
 	__u64 gfc_stage, gfc_rx, gfc_max_stage;
 	__u64 gfc_limited_ns, gfc_since_ns;
 	/* Time-based GFC (FC_GFC_TIME): the peer's last credit limit (FCCL,
 	 * 64-byte blocks, modulo 2^16) and whether one came yet; dequeues
 	 * that found no credit left, and packets sent below the full rate
-	 * because the credit was under gfc_span_bytes when it came. */
+	 * because the credit was under gfc_span_bytes when it came.
+	 */
 	__u64 gfc_fccl, gfc_fccl_valid, gfc_credit_waits, gfc_credit_slowed;
 	/* Time-based GFC: the rate the last credit limit set on its arrival,
-	 * held until the next one (GFC §5.2, Fig. 8). */
+	 * held until the next one (GFC §5.2, Fig. 8).
+	 */
 	__u64 gfc_rate_bps;
 	/* Link time lost to late dequeues (late watchdogs under TCG): time a
 	 * packet was waiting and free to go that the pacer did not catch up
 	 * on (beyond burst_ns, or given up at a stall). The link's rate over
-	 * a run is its configured rate less this share. */
+	 * a run is its configured rate less this share.
+	 */
 	__u64 late_ns;
 	/* The end of the last pause, or of a slower GFC stage: time before it
 	 * was not the link's to lose (late_ns). A stall also ends the
-	 * pacer's credit (last_resume_ns), and that credit counts as lost. */
+	 * pacer's credit (last_resume_ns), and that credit counts as lost.
+	 */
 	__u64 pace_floor_ns;
 	/* How far the queue is behind an ideal link of this rate: the bytes
 	 * the link would have sent in the time late_ns counts, kept while
 	 * the queue holds that many (an ideal queue empties that much
-	 * sooner). TCD judges the queue less this. */
+	 * sooner). TCD judges the queue less this.
+	 */
 	__u64 lag_bytes;
 	/* The invariant a real link keeps: over any window longer than one
 	 * packet it sends no more than its rate. Releases that put more than
 	 * one (the largest) packet ahead of an ideal link of the configured
 	 * rate fed with the same releases (pacing credit spent in a burst),
-	 * and the most time beyond that one packet by which one did. */
+	 * and the most time beyond that one packet by which one did.
+	 */
 	__u64 rate_viol, rate_viol_max_ns;
 	/* Fault injection (port/inject.h) at this port's ingress: packets
 	 * dropped, ECN-marked (CE or UE) and with the ICRC corrupted by a
-	 * rule. An injected drop is never counted in `drops`. */
+	 * rule. An injected drop is never counted in `drops`.
+	 */
 	__u64 inj_drops, inj_marks, inj_corrupts;
 	/* ... duplicated, and sent on to their egress port delayed or
-	 * reordered; and, at this port's egress, the packets it held so. */
+	 * reordered; and, at this port's egress, the packets it held so.
+	 */
 	__u64 inj_dups, inj_delays, inj_reorders, held_pkts;
 };
 
@@ -134,13 +153,15 @@ struct rxecc_event {
 };
 
 /* qlen.txt's histogram: time the egress queue spent at each length, ns,
- * in 1000-byte bins (the simulator's KB); the last bin takes the rest. */
+ * in 1000-byte bins (the simulator's KB); the last bin takes the rest.
+ */
 #define RXECC_QLEN_BINS		2048
 
 /* The last intervals a queue-length histogram was given (a ring): each
  * began at start_ns and ended where the next one began (the newest: at
  * since_ns), at queue length bin. A reader that took its snapshot after
- * the time it reads for takes these back out. */
+ * the time it reads for takes these back out.
+ */
 #define RXECC_QLEN_LOG		256
 
 struct rxecc_qlen_interval {
@@ -153,13 +174,15 @@ struct rxecc_qlen_interval {
  * and the time of its last change as one snapshot (BPF_F_LOCK): the time
  * since `since_ns` is owed to the bin of `qlen_bytes`. The length is kept
  * here, from each change's delta in this lock's order: port_state's is
- * changed under another lock, and the two orders can differ. */
+ * changed under another lock, and the two orders can differ.
+ */
 struct rxecc_qlen_hist {
 	struct bpf_spin_lock lock;
 	__u32 pad;
 	__u64 since_ns;
 	__s64 qlen_bytes;	/* below 0 for an instant: a dequeue's delta
-				 * can come before its packet's enqueue's */
+				 * can come before its packet's enqueue's
+				 */
 	__u64 logged;		/* intervals given, the last RXECC_QLEN_LOG in log */
 	struct rxecc_qlen_interval log[RXECC_QLEN_LOG];
 	__u64 ns[RXECC_QLEN_BINS];
@@ -167,7 +190,8 @@ struct rxecc_qlen_hist {
 
 /* skb->mark bit set by a switch port's TC ingress on a compressed arrival
  * (above), for the egress marker of the port the packet leaves by. Every
- * port's ingress rewrites it, so it never outlives one switch. */
+ * port's ingress rewrites it, so it never outlives one switch.
+ */
 #define RXECC_MARK_COMPRESSED	0x40000000U
 
 struct port_state {
@@ -186,7 +210,8 @@ enum mark_mode {
 /* Port configuration, rewritten by rxecc at run time (no reload, nothing
  * lost). rxecc writes it whole under `lock` (BPF_F_LOCK), and programs copy
  * it under the same lock (port_cfg_get()), so no packet sees half of an
- * update, e.g. a new Kmin with the old Kmax. */
+ * update, e.g. a new Kmin with the old Kmax.
+ */
 struct rxecc_port_params {
 	__u64 kmin_bytes;		/* RED */
 	__u64 kmax_bytes;
@@ -206,18 +231,22 @@ struct rxecc_port_params {
 	__u64 icc_sample_ns;		/* ICC: queue-growth samples this far apart */
 	__u64 icc_period_ns;		/* ICC: feedback at least this often */
 	__u32 fc_mode;			/* enum fc_mode: how this port's egress
-					 * reads its link peer's frames */
+					 * reads its link peer's frames
+					 */
 	__u32 ifindex;			/* the port's device (in its namespace) */
 	/* Time-based GFC: B_m - B_0 of the peer's ingress (the linear map's
-	 * span) and its advertisement period (wait this long for credit). */
+	 * span) and its advertisement period (wait this long for credit).
+	 */
 	__u64 gfc_span_bytes, gfc_period_ns;
 	/* Pacing credit kept: 0, one packet at the link's rate (a late
 	 * watchdog costs nothing and the invariant above holds); more for a
 	 * clock whose timers fire milliseconds late (testbed/guest.sh's host
-	 * clock), which then bursts. */
+	 * clock), which then bursts.
+	 */
 	__u64 burst_ns;
 	/* Fault-injection rules in force at this port's ingress (its slot
-	 * of `inject`); 0 skips injection altogether. */
+	 * of `inject`); 0 skips injection altogether.
+	 */
 	__u32 inject_rules;
 	__u32 pad;
 };
@@ -237,7 +266,8 @@ enum fc_mode {
 };
 
 /* Time-based GFC counts buffer in blocks of this many bytes, as
- * InfiniBand's credit-based flow control does. */
+ * InfiniBand's credit-based flow control does.
+ */
 #define RXECC_GFC_BLOCK		64
 
 /* GFC stages go at most this deep: C >> 24 is 3 b/s at 50 Mb/s. */
@@ -301,12 +331,14 @@ struct int_deq {
 	__u64 rate_bps;			/* the link rate */
 	/* ICC, kept at dequeue: the queue and bytes sent at the last sample,
 	 * the growth rates over the two latest sample intervals (bytes/s,
-	 * older and newer) and the utilisation over the latest, in 1/1000. */
+	 * older and newer) and the utilisation over the latest, in 1/1000.
+	 */
 	__u64 smp_ns, smp_qlen, smp_bytes;
 	__s64 qrate1, qrate2;
 	__u64 lu_permille;
 	/* ICC, kept at ingress: the last feedback, and the flows whose ACKs
-	 * crossed in this flow window and the last (distinct QPs). */
+	 * crossed in this flow window and the last (distinct QPs).
+	 */
 	__u64 fb_ns;
 	__u64 flow_epoch, flow_epoch_ns, flows_cur, flows_prev;
 };
@@ -330,7 +362,8 @@ enum rxecc_inject_action {
 	INJ_DUP = 5,		/* a copy follows it, past the rules */
 	INJ_DELAY = 6,		/* joins its egress queue delay_us later */
 	INJ_REORDER = 7,	/* joins it behind the next `gap` packets there,
-				 * delay_us later at most */
+				 * delay_us later at most
+				 */
 };
 
 /*
@@ -408,7 +441,8 @@ struct ingress_acct {
 	/* GFC: the stage last sent, frames sent, the highest stage sent. */
 	__u64 gfc_stage, gfc_tx, gfc_max_stage;
 	/* Time-based GFC: bytes ever received here (ABR) and the last
-	 * advertisement. */
+	 * advertisement.
+	 */
 	__u64 abr_bytes, last_adv_ns;
 };
 
@@ -439,7 +473,8 @@ struct switch_ports {
 /* Each port's counters and configuration, by port id: each program object
  * declares them; rxecc pins port.bpf.c's and hands the same ones to the
  * markers. A marker on a plain device (a fixture) has its own, and uses
- * slot 0. */
+ * slot 0.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, RXECC_MAX_PORTS);
@@ -456,14 +491,16 @@ struct {
 
 /* Time from t to now, 0 if t is later. A program reads now before it takes
  * a lock, and another CPU may store a later time under that lock first:
- * a plain now - t would then wrap to centuries. */
+ * a plain now - t would then wrap to centuries.
+ */
 static __always_inline __u64 ns_since(__u64 now, __u64 t)
 {
 	return now > t ? now - t : 0;
 }
 
 /* Copies port `id`'s configuration as one consistent whole; false if
- * there is no such port. */
+ * there is no such port.
+ */
 static __always_inline bool port_cfg_get(__u32 id, struct rxecc_port_params *out)
 {
 	struct port_cfg *cfg = bpf_map_lookup_elem(&port_cfg, &id);

@@ -15,8 +15,8 @@ APT_PKGS=(
 	# virtme-ng goes into a venv: Debian's Python refuses pip installs
 	# into the system (PEP 668)
 	python3-venv
-	# make test's lint
-	shellcheck
+	# make test's lint (rustfmt-web: the rustc-web toolchain's rustfmt)
+	shellcheck rustfmt-web
 	bc flex bison libelf-dev libssl-dev zlib1g-dev libcap-dev cpio kmod
 	dwarves rsync xz-utils pkg-config make git patch
 	# guest and testbed

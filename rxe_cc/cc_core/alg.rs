@@ -437,7 +437,11 @@ impl AnyCc {
             Self::Swift(s) => {
                 let f: &Flight = s.flight();
                 // Below one packet the pacer spaces the packets out.
-                Some((s.window().max(u64::from(MTU)), f.inflight(), f.is_new_psn(psn)))
+                Some((
+                    s.window().max(u64::from(MTU)),
+                    f.inflight(),
+                    f.is_new_psn(psn),
+                ))
             }
             _ => None,
         }
@@ -453,7 +457,8 @@ impl AnyCc {
 
     /// True if the window has room again, or the algorithm has none.
     pub fn window_open(&self) -> bool {
-        self.window_of(0).is_none_or(|(window, inflight, _)| inflight < window)
+        self.window_of(0)
+            .is_none_or(|(window, inflight, _)| inflight < window)
     }
 
     /// Knobs that act on running QPs at each period's end: ACC's and

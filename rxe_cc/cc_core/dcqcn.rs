@@ -407,10 +407,13 @@ impl CongestionControl for Dcqcn {
 
     fn timer_period_ns(&self) -> Option<u64> {
         let p = self.knobs.alpha_period_ns.min(self.knobs.rate_period_ns);
-        Some(match self.knobs.variant {
-            DcqcnVariant::Paper => p,
-            DcqcnVariant::Simulator => p.min(self.knobs.decrease_period_ns),
-        }.max(1))
+        Some(
+            match self.knobs.variant {
+                DcqcnVariant::Paper => p,
+                DcqcnVariant::Simulator => p.min(self.knobs.decrease_period_ns),
+            }
+            .max(1),
+        )
     }
 
     fn pacing(&self, _now_ns: u64) -> Pacing {

@@ -6,12 +6,12 @@
 //! RoCE's ACKs carry no timestamp to echo, so the sender keeps the send
 //! time of the one packet it times.
 
-use super::psn::{psn_add, psn_diff};
+use super::psn::{psn_add, psn_diff, PSN_MASK};
 
 /// One packet timed at a time: its PSN and send time. An ACK at or past
-/// that PSN gives an RTT sample, and the next new packet is timed; a
-/// resend of the timed packet (or of one before it) voids the timing, as
-/// its ACK could answer either copy (Karn).
+/// that PSN gives an RTT sample, and the next new packet is timed; any
+/// resend while a packet is timed voids the timing, as the ACK could answer
+/// either copy (Karn; go-back-N resends the timed packet too).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RttProbe {
     timed: Option<(u32, u64)>,
@@ -19,14 +19,18 @@ pub struct RttProbe {
 }
 
 impl RttProbe {
-    /// A packet whose last PSN is `psn` left at `now_ns`.
-    pub fn on_send(&mut self, now_ns: u64, psn: u32) {
+    /// A packet left at `now_ns`: `psn` is its last PSN and `bytes` what it
+    /// moves, so that a READ request (one packet whose responses take
+    /// `bytes / mtu` PSNs) is timed to its first response: the round trip,
+    /// not the transfer.
+    pub fn on_send(&mut self, now_ns: u64, psn: u32, bytes: u32, mtu: u32) {
         if self.next_psn.is_none_or(|next| psn_diff(psn, next) >= 0) {
             self.next_psn = Some(psn_add(psn, 1));
             if self.timed.is_none() {
-                self.timed = Some((psn, now_ns));
+                let later = bytes.saturating_sub(1).checked_div(mtu).unwrap_or(0);
+                self.timed = Some((psn.wrapping_sub(later) & PSN_MASK, now_ns));
             }
-        } else if self.timed.is_some_and(|(p, _)| psn_diff(psn, p) <= 0) {
+        } else {
             self.timed = None;
         }
     }

@@ -295,7 +295,12 @@ impl CongestionControl for Swift {
 
     fn on_send(&mut self, now_ns: u64, psn: u32, bytes: u32) {
         self.flight.on_send(psn, bytes);
-        self.probe.on_send(now_ns, psn);
+        self.probe.on_send(
+            now_ns,
+            psn,
+            bytes,
+            u32::try_from(self.mtu).unwrap_or(u32::MAX),
+        );
         self.next_send_ns = advance_pacing(
             self.next_send_ns,
             now_ns,

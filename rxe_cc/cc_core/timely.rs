@@ -86,6 +86,7 @@ fn mul_signed(x: i64, q: Q32) -> i64 {
 pub struct Timely {
     knobs: TimelyKnobs,
     line_rate_bps: u64,
+    mtu: u32,
     rate_bps: u64,
     /// The EWMA of RTT differences, ns.
     rtt_diff: i64,
@@ -105,6 +106,7 @@ impl Timely {
         Self {
             knobs,
             line_rate_bps: line,
+            mtu: link.mtu,
             rate_bps: line,
             rtt_diff: 0,
             prev_rtt_ns: None,
@@ -192,7 +194,7 @@ impl CongestionControl for Timely {
     }
 
     fn on_send(&mut self, now_ns: u64, psn: u32, bytes: u32) {
-        self.probe.on_send(now_ns, psn);
+        self.probe.on_send(now_ns, psn, bytes, self.mtu);
         self.next_send_ns = advance_pacing(
             self.next_send_ns,
             now_ns,

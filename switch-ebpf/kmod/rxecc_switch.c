@@ -43,7 +43,8 @@ static void pfc_send_work(struct work_struct *work)
 		struct net_device *dev = skb->dev;
 
 		/* dev_queue_xmit consumes the skb; the hold taken in
-		 * rxecc_pfc_send() keeps dev valid until then. */
+		 * rxecc_pfc_send() keeps dev valid until then.
+		 */
 		dev_queue_xmit(skb);
 		dev_put(dev);
 	}

@@ -40,7 +40,8 @@ struct {
 
 /* Takes `len` from a counter that never goes below zero: a release of
  * bytes that were never charged here (an account recreated under traffic)
- * is counted, not wrapped into a huge backlog that would pause for good. */
+ * is counted, not wrapped into a huge backlog that would pause for good.
+ */
 static __always_inline void release_bytes(__u64 *bytes, __u64 len, __u64 *underflows)
 {
 	if (*bytes >= len) {
@@ -68,7 +69,8 @@ static __always_inline bool fc_decide(const struct ingress_cfg *ic,
 	/* The mode changed at run time, and the old one holds the peer (a
 	 * pause, a stage): the new mode's own frame goes now and releases it
 	 * as it lands, with no moment at full rate in between (a stage or a
-	 * credit limit ends a pause at a GFC receiver; time 0 resumes any). */
+	 * credit limit ends a pause at a GFC receiver; time 0 resumes any).
+	 */
 	if (ia->xoff_active && ic->fc_mode != FC_PFC) {
 		ia->xoff_active = 0;
 		ia->pfc_tx_xon++;
@@ -99,7 +101,8 @@ static __always_inline bool fc_decide(const struct ingress_cfg *ic,
 		}
 	} else if (ic->fc_mode == FC_GFC_TIME) {
 		/* CBFC's advertisement every period: FCCL = ABR + the space
-		 * left of B_m, in blocks, modulo 2^16 (GFC §5.3). */
+		 * left of B_m, in blocks, modulo 2^16 (GFC §5.3).
+		 */
 		if (force || !ia->last_adv_ns ||
 		    ns_since(now, ia->last_adv_ns) >= ic->gfc_period_ns) {
 			k = ic->gfc_bm_bytes > ia->bytes ? ic->gfc_bm_bytes - ia->bytes : 0;
@@ -153,7 +156,8 @@ static __always_inline void pfc_refresh_switch(struct Qdisc *sch, __u32 sw,
 		return;
 	/* An open-coded iterator, not a bounded loop: the verifier then checks
 	 * the body (fc_decide() and all) until its states converge, not once
-	 * per port, which made port_dequeue most of every port's load time. */
+	 * per port, which made port_dequeue most of every port's load time.
+	 */
 	bpf_for(i, 0, RXECC_SWITCH_PORTS) {
 		if (i >= sp->n)
 			break;

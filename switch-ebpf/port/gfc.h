@@ -72,7 +72,8 @@ static __always_inline bool gfc_obey(struct port_state *st, __u32 stage,
 		st->stats.gfc_limited_ns += ns_since(now, st->stats.gfc_since_ns);
 	}
 	/* A faster rate starts now, as after a pause: the pacer banks no
-	 * credit from the slower period, and that wait was no stall. */
+	 * credit from the slower period, and that wait was no stall.
+	 */
 	if (stage < old) {
 		st->stats.last_resume_ns = now;
 		st->stats.pace_floor_ns = now;
@@ -106,11 +107,11 @@ static __always_inline bool gfc_credit(struct port_state *st,
 	st->stats.gfc_rate_bps = rate;
 	/* Feedback latency: every credit frame is a decision that takes
 	 * effect on arrival (buffer-based GFC samples its steps out of
-	 * stage 0). */
+	 * stage 0).
+	 */
 	tau_sample(st, stamp, now);
-	if (st->stats.paused) {
+	if (st->stats.paused)
 		pause_end(st, now);
-	}
 	return true;
 }
 

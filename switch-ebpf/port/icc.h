@@ -22,7 +22,8 @@ static __always_inline void icc_sample(struct int_deq *d,
 	if (d->smp_ns && dt < (cfg->icc_sample_ns ?: 1))
 		return;
 	/* After 10 s without a dequeue the port starts afresh (and rate * dt
-	 * cannot overflow). */
+	 * cannot overflow).
+	 */
 	if (d->smp_ns && dt && dt < 10 * NSEC_PER_SEC) {
 		d->qrate1 = d->qrate2;
 		if (qlen_bytes >= d->smp_qlen) {
@@ -42,7 +43,8 @@ static __always_inline void icc_sample(struct int_deq *d,
 }
 
 /* A flow, as ICC counts them on a port: an ACK's destination (the sender's
- * address and QP). */
+ * address and QP).
+ */
 struct icc_flow_key {
 	__u32 port_id;
 	__u32 daddr;

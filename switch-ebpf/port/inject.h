@@ -75,7 +75,8 @@ static __always_inline __u64 inject_rng(__u64 *s)
 }
 
 /* Whether rule `r` acts on packet `v`, under the rules' lock: its count of
- * matches goes up if the packet is one it selects. */
+ * matches goes up if the packet is one it selects.
+ */
 static __always_inline bool inject_fires(struct rxecc_inject_rule *r,
 					 const struct bth_view *v)
 {
@@ -111,7 +112,8 @@ static __always_inline void inject_ecn(struct __sk_buff *skb, __u8 tos, __u8 ecn
 }
 
 /* What the rules that fired ask for: a set of actions, and the delay or
- * reorder of the first such rule. */
+ * reorder of the first such rule.
+ */
 struct inject_acts {
 	__u32 acts;
 	__u32 delay_us, gap;
@@ -135,7 +137,8 @@ static __always_inline void inject_collect(struct rxecc_inject_rule *r,
 }
 
 /* The copy of a duplicated packet: it arrives again at this ingress, just
- * behind the packet, marked so that the rules pass it by (port_ingress()). */
+ * behind the packet, marked so that the rules pass it by (port_ingress()).
+ */
 static __always_inline void inject_dup(struct __sk_buff *skb, struct port_state *st)
 {
 	__u32 mark = skb->mark;
@@ -242,7 +245,8 @@ static __always_inline struct bpf_list_node *held_pop(struct held_list *h)
 }
 
 /* A packet whose skb->mark asks its egress port to hold it: kept in
- * held_q, counted in the qdisc's length but not the queue's. */
+ * held_q, counted in the qdisc's length but not the queue's.
+ */
 static __always_inline int inject_hold(struct Qdisc *sch, struct port_state *st,
 				       struct sk_buff *skb, __u32 id, __u32 len,
 				       __u32 iif, __u64 now,
@@ -283,7 +287,8 @@ drop:
 }
 
 /* A held packet joins the queue now, as port_enqueue() would take it: the
- * packet limit and the shared buffer may still drop it. */
+ * packet limit and the shared buffer may still drop it.
+ */
 static __always_inline void held_admit(struct Qdisc *sch, struct port_state *st,
 				       const struct rxecc_port_params *cfg,
 				       struct skb_list *dq, struct held_list *h,

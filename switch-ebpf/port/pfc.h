@@ -26,7 +26,8 @@ struct {
 } events SEC(".maps");
 
 /* Ends a pause, under st->lock: its time is accounted, and TCD sees the
- * end of an OFF period. */
+ * end of an OFF period.
+ */
 static __always_inline void pause_end(struct port_state *st, __u64 now)
 {
 	st->stats.paused = 0;
@@ -37,7 +38,8 @@ static __always_inline void pause_end(struct port_state *st, __u64 now)
 }
 
 /* One sample of the feedback latency tau, under st->lock: from the stamp
- * the link peer took when it decided a frame to its effect here, now. */
+ * the link peer took when it decided a frame to its effect here, now.
+ */
 static __always_inline void tau_sample(struct port_state *st, __u64 stamp, __u64 now)
 {
 	if (!stamp)

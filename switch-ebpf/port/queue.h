@@ -28,7 +28,8 @@ static __always_inline struct port_state *state(__u32 id)
 }
 
 /* The port a qdisc is: its handle is id:0 (rxecc), and a kind this object
- * registers is only ever made a port's root qdisc by rxecc. */
+ * registers is only ever made a port's root qdisc by rxecc.
+ */
 static __always_inline __u32 sch_port(const struct Qdisc *sch)
 {
 	return sch->handle >> 16;
@@ -47,7 +48,8 @@ struct {
  * `now` was read before this lock, so another CPU's later `now` may have
  * come first: since_ns never goes back, and the bins' total is exactly
  * the time from the first change to the last. Each interval given is
- * logged, so that a reader can take back those after its time. */
+ * logged, so that a reader can take back those after its time.
+ */
 static __always_inline void qlen_hist_change(__u32 id, __s64 delta, bool empty, __u64 now)
 {
 	struct rxecc_qlen_hist *h = bpf_map_lookup_elem(&qlen_hist, &id);
@@ -77,13 +79,15 @@ static __always_inline void qlen_hist_change(__u32 id, __s64 delta, bool empty, 
  * from when it is due, or a pause ended) at the rate in force, so a GFC
  * stage change applies to it at once, and leaves at the end: store and
  * forward, as the veth behind the port delivers at once. Only the port's
- * dequeue uses it, and a qdisc has one dequeue at a time. */
+ * dequeue uses it, and a qdisc has one dequeue at a time.
+ */
 struct pacer {
 	__u64 free_ns;
 	/* When an ideal link of the configured rate, fed with the packets
 	 * as this port released them, would be free, and the largest packet
 	 * released: the one packet a window may hold beyond the rate
-	 * (rate_viol). */
+	 * (rate_viol).
+	 */
 	__u64 ideal_free_ns;
 	__u32 max_len;
 	__u32 pad2;
@@ -103,7 +107,8 @@ struct skb_node {
 	__u32 switch_id;
 	__u32 len;
 	/* Held by fault injection (port/inject.h): released once the port's
-	 * enq_pkts reaches this (0: by time only). */
+	 * enq_pkts reaches this (0: by time only).
+	 */
 	__u32 hold_enq;
 	struct bpf_list_node node;
 };
@@ -195,7 +200,8 @@ static __always_inline struct sk_buff *ctl_dequeue(struct Qdisc *sch,
 }
 
 /* The head data packet's due time (enqueue plus link delay) and length;
- * false if the queue is empty. */
+ * false if the queue is empty.
+ */
 static __always_inline bool head_peek(struct skb_list *dq, __u64 *ready, __u32 *len)
 {
 	struct bpf_list_node *node;
@@ -297,7 +303,8 @@ static __always_inline void pacer_release(struct pacer *pc, struct port_state *s
 	end = r->due > floor ? r->due : floor;
 	/* Time lost: the link was free (next_tx_ns), this packet there (ready)
 	 * and no pause or credit wait held it, yet it ends later: a late
-	 * dequeue beyond the credit, or the credit a stall gave up. */
+	 * dequeue beyond the credit, or the credit a stall gave up.
+	 */
 	start = r->next_tx_ns > r->ready ? r->next_tx_ns : r->ready;
 	lost_from = (r->pace_floor > start ? r->pace_floor : start) + r->ser_ns;
 	if (r->next_tx_ns && !r->timed && end > lost_from) {
@@ -316,7 +323,8 @@ static __always_inline void pacer_release(struct pacer *pc, struct port_state *s
 	 * the last one's end plus its own time, or now if it was idle; a
 	 * release more than the largest packet's time before that means a
 	 * burst. The credit above (one packet) never gives one: a busy
-	 * period's releases are at most its first packet ahead. */
+	 * period's releases are at most its first packet ahead.
+	 */
 	if (r->len > pc->max_len)
 		pc->max_len = r->len;
 	one_pkt_ns = (__u64)pc->max_len * 8 * NSEC_PER_SEC / (cfg->rate_bps ?: 1);

@@ -218,12 +218,19 @@ fn some_ce_below_ninety_percent_holds() {
     assert_eq!(r, 5 * GBPS);
     let now = period(&mut acc, now, t, 20, 10, 8, 0);
     assert_eq!(acc.class(), AccClass::Mixed);
-    assert_eq!(acc.pacing(now).rate_bps, r, "§4.1: only no CE and no UE is uncongested");
+    assert_eq!(
+        acc.pacing(now).rate_bps,
+        r,
+        "§4.1: only no CE and no UE is uncongested"
+    );
     // A clean period after it is the first of a run: RI_low.
     let now = period(&mut acc, now, t, 1, 1, 0, 0);
     let line = 10 * GBPS;
     let k = AccKnobs::for_link(&link(10, 50));
-    assert_eq!(acc.pacing(now).rate_bps, r + (line - r) * k.ri_low_bps / line);
+    assert_eq!(
+        acc.pacing(now).rate_bps,
+        r + (line - r) * k.ri_low_bps / line
+    );
     let _ = period(&mut acc, now, t, 20, 10, 9, 0);
     assert_eq!(acc.class(), AccClass::Congested);
 }
@@ -244,7 +251,10 @@ fn mixed_increase_knob_raises_the_rate() {
     let now = period(&mut acc, now, t, 20, 10, 8, 0);
     assert_eq!(acc.class(), AccClass::Mixed);
     let line = 10 * GBPS;
-    assert_eq!(acc.pacing(now).rate_bps, r + (line - r) * k.ri_low_bps / line);
+    assert_eq!(
+        acc.pacing(now).rate_bps,
+        r + (line - r) * k.ri_low_bps / line
+    );
 }
 
 #[test]
@@ -278,13 +288,21 @@ fn a_halt_ends_after_one_period_with_its_extension() {
         assert!(!acc.halted(), "{clean_acks} clean ACKs: the halt ended");
         let ds = 5 * u64::from(MTU);
         let ext = tx_time_ns(ds - ds * r / (10 * GBPS), r);
-        assert_eq!(acc.last_halt_ns(), halt + ext, "{clean_acks} clean ACKs: extended");
+        assert_eq!(
+            acc.last_halt_ns(),
+            halt + ext,
+            "{clean_acks} clean ACKs: extended"
+        );
         assert_eq!(acc.pacing(now).next_send_ns, end + ext);
         // Post-halt data acked (snd_una passes snd_nxt_start), then congestion.
         let now = period(&mut acc, now, t, 10, 14, 0, 0);
         let now = period(&mut acc, now, t, 5, 8, 8, 0);
         assert_eq!(acc.class(), AccClass::Congested);
-        assert_eq!(acc.halts(), 2, "{clean_acks} clean ACKs: a new congestion halts anew");
+        assert_eq!(
+            acc.halts(),
+            2,
+            "{clean_acks} clean ACKs: a new congestion halts anew"
+        );
         assert!(acc.halted());
         assert!(acc.pacing(now).next_send_ns > now);
     }

@@ -163,12 +163,19 @@ fn simulator_cuts_at_most_once_per_check() {
     // after the check (α first, 1 ns before the check, as there).
     rp.on_timer(4_100);
     let r = rp.pacing(4_100).rate_bps;
-    assert!(r < line && r >= line / 2 - 1 && r <= line * 51 / 100, "one cut near half: {r}");
+    assert!(
+        r < line && r >= line / 2 - 1 && r <= line * 51 / 100,
+        "one cut near half: {r}"
+    );
     // More CNPs within the next 4 us: one more cut at the next check.
     rp.on_cnp(5_000);
     rp.on_cnp(6_000);
     rp.on_timer(8_099);
-    assert_eq!(rp.pacing(8_099).rate_bps, r, "the check at 8100 has not run");
+    assert_eq!(
+        rp.pacing(8_099).rate_bps,
+        r,
+        "the check at 8100 has not run"
+    );
     rp.on_timer(8_100);
     assert!(rp.pacing(8_100).rate_bps < r, "cut at the check");
     // No CNP since: no more cuts.
@@ -220,5 +227,8 @@ fn simulator_increase_stages_and_no_byte_counter() {
     assert_eq!(rp.target_rate_bps(), rt + k.ai_rate_bps);
     rp.on_timer(1_212_000); // hyper
     rp.on_timer(1_512_000); // hyper
-    assert_eq!(rp.target_rate_bps(), rt + k.ai_rate_bps + 2 * k.hai_rate_bps);
+    assert_eq!(
+        rp.target_rate_bps(),
+        rt + k.ai_rate_bps + 2 * k.hai_rate_bps
+    );
 }

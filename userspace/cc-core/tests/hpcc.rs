@@ -299,7 +299,10 @@ fn icc_increase_from_below_line() {
         assert_eq!(icc.branch(), IccBranch::Increase);
         let want = v as f64 * lu as f64 / 1000.0 + line as f64 * (1.0 - lu as f64 / 1000.0);
         let got = icc.pacing(0).rate_bps;
-        assert!(close(got as f64, want, 1e-6), "lu {lu}: V = {got} want {want}");
+        assert!(
+            close(got as f64, want, 1e-6),
+            "lu {lu}: V = {got} want {want}"
+        );
     }
 }
 

@@ -26,7 +26,11 @@ fn c_header() -> String {
 #define RXE_CC_ALGS(X) \\\n",
     );
     for a in ALGS.iter() {
-        s.push_str(&format!("\tX({}, {}) \\\n", a.name().to_uppercase(), a.name()));
+        s.push_str(&format!(
+            "\tX({}, {}) \\\n",
+            a.name().to_uppercase(),
+            a.name()
+        ));
     }
     s.push_str("\n#define RXE_CC_KNOBS(X) \\\n");
     for k in KNOBS.iter() {
@@ -69,7 +73,11 @@ fn table_is_sane() {
     assert_eq!(names.len(), NR_KNOBS, "a name twice");
     for (i, k) in KNOBS.iter().enumerate() {
         assert_eq!(k.knob as usize, i, "{}", k.name);
-        assert!(k.min <= k.default && k.default <= k.max, "{}: default out of range", k.name);
+        assert!(
+            k.min <= k.default && k.default <= k.max,
+            "{}: default out of range",
+            k.name
+        );
         assert!(!k.help.is_empty(), "{}: no description", k.name);
     }
     assert_eq!(Defaults.get(Knob::AccCePermille), 900);

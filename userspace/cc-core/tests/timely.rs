@@ -162,8 +162,8 @@ fn rate_stays_within_min_and_line() {
 #[test]
 fn probe_times_one_packet_per_round_trip() {
     let mut p = RttProbe::default();
-    p.on_send(100, 10);
-    p.on_send(200, 11); // not timed: 10 is
+    p.on_send(100, 10, 4096, 4096);
+    p.on_send(200, 11, 4096, 4096); // not timed: 10 is
     assert_eq!(p.on_ack(900, 9, false), None, "an ACK before the timed PSN");
     assert_eq!(
         p.on_ack(1000, 10, true),
@@ -180,26 +180,34 @@ fn probe_times_one_packet_per_round_trip() {
         None,
         "one sample per timed packet"
     );
-    p.on_send(1300, 12);
+    p.on_send(1300, 12, 4096, 4096);
     assert_eq!(p.on_ack(1500, 12, false), Some(200));
 }
 
 #[test]
 fn probe_forgets_a_resent_packet() {
     let mut p = RttProbe::default();
-    p.on_send(0, 5);
-    p.on_send(10, 6);
-    p.on_send(20, 7);
-    p.on_send(30, 6); // go-back-N from 6: 5 is not resent, stays timed
-    assert_eq!(p.on_ack(100, 5, false), Some(100));
-    p.on_send(110, 8);
-    p.on_send(120, 8); // 8 is resent: its ACK could answer either copy
+    p.on_send(0, 5, 4096, 4096);
+    p.on_send(10, 6, 4096, 4096);
+    p.on_send(20, 7, 4096, 4096);
+    p.on_send(30, 6, 4096, 4096); // go-back-N from 6: any resend voids the timing
+    assert_eq!(p.on_ack(100, 5, false), None);
+    p.on_send(110, 8, 4096, 4096);
+    p.on_send(120, 8, 4096, 4096); // 8 is resent: its ACK could answer either copy
     assert_eq!(p.on_ack(200, 8, false), None);
+    // A READ of 3 packets is timed to its first response.
+    let mut p = RttProbe::default();
+    p.on_send(1000, 12, 3 * 4096, 4096);
+    assert_eq!(
+        p.on_ack(1500, 10, false),
+        Some(500),
+        "the first response, PSN 10"
+    );
     // PSNs wrap at 2^24.
     let mut p = RttProbe::default();
-    p.on_send(300, 0xff_fffe);
-    p.on_send(310, 0xff_ffff);
-    p.on_send(320, 0);
+    p.on_send(300, 0xff_fffe, 4096, 4096);
+    p.on_send(310, 0xff_ffff, 4096, 4096);
+    p.on_send(320, 0, 4096, 4096);
     assert_eq!(p.on_ack(400, 0, false), Some(100));
 }
 

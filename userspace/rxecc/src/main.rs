@@ -3,8 +3,8 @@
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use rxecc::{
-    deadlock, experiment, fct, model, paper, perftest, plot, record, report, selftest, spread, stats,
-    switch, topology, workload,
+    deadlock, experiment, fct, model, paper, perftest, plot, record, report, selftest, spread,
+    stats, switch, topology, workload,
 };
 use std::path::PathBuf;
 
