@@ -247,12 +247,51 @@ pub fn load(path: &Path) -> Result<Experiment> {
             path.display(),
             r.label
         );
-        for k in r.knobs.keys() {
+        // The algorithm and knobs against the module's own tables
+        // (cc_core), here on the host rather than at a sysfs write in the
+        // guest: a name, its line, and what is valid.
+        let run_at = text.find(&format!("label = \"{}\"", r.label)).unwrap_or(0);
+        let at = |needle: &str| {
+            text[run_at..]
+                .find(needle)
+                .map_or(0, |i| text[..run_at + i].matches('\n').count() + 1)
+        };
+        ensure!(
+            cc_core::alg::AlgId::from_name(&r.cc).is_some(),
+            "{}:{}: run {}: cc '{}' is not one of rxe_cc's: {}",
+            path.display(),
+            at(&format!("\"{}\"", r.cc)),
+            r.label,
+            r.cc,
+            cc_core::alg::ALGS.map(|a| a.name()).join(", ")
+        );
+        for (k, v) in &r.knobs {
             ensure!(
-                k != "cc" && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
-                "{}: run {}: knob '{k}' (set the algorithm with cc = ...)",
+                k != "cc",
+                "{}:{}: run {}: knob 'cc' (set the algorithm with cc = ...)",
                 path.display(),
+                at(k),
                 r.label
+            );
+            let Some(def) = cc_core::knobs::KNOBS.iter().find(|d| d.name == k) else {
+                bail!(
+                    "{}:{}: run {}: '{k}' is not a knob of rxe_cc; valid names: {}",
+                    path.display(),
+                    at(k),
+                    r.label,
+                    cc_core::knobs::KNOBS.map(|d| d.name).join(", ")
+                );
+            };
+            let n = v.as_integer();
+            ensure!(
+                n.is_some_and(|n| n >= i64::from(def.min) && n <= i64::from(def.max)),
+                "{}:{}: run {}: {k} = {v}: an integer in [{}, {}] ({})",
+                path.display(),
+                at(k),
+                r.label,
+                def.min,
+                def.max,
+                def.help
             );
         }
     }
@@ -1364,6 +1403,19 @@ mod tests {
             (
                 EXP.replace("hosts = 4", "hosts = 4\nbogus = 1"),
                 "unknown field",
+            ),
+            // Knobs and algorithms against rxe_cc's tables, with the line.
+            (
+                EXP.replace("rpg_time_reset", "rpg_time_rest"),
+                "e.toml:16: run dcqcn: 'rpg_time_rest' is not a knob of rxe_cc",
+            ),
+            (
+                EXP.replace("20000 }", "0 }"),
+                "rpg_time_reset = 0: an integer in [1, 1000000]",
+            ),
+            (
+                EXP.replace("cc = \"none\"", "cc = \"nil\""),
+                "run none: cc 'nil' is not one of rxe_cc's: none, fixed",
             ),
         ] {
             std::fs::write(&p, bad).unwrap();
