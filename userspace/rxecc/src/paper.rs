@@ -38,6 +38,9 @@ pub struct Claim {
     /// If set, the claim is about `metric(of) / metric(run)`: how many
     /// times better `run` does than `of` (fewer pauses, faster).
     pub of: Option<String>,
+    /// If set, the claim is about `metric(run) / over(run)`, two metrics
+    /// of one run (a halt's actual length over its ideal).
+    pub over: Option<String>,
     /// Bounds on the value; at least one.
     pub at_most: Option<f64>,
     pub at_least: Option<f64>,
@@ -83,6 +86,13 @@ impl Recipe {
                 );
             }
             ensure!(
+                c.of.is_none() || c.over.is_none(),
+                "{}: claim {} ('{}') has both of and over",
+                path.display(),
+                i + 1,
+                c.says
+            );
+            ensure!(
                 c.at_most.is_some() || c.at_least.is_some(),
                 "{}: claim {} ('{}') has neither at_most nor at_least",
                 path.display(),
@@ -113,9 +123,18 @@ pub fn judge(recipe: &Recipe, report: &serde_json::Value) -> Result<Vec<Verdict>
     let mut out = Vec::new();
     for c in &recipe.claims {
         let mine = metric(report, &c.run, &c.metric)?;
-        let (value, reason) = match &c.of {
-            None => (mine, format!("{} has no {}", c.run, c.metric)),
-            Some(of) => {
+        let (value, reason) = match (&c.of, &c.over) {
+            (None, None) => (mine, format!("{} has no {}", c.run, c.metric)),
+            (_, Some(over)) => {
+                let den = metric(report, &c.run, over)?;
+                match (mine, den) {
+                    (Some(m), Some(d)) if d > 0.0 => (Some(m / d), String::new()),
+                    (Some(_), Some(_)) => (None, format!("{over} of {} is 0", c.run)),
+                    (None, _) => (None, format!("{} has no {}", c.run, c.metric)),
+                    (_, None) => (None, format!("{} has no {over}", c.run)),
+                }
+            }
+            (Some(of), None) => {
                 let theirs = metric(report, of, &c.metric)?;
                 match (theirs, mine) {
                     (Some(t), Some(m)) if m > 0.0 => (Some(t / m), String::new()),
@@ -244,7 +263,7 @@ mod tests {
         serde_json::json!([
             {"label": "none", "pauses": 900, "converge_periods": null},
             {"label": "dcqcn", "pauses": 100, "converge_periods": 20.0},
-            {"label": "acc", "pauses": 25, "converge_periods": 2.5},
+            {"label": "acc", "pauses": 25, "converge_periods": 2.5, "actual_ms": 6.0, "ideal_ms": 5.0},
         ])
     }
 
@@ -278,6 +297,14 @@ mod tests {
             metric = "converge_periods"
             at_most = 100.0
             paper = "-"
+            [[claim]]
+            says = "halt close to ideal"
+            run = "acc"
+            metric = "actual_ms"
+            over = "ideal_ms"
+            at_least = 0.8
+            at_most = 1.25
+            paper = "close"
             "#,
         );
         let v = judge(&r, &report()).unwrap();
@@ -290,9 +317,11 @@ mod tests {
         assert_eq!(v[3].testbed, None);
         assert!(!v[3].met);
         assert_eq!(v[3].reason, "none has no converge_periods");
+        assert_eq!(v[4].testbed, Some(1.2));
+        assert!(v[4].met);
         let t = table(&r, &v);
         assert!(t.contains("missed (none has no converge_periods)"), "{t}");
-        assert!(t.ends_with("1 of 4 claims met\n"), "{t}");
+        assert!(t.ends_with("2 of 5 claims met\n"), "{t}");
     }
 
     #[test]
