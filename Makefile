@@ -104,7 +104,7 @@ SHELL_SCRIPTS = $(wildcard tests/*.sh testbed/*.sh rxe_glue/*.sh) .ci/run
 # Every Rust file, the kernel module's and userspace's, formatted by the
 # Debian toolchain's rustfmt (rustfmt-web, the rustc-web that builds the
 # module), so that hosts with a rustup toolchain first in PATH agree.
-RUSTFMT ?= /usr/bin/rustfmt
+RUSTFMT ?= $(firstword $(wildcard /usr/bin/rustfmt) rustfmt)
 RUST_SOURCES = $(shell git ls-files '*.rs' 2>/dev/null || find rxe_cc userspace -name '*.rs' -not -path '*/target/*')
 # C and BPF in the kernel's style (the kernel tree's checkpatch.pl). Ignored
 # everywhere: the X-macros' unused arguments and list or statement bodies
