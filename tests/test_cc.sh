@@ -25,7 +25,8 @@ for r in json.load(open(sys.argv[1])):
 test_cc_incast() {
 	local cc cmdlines=/sys/kernel/tracing/saved_cmdlines before
 	before=$(if [ -r $cmdlines ]; then wc -l <$cmdlines; else echo 0; fi)
-	cci_run "$TEST_OUT" none dcqcn acc icc >"$TEST_OUT/table.txt" 2>"$TEST_OUT/run.txt" \
+	# stdout apart from table.txt, which rxecc run writes itself.
+	cci_run "$TEST_OUT" none dcqcn acc icc >"$TEST_OUT/stdout.txt" 2>"$TEST_OUT/run.txt" \
 		|| fail "rxecc run: $(grep -v '^rxecc: ' "$TEST_OUT/run.txt" | tail -3)"
 	cat "$TEST_OUT/table.txt" >&2
 	# rxecc record's tracefs instance must not save task names: doing so
