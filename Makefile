@@ -35,7 +35,7 @@ endif
 # (docs/architecture.md); everything else shows.
 QUIET_PAHOLE = 2> >(grep -Ev '^(die__[a-z_]+|tag__recode_dwarf_type): ' >&2)
 
-.PHONY: all setup kernel bpf-headers modules userspace guest test lint cargo-test guest-test vms-test vms test-debug bench repro demo clean
+.PHONY: all setup kernel bpf-headers modules userspace guest test lint lint-kernel cargo-test guest-test vms-test vms test-debug bench repro demo clean
 
 all: modules userspace
 
@@ -126,9 +126,20 @@ lint: bpf-headers
 	perl "$$cp" $(CHECKPATCH_FLAGS) --ignore $(CHECKPATCH_IGNORE),$(CHECKPATCH_IGNORE_BPF) $(BPF_C)
 	@cd userspace && $(CARGO_ENV) $(CARGO) clippy -q --release --all-targets -- -D warnings
 
+# clippy on the kernel module's Rust, with the kernel's own lint set, by
+# the clippy of the rustc that builds it (rust-web-clippy), warnings as
+# errors; a normal build after it compiles the objects again.
+lint-kernel: modules
+	@echo "==> lint: clippy on rxe_cc.ko's Rust" >&2
+	@kdir=$$(cat $(BUILD)/kdir); \
+	$(MAKE) -s -C "$$kdir" M=$(TOP) LLVM=-19 RUSTC=/usr/bin/rustc CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver \
+		KRUSTFLAGS=-Dwarnings RXE_GLUE_DIR=$(BUILD)/rxe KBUILD_EXTRA_SYMBOLS=$(BUILD)/rxe/Module.symvers \
+		modules $(QUIET_PAHOLE)
+	@$(MAKE) -s modules
+
 # test_vms in make test runs only the three-guest layout; `make vms-test`
 # runs the one-guest incast beside it.
-test: lint cargo-test guest-test
+test: lint lint-kernel cargo-test guest-test
 	@VMS_LAYOUTS=several bash tests/run_vms.sh
 
 # The suite's functional tests on a second kernel with lockdep, KASAN and
