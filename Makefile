@@ -111,7 +111,7 @@ RUST_SOURCES = $(shell git ls-files '*.rs' 2>/dev/null || find rxe_cc userspace 
 # (knobs.h); in BPF, libbpf's conventions: `const volatile` globals set to
 # 0, __attribute__((packed)) (vmlinux.h has no __packed), and `__kptr`,
 # which checkpatch's spacing check reads as a type.
-CHECKPATCH_FLAGS = --no-tree --quiet --terse --show-types -f
+CHECKPATCH_FLAGS = --no-tree --quiet --no-summary --terse --show-types -f
 CHECKPATCH_IGNORE = MACRO_ARG_UNUSED,TRAILING_SEMICOLON,COMPLEX_MACRO
 CHECKPATCH_IGNORE_BPF = VOLATILE,GLOBAL_INITIALISERS,PREFER_DEFINED_ATTRIBUTE_MACRO,SPACING
 KERNEL_C = rxe_cc/glue.c rxe_cc/glue.h rxe_cc/trace.c rxe_cc/rxe_cc_trace.h switch-ebpf/kmod/rxecc_switch.c
