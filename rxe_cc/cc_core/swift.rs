@@ -148,9 +148,7 @@ impl Window {
     }
 
     fn clamp(&mut self, k: &SwiftKnobs) {
-        self.cwnd = self
-            .cwnd
-            .clamp(k.min_cwnd_bytes, k.max_cwnd_bytes.max(k.min_cwnd_bytes));
+        self.cwnd = self.cwnd.min(k.max_cwnd_bytes).max(k.min_cwnd_bytes);
     }
 }
 
@@ -229,7 +227,10 @@ impl Swift {
         let k = &self.knobs;
         let s_min = inv_sqrt_q16(k.fs_min_cwnd_milli, 1000);
         let s_max = inv_sqrt_q16(k.fs_max_cwnd_milli, 1000);
-        let s = inv_sqrt_q16(self.fabric.cwnd, self.mtu).clamp(s_max, s_min);
+        // max/min, not clamp: clamp panics if the bounds cross.
+        let s = inv_sqrt_q16(self.fabric.cwnd, self.mtu)
+            .max(s_max)
+            .min(s_min);
         let fs = mul_div(
             k.fs_range_ns,
             s.saturating_sub(s_max),
@@ -283,7 +284,7 @@ impl Swift {
         if w >= self.mtu || self.rtt_ns == 0 {
             self.line_rate_bps
         } else {
-            rate_bps(w, self.rtt_ns).clamp(1, self.line_rate_bps)
+            rate_bps(w, self.rtt_ns).max(1).min(self.line_rate_bps)
         }
     }
 }
