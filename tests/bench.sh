@@ -492,6 +492,9 @@ bench_fct() {
 	tb_load_rxe patched
 	tb_load_cc cc=none
 	rxecc run "$RXECC_TOP/testbed/experiments/websearch.toml" --out "$out/fct" | tee -a "$out/summary.txt"
+	echo
+	rxecc paper "$RXECC_TOP/testbed/experiments/paper/hpcc-fct-websearch.toml" --out "$out/fct/paper-hpcc-fct-websearch" \
+		--from "$out/fct" | tee -a "$out/summary.txt"
 
 	# The repeated incast of short flows (testbed/experiments/incast-fct.toml):
 	# p99 FCT and PFC pauses per algorithm.

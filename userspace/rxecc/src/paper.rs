@@ -118,7 +118,44 @@ fn metric(report: &serde_json::Value, run: &str, metric: &str) -> Result<Option<
     }
 }
 
-/// Judges every claim of `recipe` against `report` (a `report.json`).
+/// The runs' metrics in an `rxecc run` results directory: each run's
+/// `report.json` entry (a recorded experiment's) merged with its
+/// `summary.json` one (FCTs, pauses), by label.
+pub fn metrics_of(dir: &Path) -> Result<serde_json::Value> {
+    let mut runs: Vec<serde_json::Map<String, serde_json::Value>> = Vec::new();
+    let mut found = false;
+    for name in ["report.json", "summary.json"] {
+        let p = dir.join(name);
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        found = true;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).with_context(|| format!("{}", p.display()))?;
+        for e in v.as_array().into_iter().flatten() {
+            let Some(obj) = e.as_object() else { continue };
+            match runs.iter_mut().find(|r| r.get("label") == obj.get("label")) {
+                Some(r) => {
+                    for (k, v) in obj {
+                        r.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                }
+                None => runs.push(obj.clone()),
+            }
+        }
+    }
+    ensure!(
+        found,
+        "{}: no report.json or summary.json (not an rxecc run results directory?)",
+        dir.display()
+    );
+    Ok(serde_json::Value::Array(
+        runs.into_iter().map(serde_json::Value::Object).collect(),
+    ))
+}
+
+/// Judges every claim of `recipe` against `report` (the runs' metrics,
+/// [`metrics_of`]).
 pub fn judge(recipe: &Recipe, report: &serde_json::Value) -> Result<Vec<Verdict>> {
     let mut out = Vec::new();
     for c in &recipe.claims {
@@ -221,19 +258,11 @@ pub fn run(path: &Path, out: &Path, from: Option<&Path>) -> Result<()> {
             out.to_path_buf()
         }
     };
-    let report_path = dir.join("report.json");
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report_path).with_context(|| {
-            format!(
-                "reading {} (does the experiment have a [report]?)",
-                report_path.display()
-            )
-        })?)
-        .with_context(|| format!("{}", report_path.display()))?;
+    let report = metrics_of(&dir)?;
     let verdicts = judge(&recipe, &report).with_context(|| {
         format!(
             "{}: the recipe needs runs {}",
-            report_path.display(),
+            dir.display(),
             recipe.runs.join(",")
         )
     })?;
@@ -322,6 +351,35 @@ mod tests {
         let t = table(&r, &v);
         assert!(t.contains("missed (none has no converge_periods)"), "{t}");
         assert!(t.ends_with("2 of 5 claims met\n"), "{t}");
+    }
+
+    #[test]
+    fn report_and_summary_merge_by_label() {
+        let dir = std::env::temp_dir().join(format!("rxecc-paper-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert!(
+            metrics_of(&dir).is_err(),
+            "an empty directory has no metrics"
+        );
+        std::fs::write(
+            dir.join("report.json"),
+            r#"[{"label": "acc", "pauses": 3, "jain": 0.9}]"#,
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("summary.json"),
+            r#"[{"label": "acc", "pauses": 4, "fct_p50_ms": 2.0}, {"label": "none", "pauses": 9}]"#,
+        )
+        .unwrap();
+        let m = metrics_of(&dir).unwrap();
+        assert_eq!(
+            metric(&m, "acc", "pauses").unwrap(),
+            Some(3.0),
+            "report.json first"
+        );
+        assert_eq!(metric(&m, "acc", "fct_p50_ms").unwrap(), Some(2.0));
+        assert_eq!(metric(&m, "none", "pauses").unwrap(), Some(9.0));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
