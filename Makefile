@@ -35,7 +35,7 @@ endif
 # (docs/architecture.md); everything else shows.
 QUIET_PAHOLE = 2> >(grep -Ev '^(die__[a-z_]+|tag__recode_dwarf_type): ' >&2)
 
-.PHONY: all setup kernel bpf-headers modules userspace guest test lint lint-kernel cargo-test guest-test vms-test vms test-debug bench repro demo clean
+.PHONY: all setup kernel bpf-headers modules userspace guest test lint lint-kernel paper paper-name cargo-test guest-test vms-test vms test-debug bench repro demo clean
 
 all: modules userspace
 
@@ -185,8 +185,11 @@ demo: all
 
 # One paper recipe (testbed/experiments/paper/NAME.toml): its runs, then
 # the paper's claims against the testbed's numbers.
-paper: all
+paper: paper-name all
 	@PAPER_NAME=$(NAME) bash testbed/guest.sh tests/paper.sh
+paper-name:
+	@[ -n "$(NAME)" ] && [ -f testbed/experiments/paper/$(NAME).toml ] || { \
+		echo "make paper: NAME=<recipe>, one of: $$(cd testbed/experiments/paper && ls *.toml | sed 's/\.toml$$//' | tr '\n' ' ')" >&2; exit 2; }
 
 clean:
 	rm -rf $(BUILD)
