@@ -439,6 +439,10 @@ bench_hops() {
 		echo
 		echo "congestion at the $where hop of chain (hops-$where.toml)" | tee -a "$out/summary.txt"
 		python3 "$RXECC_TOP/tests/cc_medians.py" "$CCI_T_US" "$out"/hops/"$where"/round*/report.json | tee -a "$out/summary.txt"
+		for ((r = 1; r <= ${BENCH_HOPS_ROUNDS:-3}; r++)); do
+			rxecc paper "$RXECC_TOP/testbed/experiments/paper/fncc-fig13-$where.toml" --out "$out/hops/$where/round$r/paper" \
+				--from "$out/hops/$where/round$r" | tee -a "$out/summary.txt"
+		done
 	done
 }
 
