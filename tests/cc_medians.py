@@ -41,7 +41,7 @@ def fmt(v, spec):
     return "-" if v is None else spec % v
 
 
-labels = [l for l in ("none", "dcqcn", "dcqcn-sim", "acc", "acc-inc", "hpcc", "fncc", "fncc-cw", "icc") if all(l in r for r in rounds)]
+labels = [l for l in ("none", "dcqcn", "dcqcn-sim", "acc", "acc-inc", "hpcc", "fncc", "fncc-cw", "icc", "timely", "dctcp", "swift") if all(l in r for r in rounds)]
 print("median of %d rounds (each round: %s one after another)" % (len(rounds), ", ".join(labels)))
 print("%-9s %10s %9s %8s %10s %6s %8s %8s %7s %6s" % (
     "cc", "converge T", "settled T", "in band", "tput Mb/s", "Jain", "peak KB", "mean KB", "pauses", "drops"))
