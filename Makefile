@@ -128,14 +128,14 @@ lint: bpf-headers
 
 # clippy on the kernel module's Rust, with the kernel's own lint set, by
 # the clippy of the rustc that builds it (rust-web-clippy), warnings as
-# errors; a normal build after it compiles the objects again.
+# errors. The next `make modules` (every guest target runs it) compiles
+# the objects again with rustc: kbuild sees the command changed.
 lint-kernel: modules
 	@echo "==> lint: clippy on rxe_cc.ko's Rust" >&2
 	@kdir=$$(cat $(BUILD)/kdir); \
 	$(MAKE) -s -C "$$kdir" M=$(TOP) LLVM=-19 RUSTC=/usr/bin/rustc CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver \
 		KRUSTFLAGS=-Dwarnings RXE_GLUE_DIR=$(BUILD)/rxe KBUILD_EXTRA_SYMBOLS=$(BUILD)/rxe/Module.symvers \
 		modules $(QUIET_PAHOLE)
-	@$(MAKE) -s modules
 
 # test_vms in make test runs only the three-guest layout; `make vms-test`
 # runs the one-guest incast beside it.

@@ -4,11 +4,8 @@
 # paper's claims against the testbed's numbers (docs/experiments.md).
 set -uo pipefail
 . "$RXECC_TOP/tests/lib.sh"
-recipe=$RXECC_TOP/testbed/experiments/paper/${PAPER_NAME:-}.toml
-if [ -z "${PAPER_NAME:-}" ] || [ ! -f "$recipe" ]; then
-	echo "paper: no recipe '${PAPER_NAME:-}'; one of: $(cd "$RXECC_TOP/testbed/experiments/paper" && ls -- *.toml | sed 's/\.toml$//' | tr '\n' ' ')" >&2
-	exit 2
-fi
+# make paper checked the name on the host (paper-name), before the boot.
+recipe=$RXECC_TOP/testbed/experiments/paper/${PAPER_NAME:?}.toml
 out=$RESULTS/paper/$PAPER_NAME
 tb_fresh_dir "$out"
 tb_load_rxe patched || exit 1

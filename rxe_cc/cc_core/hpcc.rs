@@ -22,7 +22,8 @@ use super::cc::{
     advance_pacing, AckEvent, CongestionControl, IntHop, IntInfo, IntWidths, LinkParams, Pacing,
 };
 use super::fixed::{bytes_in, mul_div, rate_bps, tx_time_ns, Q32};
-use super::psn::{psn_add, psn_diff, wrapping_delta};
+use super::psn::wrapping_delta;
+use super::rtt::Flight;
 
 /// Most hops an INT shim carries.
 pub const MAX_HOPS: usize = 5;
@@ -81,16 +82,14 @@ pub struct Hpcc {
     u: Q32,
     inc_stage: u32,
     last_update_seq: u64,
-    snd_nxt: u64,
-    snd_una: u64,
+    /// Bytes sent and acknowledged; a retransmitted PSN's bytes are not in
+    /// flight a second time.
+    flight: Flight,
     prev: [IntHop; MAX_HOPS],
     n_prev: usize,
     path_id: u16,
     have_prev: bool,
     next_send_ns: u64,
-    /// The PSN after the highest sent: a PSN before it is a retransmission,
-    /// whose bytes are not in flight a second time.
-    next_psn: Option<u32>,
 }
 
 impl Hpcc {
@@ -108,14 +107,12 @@ impl Hpcc {
             u: Q32::ONE,
             inc_stage: 0,
             last_update_seq: 0,
-            snd_nxt: 0,
-            snd_una: 0,
+            flight: Flight::default(),
             prev: [IntHop::default(); MAX_HOPS],
             n_prev: 0,
             path_id: 0,
             have_prev: false,
             next_send_ns: now_ns,
-            next_psn: None,
         }
     }
 
@@ -127,12 +124,12 @@ impl Hpcc {
     /// True unless `psn` was sent before: a retransmission, which the
     /// window must let through (the bytes are already in flight).
     pub fn is_new_psn(&self, psn: u32) -> bool {
-        self.next_psn.is_none_or(|next| psn_diff(psn, next) >= 0)
+        self.flight.is_new_psn(psn)
     }
 
     /// Bytes sent and not yet acknowledged: what the window limits.
     pub fn inflight(&self) -> u64 {
-        self.snd_nxt.saturating_sub(self.snd_una)
+        self.flight.inflight()
     }
 
     /// W^c, bytes.
@@ -241,13 +238,13 @@ impl Hpcc {
     /// Books an ACK's sequence progress; true if it is the once-per-RTT
     /// update point (the ACK of the first packet sent after the last update).
     pub fn ack_advances(&mut self, ack: &AckEvent<'_>) -> bool {
-        self.snd_una = self.snd_una.saturating_add(u64::from(ack.acked_bytes));
-        self.snd_una > self.last_update_seq
+        self.flight.on_ack(ack.acked_bytes);
+        self.flight.snd_una > self.last_update_seq
     }
 
     /// Records that W^c was updated: the next update waits for new data.
     pub fn mark_updated(&mut self) {
-        self.last_update_seq = self.snd_nxt;
+        self.last_update_seq = self.flight.snd_nxt;
     }
 
     /// Stores `L` after an ACK was used.
@@ -263,10 +260,7 @@ impl CongestionControl for Hpcc {
 
     fn on_send(&mut self, now_ns: u64, psn: u32, bytes: u32) {
         let b = u64::from(bytes);
-        if self.is_new_psn(psn) {
-            self.snd_nxt = self.snd_nxt.saturating_add(b);
-            self.next_psn = Some(psn_add(psn, 1));
-        }
+        self.flight.on_send(psn, bytes);
         self.next_send_ns = advance_pacing(
             self.next_send_ns,
             now_ns,

@@ -76,10 +76,7 @@ impl Flight {
 
     /// An ACK advanced the cumulative ack by `bytes`.
     pub fn on_ack(&mut self, bytes: u32) {
-        self.snd_una = self
-            .snd_una
-            .saturating_add(u64::from(bytes))
-            .min(self.snd_nxt);
+        self.snd_una = self.snd_una.saturating_add(u64::from(bytes));
     }
 
     /// Bytes in flight.

@@ -675,6 +675,11 @@ mod tests {
             data(104, 6),
             data(102, 9),
         ]);
+        let q = &later.qps[0];
+        assert_eq!(
+            (q.reordered, q.gbn_ok, q.gbn_wrong, q.gbn_none),
+            (1, 2, 0, 0)
+        );
         // The late packet followed at once by the go-back to it.
         let at_once = judge(&[
             data(100, 0),
@@ -686,11 +691,6 @@ mod tests {
         ]);
         let q = &at_once.qps[0];
         assert_eq!((q.reordered, q.resent, q.gbn_ok, q.gbn_none), (1, 2, 1, 0));
-        let q = &later.qps[0];
-        assert_eq!(
-            (q.reordered, q.gbn_ok, q.gbn_wrong, q.gbn_none),
-            (1, 2, 0, 0)
-        );
     }
 
     #[test]
