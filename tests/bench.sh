@@ -13,7 +13,7 @@ mkdir -p "$out"
 
 # BENCH_PARTS picks sections (e.g. `make bench BENCH_PARTS="cc latejoin"`);
 # unset, the bench runs them all, in this order.
-parts_all="clock up stock acks pacing port inject inject-gbn inject-livelock cc latejoin hops victim scale fct ring incast-gfc ring-cc repro"
+parts_all="clock up stock acks pacing port inject inject-gbn inject-livelock cc latejoin hops victim scale fct ring incast-gfc ring-cc repro table1"
 for p in ${BENCH_PARTS:-}; do
 	[[ " $parts_all " == *" $p "* ]] || { echo "bench: unknown part '$p' (parts: $parts_all)" >&2; exit 2; }
 done
@@ -38,7 +38,6 @@ run_side() { # <stock|patched> <round>
 . "$RXECC_TOP/tests/cc_latejoin.sh"
 . "$RXECC_TOP/tests/cc_hops.sh"
 . "$RXECC_TOP/tests/test_switch.sh"
-. "$RXECC_TOP/tests/cc_victim.sh"
 . "$RXECC_TOP/tests/cc_scale.sh"
 . "$RXECC_TOP/tests/lib.sh"
 . "$RXECC_TOP/tests/test_gfc.sh"
@@ -214,6 +213,12 @@ bench_inject_livelock() {
 # this one (tests/repro.sh; the Makefile's bench target).
 bench_repro() {
 	echo "repro: the host runs it after this boot (tests/repro.sh)" >&2
+}
+
+# GFC's Table 1 through fc-model (paper/gfc-table1.toml): on the host,
+# after the guest (the Makefile's bench target runs `make paper`).
+bench_table1() {
+	echo "table1: the host runs it after this boot (make paper NAME=gfc-table1)" >&2
 }
 
 bench_stock() {
@@ -446,17 +451,28 @@ bench_hops() {
 	done
 }
 
-# The victim flow on chain (docs/experiments.md): F0's rate and the pauses
-# that reach the shared upstream port and the hosts, ACC against DCQCN.
+# The victim flow on chain (testbed/experiments/victim.toml, the ACC
+# paper's Fig. 11): F0's rate and the pauses that reach the switches and
+# hosts beyond the root, every algorithm of the file three times; then the
+# paper's claims on the medians (paper/acc-fig11.toml).
 bench_victim() {
 	echo
-	echo "victim flow F0 on chain, with bursts into F1's receiver (pauses received per port, and time paused), ACC, DCQCN, HPCC, FNCC, ICC"
-	# ICC's scenario too (bursts meeting long flows; its paper: fewer pauses
-	# than DCQCN and HPCC), with the INT algorithms beside ACC and DCQCN.
-	# test_cc_victim judges the rounds (it is not in make test: too long).
-	mkdir -p "$out/victim"
-	(TEST_OUT=$out/victim CCV_ALGS="acc dcqcn hpcc fncc icc" CCV_ROUNDS=${CCV_ROUNDS:-3} test_cc_victim) 2>&1 |
+	echo "victim flow F0 on chain, with bursts into F1's receiver (testbed/experiments/victim.toml), ${BENCH_VICTIM_ROUNDS:-3} rounds" | tee -a "$out/summary.txt"
+	bench_recipe_runs victim acc-fig11 "${BENCH_VICTIM_ROUNDS:-3}"
+}
+
+# bench_recipe_runs <experiment> <recipe> <repetitions>: every run of
+# testbed/experiments/<experiment>.toml that many times (into
+# $out/<experiment>), then the recipe judged on them.
+bench_recipe_runs() {
+	tb_load_rxe patched
+	tb_load_cc cc=none
+	rxecc run "$RXECC_TOP/testbed/experiments/$1.toml" --out "$out/$1" --repetitions "$3" | tee -a "$out/summary.txt"
+	echo
+	rxecc paper "$RXECC_TOP/testbed/experiments/paper/$2.toml" --out "$out/$1/paper-$2" --from "$out/$1" |
 		tee -a "$out/summary.txt"
+	rmmod rxe_cc
+	rmmod rdma_rxe
 }
 
 # QPs per host (tests/cc_scale.sh): 1 to 256 QPs in one perftest through
@@ -524,6 +540,14 @@ bench_ring() {
 		rmmod rxe_cc 2>/dev/null || true
 		rmmod rdma_rxe 2>/dev/null || true
 	done
+	# The paper recipe on the same ring, its flows replayed by `rxecc run`.
+	echo
+	tb_load_rxe patched
+	tb_load_cc cc=none
+	rxecc paper "$RXECC_TOP/testbed/experiments/paper/gfc-ring.toml" --out "$out/ring/paper-gfc-ring" |
+		tee -a "$out/summary.txt"
+	rmmod rxe_cc
+	rmmod rdma_rxe
 }
 
 # GFC with an end-to-end CC (testbed/experiments/incast-gfc.toml): the
@@ -544,21 +568,14 @@ bench_incast_gfc() {
 	rmmod rdma_rxe
 }
 
-# ACC's deadlock claim (testbed/experiments/ring-cc.toml): the PFC ring
-# under no CC, DCQCN and ACC, several rounds each; which runs deadlock
-# (seen by `rxecc record`), and the flows' rates when none does. The ACC
-# paper: 0 of 50 runs deadlock under ACC, 3 of 50 under DCQCN.
+# ACC's deadlock claim (testbed/experiments/ring-cc.toml, the ACC paper's
+# Table 2): the PFC ring under no CC, DCQCN, ACC, HPCC and TIMELY, several
+# rounds each; which runs deadlock (seen by `rxecc record`, then
+# released), and the paper's claims on the shares (paper/acc-table2.toml).
 bench_ring_cc() {
 	echo
-	echo "the PFC ring (testbed/experiments/ring-cc.toml) under none, DCQCN and ACC: deadlocks per round" | tee -a "$out/summary.txt"
-	for ((r = 1; r <= ${BENCH_RING_CC_ROUNDS:-3}; r++)); do
-		for cc in none dcqcn acc; do
-			ring_cc_run "$cc" "$out/ring-cc/round$r/$cc" || echo "$cc: round $r did not complete (rc $?)"
-		done
-	done 2>&1 | tee -a "$out/summary.txt"
-	for cc in none dcqcn acc; do
-		echo "$cc: $(grep -l ',start,' "$out"/ring-cc/round*/"$cc"/rec/deadlocks.csv 2>/dev/null | wc -l) of ${BENCH_RING_CC_ROUNDS:-3} rounds deadlocked"
-	done | tee -a "$out/summary.txt"
+	echo "the PFC ring (testbed/experiments/ring-cc.toml): deadlocks in ${BENCH_RING_CC_ROUNDS:-3} rounds" | tee -a "$out/summary.txt"
+	bench_recipe_runs ring-cc acc-table2 "${BENCH_RING_CC_ROUNDS:-3}"
 }
 
 : >"$out/summary.txt"

@@ -8,10 +8,6 @@ for f in "$RXECC_TOP"/tests/test_*.sh; do
 	. "$f"
 done
 
-# test_cc_victim is not in the list either: it is an experiment (two
-# rounds of ACC and DCQCN took 463 s, and one round cannot carry its claim,
-# docs/experiments.md), so `make bench` runs it, three rounds of five
-# algorithms; run it alone with tests/run.sh test_cc_victim.
 # test_fct_incast is not in the list: it is the bench's repeated incast
 # (incast-fct.toml, 118 s), whose claim (ACC needs fewer pauses than no CC)
 # is about dynamics; test_fct_websearch and test_fct_ops check the FCT

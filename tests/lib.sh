@@ -116,7 +116,6 @@ tb_kill_tree() {
 # A test's time limit in seconds: TEST_TIMEOUT_<test name>, else
 # TB_TEST_TIMEOUT, else 900. One hung perftest then fails one test, and the
 # suite goes on.
-TEST_TIMEOUT_test_cc_victim=${TEST_TIMEOUT_test_cc_victim:-1500}
 # On the debug kernel (lockdep, KASAN, kmemleak) the tests that bring up
 # dumbbell or chain spend most of their time loading the ports' programs:
 # 18 ports took 434 to 635 s there (5 to 8 s on the normal kernel), once

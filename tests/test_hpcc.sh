@@ -252,7 +252,7 @@ test_int_on_acks() {
 	# FNCC over three switches (chain: h0 -> s0 -> s1 -> s2 -> h3): three
 	# records per ACK, the path's length.
 	tb_load_cc cc=fncc line_rate_mbps=150 hpcc_t_us="$CCI_T_US"
-	rxecc experiment topology "$CCV_EXP" fncc >"$TEST_OUT/chain-fncc.toml" || fail "cannot derive chain with FNCC"
+	rxecc experiment topology "$RXECC_TOP/testbed/experiments/victim.toml" fncc >"$TEST_OUT/chain-fncc.toml" || fail "cannot derive chain with FNCC"
 	rxecc testbed up "$TEST_OUT/chain-fncc.toml" 2>"$TEST_OUT/up-chain.txt" || fail "testbed up chain: $(tail -3 "$TEST_OUT/up-chain.txt")"
 	hpcc_flow chain 0 3 30 || fail "the flow h0 -> h3 failed: $(tail -1 "$TEST_OUT/chain-client.txt")"
 	rxecc port stats >"$TEST_OUT/ports-chain.txt"

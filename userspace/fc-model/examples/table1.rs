@@ -8,7 +8,9 @@
 //!
 //! cargo run --release -p fc-model --example table1 -- [networks] [reps] [k...]
 //! (FC_MODEL_SLOTS sets the slots per run; FC_MODEL_SCHED=fifo or rr
-//! runs one discipline only.)
+//! runs one discipline only; FC_MODEL_JSON=FILE also writes the rows as
+//! JSON, labelled `k4` (`k4-rr` for round-robin), for the paper recipe
+//! testbed/experiments/paper/gfc-table1.toml.)
 
 use fc_model::{cbd, random_flows_across, run, Net, Params, Rng, Sched};
 
@@ -45,6 +47,7 @@ fn main() {
         "{:<4} {:<11} {:>10} {:>10} {:>10} {:>16}",
         "k", "scheduler", "CBD-prone", "PFC", "GFC", "paper PFC/GFC"
     );
+    let mut json = Vec::new();
     for &k in &ks {
         // The networks and their CBDs do not depend on the scheduler.
         let nets: Vec<(u64, Net)> = (0..networks)
@@ -81,6 +84,25 @@ fn main() {
                 nets.len(),
                 paper(k).map_or("-".into(), |(p, g)| format!("{p}/{g} of 10000"))
             );
+            let label = match sched {
+                Sched::Fifo => format!("k{k}"),
+                Sched::RoundRobin => format!("k{k}-rr"),
+            };
+            json.push(format!(
+                "{{\"label\": \"{label}\", \"networks\": {networks}, \"cbd_prone\": {}, \
+                 \"pfc_deadlocks\": {pfc}, \"gfc_deadlocks\": {gfc}, \
+                 \"pfc_share\": {}, \"gfc_share\": {}}}",
+                nets.len(),
+                f64::from(pfc) / networks as f64,
+                f64::from(gfc) / networks as f64
+            ));
+        }
+    }
+    if let Ok(path) = std::env::var("FC_MODEL_JSON") {
+        let text = format!("[\n  {}\n]\n", json.join(",\n  "));
+        if let Err(e) = std::fs::write(&path, text) {
+            eprintln!("table1: writing {path}: {e}");
+            std::process::exit(1);
         }
     }
 }

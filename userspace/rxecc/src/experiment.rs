@@ -51,6 +51,12 @@ pub struct Experiment {
     /// <run>/rec (per-flow rate and throughput, per-port queue); 0: off.
     #[serde(default)]
     pub record_interval_ms: u64,
+    /// With a recording: how long a cycle of switch-to-switch ports must
+    /// send nothing, bytes queued, to count as deadlocked, ms. A deadlock
+    /// seen is released (flow control off) so that the flows complete,
+    /// and counted in summary.json.
+    #[serde(default = "default_hold_ms")]
+    pub deadlock_hold_ms: u64,
     /// Bucket width of the slowdown table, percent of the flows.
     #[serde(default = "default_step")]
     pub step: u32,
@@ -78,6 +84,10 @@ pub struct Experiment {
     /// table follows the summary (docs/switch.md).
     #[serde(default)]
     pub capture: Vec<String>,
+    /// Metrics of every run beyond the FCTs, named here, for summary.json
+    /// and the paper recipes.
+    #[serde(default)]
+    pub metrics: NamedMetrics,
     #[serde(rename = "run")]
     pub runs: Vec<Run>,
 }
@@ -94,6 +104,145 @@ pub struct CcReport {
     pub period_us: u64,
 }
 
+/// `[metrics]`: what summary.json reports per run beyond the FCTs, under
+/// names the file gives (docs/workloads.md).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamedMetrics {
+    /// `<name>_pauses` and `<name>_paused_ms`: the PAUSE frames the
+    /// group's port devices received and the time they spent paused,
+    /// summed (the ports a congestion tree must not reach, say).
+    #[serde(default)]
+    pub ports: BTreeMap<String, Vec<String>>,
+    /// `<name>_peak_kb`: the highest ingress occupancy any of the group's
+    /// switch ports reached, KB.
+    #[serde(default)]
+    pub peak_ingress: BTreeMap<String, Vec<String>>,
+    /// `<name>_mbps`: a flow's rate, its bytes over its time from post to
+    /// completion, by its line in the flow file (0 = the first flow); or
+    /// several flows' together (a list: their bytes from the first post
+    /// to the last completion, as one flow of several QPs); null if one
+    /// did not complete.
+    #[serde(default)]
+    pub flows: BTreeMap<String, FlowSel>,
+}
+
+/// One flow of the flow file, or several taken together.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum FlowSel {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+impl FlowSel {
+    fn ids(&self) -> &[u32] {
+        match self {
+            FlowSel::One(i) => std::slice::from_ref(i),
+            FlowSel::Many(v) => v,
+        }
+    }
+}
+
+impl NamedMetrics {
+    fn is_empty(&self) -> bool {
+        self.ports.is_empty() && self.peak_ingress.is_empty() && self.flows.is_empty()
+    }
+
+    /// The metrics of one run, from its directory: `ports.jsonl` and
+    /// flowgen's records.
+    fn of_run(&self, dir: &Path) -> Result<BTreeMap<String, Option<f64>>> {
+        let mut m = BTreeMap::new();
+        if self.is_empty() {
+            return Ok(m);
+        }
+        let ports: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("ports.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let of = |devs: &[String], key: &[&str]| -> Vec<u64> {
+            ports
+                .iter()
+                .filter(|p| {
+                    p.get("dev")
+                        .and_then(serde_json::Value::as_str)
+                        .is_some_and(|d| devs.iter().any(|x| x == d))
+                })
+                .filter_map(|p| key.iter().try_fold(p, |v, k| v.get(k))?.as_u64())
+                .collect()
+        };
+        for (name, devs) in &self.ports {
+            let pauses: u64 = of(devs, &["pfc_rx_xoff"]).iter().sum();
+            let paused: u64 = of(devs, &["paused_ns"]).iter().sum();
+            m.insert(format!("{name}_pauses"), Some(pauses as f64));
+            m.insert(format!("{name}_paused_ms"), Some(paused as f64 / 1e6));
+        }
+        for (name, devs) in &self.peak_ingress {
+            let peak = of(devs, &["ingress", "max_bytes"]).into_iter().max();
+            m.insert(format!("{name}_peak_kb"), peak.map(|b| b as f64 / 1024.0));
+        }
+        if !self.flows.is_empty() {
+            let csvs: Vec<PathBuf> = std::fs::read_dir(dir)?
+                .filter_map(|e| Some(e.ok()?.path()))
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("flowgen-h") && n.ends_with(".csv"))
+                })
+                .collect();
+            let recs = fct::read_records(&csvs)?;
+            for (name, sel) in &self.flows {
+                let done: Vec<&fct::Record> = sel
+                    .ids()
+                    .iter()
+                    .filter_map(|id| recs.iter().find(|r| r.id == *id && r.status == "ok"))
+                    .collect();
+                let start = done.iter().map(|r| r.start_ns).min().unwrap_or(0);
+                let end = done.iter().map(|r| r.end_ns).max().unwrap_or(0);
+                let bytes: u64 = done.iter().map(|r| r.size).sum();
+                let rate = (done.len() == sel.ids().len() && end > start)
+                    .then(|| bytes as f64 * 8e3 / (end - start) as f64);
+                m.insert(format!("{name}_mbps"), rate);
+            }
+        }
+        Ok(m)
+    }
+
+    /// Every port it names is one of `built`'s, every flow one of
+    /// `flows` (when known).
+    fn check(&self, built: &topology::Built, flows: Option<usize>) -> Result<()> {
+        for (name, devs) in self.ports.iter().chain(&self.peak_ingress) {
+            for d in devs {
+                ensure!(
+                    built.plan.ports.iter().any(|(p, _)| p == d),
+                    "[metrics] {name}: no port {d} in the topology (its ports: {})",
+                    built
+                        .plan
+                        .ports
+                        .iter()
+                        .map(|(p, _)| p.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+        }
+        if let Some(n) = flows {
+            for (name, sel) in &self.flows {
+                ensure!(!sel.ids().is_empty(), "[metrics] flows.{name}: no flow");
+                for id in sel.ids() {
+                    ensure!(
+                        (*id as usize) < n,
+                        "[metrics] flows.{name}: flow {id}, but the workload has {n} flows (0 to {})",
+                        n.saturating_sub(1)
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// What `rxecc run`'s command line changes in the file.
 #[derive(Debug, Default)]
 pub struct Overrides {
@@ -103,6 +252,8 @@ pub struct Overrides {
     pub op: Option<String>,
     /// The file's `timeout_s`.
     pub timeout_s: Option<u64>,
+    /// The file's `repetitions`.
+    pub repetitions: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -170,6 +321,9 @@ fn default_timeout() -> u64 {
 }
 fn default_qlen_ms() -> u64 {
     100
+}
+fn default_hold_ms() -> u64 {
+    500
 }
 fn default_step() -> u32 {
     5
@@ -293,6 +447,25 @@ pub fn load(path: &Path) -> Result<Experiment> {
                 def.max,
                 def.help
             );
+        }
+    }
+    if !e.metrics.is_empty() {
+        let base = path.parent().unwrap_or(Path::new("."));
+        let flows = match &e.workload {
+            Some(Workload::File { flows }) => {
+                let p = base.join(flows);
+                let text = std::fs::read_to_string(&p)
+                    .with_context(|| format!("{}: reading {}", path.display(), p.display()))?;
+                Some(workload::parse(&p.display().to_string(), &text)?.len())
+            }
+            _ => None,
+        };
+        for r in &e.runs {
+            let (_, text) = topology_for(&e, r, base)?;
+            let built = topology::parse(path, &text)?;
+            e.metrics
+                .check(&built, flows)
+                .with_context(|| format!("{}: run {}", path.display(), r.label))?;
         }
     }
     Ok(e)
@@ -569,6 +742,7 @@ fn run_one(
                     .arg("--out")
                     .arg(out.join("rec"))
                     .args(["--interval-ms", &e.record_interval_ms.to_string()])
+                    .args(["--deadlock-hold-ms", &e.deadlock_hold_ms.to_string()])
                     .stderr(std::fs::File::create(out.join("record.log"))?)
                     .spawn()
                     .context("starting rxecc record")?,
@@ -602,6 +776,7 @@ fn run_one(
         // it (up to setup_s): stop them too.
         let mut failed = Vec::new();
         let mut running = kids;
+        let (mut released, mut polls) = (false, 0u32);
         while !running.is_empty() {
             let mut still = Vec::new();
             for (h, mut c) in running {
@@ -612,6 +787,32 @@ fn run_one(
                 }
             }
             running = still;
+            // A deadlock `rxecc record` saw would hold the flows until the
+            // timeout: note the ports as they stand, then flow control
+            // off, so that the held bytes drain and the flows complete
+            // (the run's summary counts the deadlock).
+            if rec.is_some() && !released && polls % 10 == 0 {
+                let seen = std::fs::read_to_string(out.join("rec/deadlocks.csv"))
+                    .is_ok_and(|t| t.contains(",start,"));
+                if seen {
+                    released = true;
+                    let mut locked = String::new();
+                    for d in switch::ports() {
+                        if let Ok(s) = switch::port_stats(&d) {
+                            locked.push_str(&serde_json::to_string(&s)?);
+                            locked.push('\n');
+                        }
+                    }
+                    std::fs::write(out.join("locked.jsonl"), locked)?;
+                    topology::set_flow_control(switch::FlowControl::None)
+                        .context("releasing a deadlock")?;
+                    eprintln!(
+                        "rxecc run: {}: deadlock (rec/deadlocks.csv); flow control off so that the flows drain",
+                        run.label
+                    );
+                }
+            }
+            polls += 1;
             if !failed.is_empty() && read_epoch(&sync.join("epoch")).is_none() {
                 for (h, c) in &mut running {
                     let _ = c.kill();
@@ -981,6 +1182,10 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     if let Some(t) = o.timeout_s {
         e.timeout_s = t;
     }
+    if let Some(n) = o.repetitions {
+        ensure!(n >= 1, "repetitions must be at least 1");
+        e.repetitions = n;
+    }
     if let Some(only) = &o.runs {
         for l in only {
             find_run(&e, path, l).context("--runs")?;
@@ -1115,14 +1320,23 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
                 .filter_map(|v| v.get(key).and_then(serde_json::Value::as_u64))
                 .sum()
         };
-        sums.push(fct::RunSummary::new(
+        let dir = f.parent().unwrap_or(Path::new("."));
+        let mut r = fct::RunSummary::new(
             label,
             lines,
             pauses,
             sum("drops"),
             base_rtt_ns,
             sum("rate_violations"),
-        ));
+        );
+        r.deadlocks = std::fs::read_to_string(dir.join("rec/deadlocks.csv"))
+            .ok()
+            .map(|t| t.lines().filter(|l| l.contains(",start,")).count());
+        r.named = e
+            .metrics
+            .of_run(dir)
+            .with_context(|| format!("[metrics] of run {label}"))?;
+        sums.push(r);
     }
     let table = fct::summary_table(&sums);
     print!("{table}");
@@ -1422,6 +1636,81 @@ mod tests {
             let err = format!("{:#}", load(&p).unwrap_err());
             assert!(err.contains(why), "{err}");
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn named_metrics_are_checked_and_computed() {
+        let dir = std::env::temp_dir().join(format!("rxecc-metrics-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("flows.txt"),
+            "3\n0 1 3 100 1000000 0\n2 1 3 100 500 0\n2 1 3 100 1000000 0.04\n",
+        )
+        .unwrap();
+        let exp = r#"
+            topology = "dumbbell"
+            hosts = 3
+            [workload]
+            kind = "file"
+            flows = "flows.txt"
+            [metrics]
+            ports = { trunk = ["p0", "v1"] }
+            peak_ingress = { any = ["p0", "p1"] }
+            flows = { big = 0, small = 1, both = [0, 1], big2 = [0], pair = [0, 2] }
+            [[run]]
+            label = "none"
+            cc = "none"
+        "#;
+        let p = dir.join("e.toml");
+        std::fs::write(&p, exp).unwrap();
+        let e = load(&p).unwrap();
+        for (bad, why) in [
+            (
+                exp.replace("\"v1\"", "\"v9\""),
+                "[metrics] trunk: no port v9",
+            ),
+            (
+                exp.replace("small = 1", "small = 3"),
+                "flows.small: flow 3, but the workload has 3 flows",
+            ),
+        ] {
+            std::fs::write(&p, bad).unwrap();
+            let err = format!("{:#}", load(&p).unwrap_err());
+            assert!(err.contains(why), "{err}");
+        }
+        // A run's directory: its ports and flowgen's records (flow 0 took
+        // 80 ms for 1 MB: 100 Mb/s; flow 1 failed).
+        std::fs::write(
+            dir.join("ports.jsonl"),
+            concat!(
+                r#"{"dev":"p0","pfc_rx_xoff":3,"paused_ns":2500000,"ingress":{"max_bytes":4096}}"#,
+                "\n",
+                r#"{"dev":"v1","pfc_rx_xoff":2,"paused_ns":500000}"#,
+                "\n",
+                r#"{"dev":"p1","pfc_rx_xoff":7,"paused_ns":9,"ingress":{"max_bytes":10240}}"#,
+                "\n",
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("flowgen-h0.csv"),
+            "id,src,dst,dport,op,size,sched_ns,start_ns,end_ns,status\n\
+             0,0,1,100,write,1000000,0,1000,80001000,ok\n\
+             1,2,1,100,write,500,0,0,10,failed\n\
+             2,2,1,100,write,1000000,0,41000000,160001000,ok\n",
+        )
+        .unwrap();
+        let m = e.metrics.of_run(&dir).unwrap();
+        assert_eq!(m["trunk_pauses"], Some(5.0));
+        assert_eq!(m["trunk_paused_ms"], Some(3.0));
+        assert_eq!(m["any_peak_kb"], Some(10.0));
+        assert_eq!(m["big_mbps"], Some(100.0));
+        assert_eq!(m["small_mbps"], None);
+        assert_eq!(m["both_mbps"], None, "one of them failed");
+        assert_eq!(m["big2_mbps"], Some(100.0));
+        // 2 MB from the first post (1 us) to the last completion (160 ms).
+        assert_eq!(m["pair_mbps"], Some(100.0));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

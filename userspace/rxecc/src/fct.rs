@@ -341,6 +341,11 @@ pub struct RunSummary {
     pub drops: u64,
     pub faster_than_wire: usize,
     pub port_rate_violations: u64,
+    /// Deadlocks `rxecc record` saw (none if the run was not recorded).
+    pub deadlocks: Option<usize>,
+    /// The experiment's `[metrics]`, by the names it gave them.
+    #[serde(flatten)]
+    pub named: BTreeMap<String, Option<f64>>,
 }
 
 /// Flows that completed in less time than their bytes on the wire take
@@ -397,6 +402,8 @@ impl RunSummary {
             drops,
             faster_than_wire: faster_than_wire(lines, base_rtt_ns),
             port_rate_violations,
+            deadlocks: None,
+            named: BTreeMap::new(),
         }
     }
 }
@@ -433,6 +440,20 @@ pub fn summary_table(runs: &[RunSummary]) -> String {
             r.faster_than_wire,
             r.port_rate_violations
         );
+    }
+    for r in runs {
+        let mut extra: Vec<String> = r
+            .deadlocks
+            .map(|d| format!("deadlocks {d}"))
+            .into_iter()
+            .collect();
+        extra.extend(r.named.iter().map(|(k, v)| match v {
+            Some(v) => format!("{k} {v:.1}"),
+            None => format!("{k} -"),
+        }));
+        if !extra.is_empty() {
+            let _ = writeln!(s, "{:<10} {}", r.label, extra.join(", "));
+        }
     }
     let flows: usize = runs.iter().map(|r| r.faster_than_wire).sum();
     let ports: u64 = runs.iter().map(|r| r.port_rate_violations).sum();

@@ -159,6 +159,10 @@ enum Cmd {
         /// instead of the file's `timeout_s` (a slower machine or kernel).
         #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
         timeout_s: Option<u64>,
+        /// Run every run this many times (labels <run>-1, <run>-2, ...),
+        /// instead of the file's `repetitions`.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+        repetitions: Option<u32>,
     },
     /// Run a paper recipe (testbed/experiments/paper/, docs/experiments.md)
     /// in the testbed guest, or judge runs already made, and print the
@@ -852,6 +856,7 @@ fn main() -> Result<()> {
             runs,
             op,
             timeout_s,
+            repetitions,
         } => experiment::run(
             &experiment,
             &out,
@@ -859,6 +864,7 @@ fn main() -> Result<()> {
                 runs,
                 op,
                 timeout_s,
+                repetitions,
             },
         )?,
         Cmd::Paper { recipe, out, from } => paper::run(&recipe, &out, from.as_deref())?,

@@ -1,5 +1,6 @@
 //! Paper recipes (`testbed/experiments/paper/*.toml`): which runs of an
-//! experiment file reproduce a paper's figure or table, and the paper's
+//! experiment file (or which rows of a model's output) reproduce a
+//! paper's figure or table, and the paper's
 //! claims about it, each judged against the runs' `report.json` and
 //! printed side by side: claim, paper, testbed, met or missed.
 
@@ -14,9 +15,16 @@ pub struct Recipe {
     /// The figure or table, e.g. "ACC (NSDI'24) Fig. 9".
     pub title: String,
     /// The experiment file it runs, relative to the recipe.
-    pub experiment: PathBuf,
+    pub experiment: Option<PathBuf>,
+    /// Or a model, run on the host: a shell command, in the repository's
+    /// `userspace/`, that writes the rows' metrics (labelled as `runs`) to
+    /// `$RXECC_PAPER_OUT/summary.json` (GFC's Table 1 through fc-model).
+    pub model: Option<String>,
     /// The experiment's runs it needs.
     pub runs: Vec<String>,
+    /// Run each this many times (labels `<run>-1`, ...) instead of the
+    /// experiment file's `repetitions`; the claims then take `across`.
+    pub repetitions: Option<u32>,
     /// How the paper's setting was scaled to the testbed.
     #[serde(default)]
     pub scaling: String,
@@ -46,6 +54,43 @@ pub struct Claim {
     pub at_least: Option<f64>,
     /// The paper's number, as it printed it, for the table.
     pub paper: String,
+    /// Over a run's repetitions: the median (default) of the metric, its
+    /// min, max or mean, or the share of repetitions where it is above 0
+    /// ("3 of 50 runs deadlocked"). A ratio (`of`, `over`) is taken
+    /// between the two aggregates.
+    #[serde(default)]
+    pub across: Across,
+}
+
+/// How a claim takes a metric over a run's repetitions.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Across {
+    #[default]
+    Median,
+    Min,
+    Max,
+    Mean,
+    Share,
+}
+
+impl Across {
+    /// The aggregate of `v` (the repetitions that have the metric).
+    fn of(self, v: &mut [f64]) -> Option<f64> {
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        Some(match self {
+            Across::Median if n % 2 == 1 => v[n / 2],
+            Across::Median => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+            Across::Min => v[0],
+            Across::Max => v[n - 1],
+            Across::Mean => v.iter().sum::<f64>() / n as f64,
+            Across::Share => v.iter().filter(|x| **x > 0.0).count() as f64 / n as f64,
+        })
+    }
 }
 
 /// A claim judged.
@@ -58,6 +103,9 @@ pub struct Verdict {
     pub met: bool,
     /// Why it was missed without a value (e.g. never converged).
     pub reason: String,
+    /// How the value was taken over the run's repetitions ("median of
+    /// 3"); empty for one.
+    pub across: String,
 }
 
 impl Recipe {
@@ -67,13 +115,26 @@ impl Recipe {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let mut r: Recipe = toml::from_str(&text).with_context(|| format!("{}", path.display()))?;
-        r.experiment = path.parent().unwrap_or(Path::new(".")).join(&r.experiment);
-        ensure!(
-            r.experiment.is_file(),
-            "{}: experiment {} does not exist",
-            path.display(),
-            r.experiment.display()
-        );
+        match (&mut r.experiment, &r.model) {
+            (Some(e), None) => {
+                *e = path.parent().unwrap_or(Path::new(".")).join(&*e);
+                ensure!(
+                    e.is_file(),
+                    "{}: experiment {} does not exist",
+                    path.display(),
+                    e.display()
+                );
+            }
+            (None, Some(_)) => ensure!(
+                r.repetitions.is_none(),
+                "{}: repetitions are an experiment's, not a model's",
+                path.display()
+            ),
+            _ => bail!(
+                "{}: name an experiment file or a model, one of them",
+                path.display()
+            ),
+        }
         ensure!(!r.claims.is_empty(), "{}: no [[claim]]", path.display());
         for (i, c) in r.claims.iter().enumerate() {
             for run in std::iter::once(&c.run).chain(c.of.iter()) {
@@ -104,18 +165,55 @@ impl Recipe {
     }
 }
 
-/// The value of `metric` for `run` in a `report.json` array.
-fn metric(report: &serde_json::Value, run: &str, metric: &str) -> Result<Option<f64>> {
-    let Some(entry) = report
-        .as_array()
-        .and_then(|a| a.iter().find(|e| e["label"] == run))
-    else {
-        bail!("report.json has no run '{run}'");
+/// The value of `metric` for `run` in a `report.json` array: its one
+/// entry's, or `across` its repetitions (`<run>-1`, `<run>-2`, ...) that
+/// have it.
+fn metric(
+    report: &serde_json::Value,
+    run: &str,
+    metric: &str,
+    across: Across,
+) -> Result<Option<f64>> {
+    let is_rep = |label: &str| {
+        label
+            .strip_prefix(run)
+            .and_then(|s| s.strip_prefix('-'))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
     };
-    match entry.get(metric) {
-        None => bail!("report.json has no metric '{metric}' (run '{run}')"),
-        Some(v) => Ok(v.as_f64()),
+    let entries: Vec<&serde_json::Value> = report
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["label"] == run || e["label"].as_str().is_some_and(is_rep))
+        .collect();
+    if entries.is_empty() {
+        bail!("report.json has no run '{run}'");
     }
+    let mut values = Vec::new();
+    for e in &entries {
+        match e.get(metric) {
+            None => bail!("report.json has no metric '{metric}' (run '{run}')"),
+            Some(v) => values.extend(v.as_f64()),
+        }
+    }
+    Ok(across.of(&mut values))
+}
+
+/// How many repetitions of `run` a report holds (1 without repetitions).
+fn repetitions(report: &serde_json::Value, run: &str) -> usize {
+    report
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| {
+            e["label"].as_str().is_some_and(|l| {
+                l == run
+                    || l.strip_prefix(run)
+                        .and_then(|s| s.strip_prefix('-'))
+                        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            })
+        })
+        .count()
 }
 
 /// The runs' metrics in an `rxecc run` results directory: each run's
@@ -159,11 +257,11 @@ pub fn metrics_of(dir: &Path) -> Result<serde_json::Value> {
 pub fn judge(recipe: &Recipe, report: &serde_json::Value) -> Result<Vec<Verdict>> {
     let mut out = Vec::new();
     for c in &recipe.claims {
-        let mine = metric(report, &c.run, &c.metric)?;
+        let mine = metric(report, &c.run, &c.metric, c.across)?;
         let (value, reason) = match (&c.of, &c.over) {
             (None, None) => (mine, format!("{} has no {}", c.run, c.metric)),
             (_, Some(over)) => {
-                let den = metric(report, &c.run, over)?;
+                let den = metric(report, &c.run, over, c.across)?;
                 match (mine, den) {
                     (Some(m), Some(d)) if d > 0.0 => (Some(m / d), String::new()),
                     (Some(_), Some(_)) => (None, format!("{over} of {} is 0", c.run)),
@@ -172,10 +270,13 @@ pub fn judge(recipe: &Recipe, report: &serde_json::Value) -> Result<Vec<Verdict>
                 }
             }
             (Some(of), None) => {
-                let theirs = metric(report, of, &c.metric)?;
+                let theirs = metric(report, of, &c.metric, c.across)?;
                 match (theirs, mine) {
                     (Some(t), Some(m)) if m > 0.0 => (Some(t / m), String::new()),
-                    (Some(_), Some(_)) => (None, format!("{} of {} is 0", c.metric, c.run)),
+                    // None against some: as far better as it gets; none
+                    // against none: no better.
+                    (Some(t), Some(_)) if t > 0.0 => (Some(f64::INFINITY), String::new()),
+                    (Some(_), Some(_)) => (Some(1.0), String::new()),
                     (None, _) => (None, format!("{of} has no {}", c.metric)),
                     (_, None) => (None, format!("{} has no {}", c.run, c.metric)),
                 }
@@ -192,6 +293,10 @@ pub fn judge(recipe: &Recipe, report: &serde_json::Value) -> Result<Vec<Verdict>
                 String::new()
             } else {
                 reason
+            },
+            across: match repetitions(report, &c.run) {
+                0 | 1 => String::new(),
+                n => format!("{} of {n}", format!("{:?}", c.across).to_lowercase()),
             },
         });
     }
@@ -210,22 +315,31 @@ pub fn table(recipe: &Recipe, verdicts: &[Verdict]) -> String {
         .max()
         .unwrap_or(5)
         .max(5);
+    let tw = verdicts
+        .iter()
+        .map(|v| v.across.len() + 15)
+        .max()
+        .unwrap_or(12)
+        .max(12);
     s.push_str(&format!(
-        "{:<w$}  {:>12}  {:>12}  verdict\n",
+        "{:<w$}  {:>12}  {:>tw$}  verdict\n",
         "claim", "paper", "testbed"
     ));
     for v in verdicts {
-        let tb = v
+        let mut tb = v
             .testbed
             .map_or_else(|| "-".to_string(), |x| format!("{x:.2}"));
+        if !v.across.is_empty() {
+            tb = format!("{tb} ({})", v.across);
+        }
         let verdict = match (v.met, v.reason.is_empty()) {
             (true, _) => "met".to_string(),
             (false, true) => "missed".to_string(),
             (false, false) => format!("missed ({})", v.reason),
         };
         s.push_str(&format!(
-            "{:<w$}  {:>12}  {:>12}  {verdict}\n",
-            v.says, v.paper, tb
+            "{:<w$}  {:>12}  {tb:>tw$}  {verdict}\n",
+            v.says, v.paper
         ));
     }
     let met = verdicts.iter().filter(|v| v.met).count();
@@ -238,20 +352,36 @@ pub fn table(recipe: &Recipe, verdicts: &[Verdict]) -> String {
 /// (`out/claims.txt`, `out/claims.json`).
 pub fn run(path: &Path, out: &Path, from: Option<&Path>) -> Result<()> {
     let recipe = Recipe::load(path)?;
-    let dir = match from {
-        Some(d) => d.to_path_buf(),
-        None => {
+    let dir = match (from, &recipe.experiment, &recipe.model) {
+        (Some(d), _, _) => d.to_path_buf(),
+        (None, None, Some(model)) => {
+            std::fs::create_dir_all(out)?;
+            let userspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+            eprintln!("rxecc paper: {}: {model}", recipe.title);
+            let st = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(model)
+                .current_dir(&userspace)
+                .env("RXECC_PAPER_OUT", out.canonicalize()?)
+                .status()
+                .with_context(|| format!("running {model}"))?;
+            ensure!(st.success(), "{model}: {st}");
+            out.to_path_buf()
+        }
+        (None, None, None) => bail!("{}: no experiment and no model", path.display()),
+        (None, Some(experiment), _) => {
             eprintln!(
                 "rxecc paper: {}: runs {} of {}",
                 recipe.title,
                 recipe.runs.join(","),
-                recipe.experiment.display()
+                experiment.display()
             );
             crate::experiment::run(
-                &recipe.experiment,
+                experiment,
                 out,
                 &crate::experiment::Overrides {
                     runs: Some(recipe.runs.clone()),
+                    repetitions: recipe.repetitions,
                     ..Default::default()
                 },
             )?;
@@ -373,13 +503,98 @@ mod tests {
         .unwrap();
         let m = metrics_of(&dir).unwrap();
         assert_eq!(
-            metric(&m, "acc", "pauses").unwrap(),
+            metric(&m, "acc", "pauses", Across::Median).unwrap(),
             Some(3.0),
             "report.json first"
         );
-        assert_eq!(metric(&m, "acc", "fct_p50_ms").unwrap(), Some(2.0));
-        assert_eq!(metric(&m, "none", "pauses").unwrap(), Some(9.0));
+        assert_eq!(
+            metric(&m, "acc", "fct_p50_ms", Across::Median).unwrap(),
+            Some(2.0)
+        );
+        assert_eq!(
+            metric(&m, "none", "pauses", Across::Median).unwrap(),
+            Some(9.0)
+        );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn repetitions_are_aggregated() {
+        let report = serde_json::json!([
+            {"label": "acc-1", "deadlocks": 0, "pauses": 30},
+            {"label": "acc-2", "deadlocks": 0, "pauses": 10},
+            {"label": "acc-3", "deadlocks": 0, "pauses": 20},
+            {"label": "acc-inc", "deadlocks": 9, "pauses": 1},
+            {"label": "dcqcn-1", "deadlocks": 1, "pauses": 40, "f0": null},
+            {"label": "dcqcn-2", "deadlocks": 0, "pauses": 80, "f0": 3.0},
+            {"label": "dcqcn-3", "deadlocks": 2, "pauses": 60, "f0": 5.0},
+            {"label": "dcqcn-4", "deadlocks": 0, "pauses": 70, "f0": null},
+        ]);
+        let m = |run, metric, a| super::metric(&report, run, metric, a).unwrap();
+        // acc-inc is another run, not a repetition of acc.
+        assert_eq!(m("acc", "pauses", Across::Median), Some(20.0));
+        assert_eq!(m("acc", "deadlocks", Across::Max), Some(0.0));
+        assert_eq!(m("dcqcn", "pauses", Across::Median), Some(65.0));
+        assert_eq!(m("dcqcn", "pauses", Across::Min), Some(40.0));
+        assert_eq!(m("dcqcn", "pauses", Across::Mean), Some(62.5));
+        assert_eq!(m("dcqcn", "deadlocks", Across::Share), Some(0.5));
+        // Null repetitions (a flow that never completed) are left out.
+        assert_eq!(m("dcqcn", "f0", Across::Median), Some(4.0));
+        assert_eq!(repetitions(&report, "dcqcn"), 4);
+        assert_eq!(repetitions(&report, "acc"), 3);
+        let r = recipe(
+            r#"
+            [[claim]]
+            says = "ACC: 0 runs deadlock"
+            run = "acc"
+            metric = "deadlocks"
+            across = "max"
+            at_most = 0.0
+            paper = "0 of 50"
+            [[claim]]
+            says = "DCQCN pauses more"
+            run = "acc"
+            of = "dcqcn"
+            metric = "pauses"
+            at_least = 3.0
+            paper = "more"
+            "#,
+        );
+        let v = judge(&r, &report).unwrap();
+        assert!(v[0].met);
+        assert_eq!(v[0].across, "max of 3");
+        assert_eq!(v[1].testbed, Some(65.0 / 20.0));
+        assert!(v[1].met);
+        let t = table(&r, &v);
+        assert!(t.contains("3.25 (median of 3)"), "{t}");
+        // Against a run with none of the metric: infinitely better, or,
+        // if the other has none either, no better.
+        let zero = serde_json::json!([
+            {"label": "acc", "pauses": 0}, {"label": "dcqcn", "pauses": 5}, {"label": "none", "pauses": 0},
+        ]);
+        let r = recipe(
+            r#"
+            [[claim]]
+            says = "fewer than DCQCN"
+            run = "acc"
+            of = "dcqcn"
+            metric = "pauses"
+            at_least = 2.0
+            paper = "fewer"
+            [[claim]]
+            says = "fewer than none"
+            run = "acc"
+            of = "none"
+            metric = "pauses"
+            at_least = 2.0
+            paper = "fewer"
+            "#,
+        );
+        let v = judge(&r, &zero).unwrap();
+        assert_eq!(v[0].testbed, Some(f64::INFINITY));
+        assert!(v[0].met);
+        assert_eq!(v[1].testbed, Some(1.0));
+        assert!(!v[1].met);
     }
 
     #[test]
@@ -408,17 +623,18 @@ mod tests {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "toml") {
                 let r = Recipe::load(&p).unwrap_or_else(|e| panic!("{}: {e:#}", p.display()));
+                n += 1;
+                let Some(e) = &r.experiment else { continue };
                 // Every run it needs is in its experiment file.
-                let exp = crate::experiment::load(&r.experiment).unwrap();
+                let exp = crate::experiment::load(e).unwrap();
                 for run in &r.runs {
                     assert!(
                         exp.runs.iter().any(|x| &x.label == run),
                         "{}: run {run} is not in {}",
                         p.display(),
-                        r.experiment.display()
+                        e.display()
                     );
                 }
-                n += 1;
             }
         }
         assert!(n >= 3, "only {n} recipes in {}", dir.display());
