@@ -1314,21 +1314,36 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
                 .lines()
                 .filter_map(|l| serde_json::from_str(l).ok())
                 .collect();
-        let sum = |key: &str| -> u64 {
+        let sum_of = |ports: &[serde_json::Value], key: &str| -> u64 {
             ports
                 .iter()
                 .filter_map(|v| v.get(key).and_then(serde_json::Value::as_u64))
                 .sum()
         };
+        let sum = |key: &str| sum_of(&ports, key);
         let dir = f.parent().unwrap_or(Path::new("."));
+        // A released deadlock: the drops until then are the switch's, the
+        // rest flow control off's.
+        let locked: Option<Vec<serde_json::Value>> =
+            std::fs::read_to_string(dir.join("locked.jsonl"))
+                .ok()
+                .map(|t| {
+                    t.lines()
+                        .filter_map(|l| serde_json::from_str(l).ok())
+                        .collect()
+                });
+        let drops = locked.as_ref().map_or(sum("drops"), |l| sum_of(l, "drops"));
         let mut r = fct::RunSummary::new(
             label,
             lines,
             pauses,
-            sum("drops"),
+            drops,
             base_rtt_ns,
             sum("rate_violations"),
         );
+        r.drops_after_release = locked
+            .as_ref()
+            .map(|l| sum("drops").saturating_sub(sum_of(l, "drops")));
         r.deadlocks = std::fs::read_to_string(dir.join("rec/deadlocks.csv"))
             .ok()
             .map(|t| t.lines().filter(|l| l.contains(",start,")).count());

@@ -343,6 +343,9 @@ pub struct RunSummary {
     pub port_rate_violations: u64,
     /// Deadlocks `rxecc record` saw (none if the run was not recorded).
     pub deadlocks: Option<usize>,
+    /// After a deadlock was released (flow control off, `rxecc run`):
+    /// the drops since, which `drops` leaves out.
+    pub drops_after_release: Option<u64>,
     /// The experiment's `[metrics]`, by the names it gave them.
     #[serde(flatten)]
     pub named: BTreeMap<String, Option<f64>>,
@@ -403,6 +406,7 @@ impl RunSummary {
             faster_than_wire: faster_than_wire(lines, base_rtt_ns),
             port_rate_violations,
             deadlocks: None,
+            drops_after_release: None,
             named: BTreeMap::new(),
         }
     }
@@ -446,8 +450,13 @@ pub fn summary_table(runs: &[RunSummary]) -> String {
             .deadlocks
             .map(|d| format!("deadlocks {d}"))
             .into_iter()
+            .chain(
+                r.drops_after_release
+                    .map(|d| format!("drops after the release {d}")),
+            )
             .collect();
         extra.extend(r.named.iter().map(|(k, v)| match v {
+            Some(v) if v.fract() == 0.0 => format!("{k} {v:.0}"),
             Some(v) => format!("{k} {v:.1}"),
             None => format!("{k} -"),
         }));
@@ -638,7 +647,29 @@ mod tests {
         assert!(t.contains("warning: 1 flows completed faster"));
         assert!(!t.contains("port releases"));
         let ok = RunSummary::new("r", &lines[1..], 0, 0, 1000, 0);
-        assert!(!summary_table(&[ok]).contains("warning"));
+        assert!(!summary_table(std::slice::from_ref(&ok)).contains("warning"));
+        assert_eq!(
+            summary_table(std::slice::from_ref(&ok)).lines().count(),
+            2,
+            "no line of extras without any"
+        );
+        // The extras: deadlocks, drops after a release, named metrics
+        // (whole numbers without decimals), in summary.json at the top level.
+        let mut x = ok;
+        x.deadlocks = Some(1);
+        x.drops_after_release = Some(248);
+        x.named.insert("ring_pauses".into(), Some(707.0));
+        x.named.insert("f0_mbps".into(), Some(9.75));
+        x.named.insert("f1_mbps".into(), None);
+        let t = summary_table(std::slice::from_ref(&x));
+        assert!(
+            t.contains("r          deadlocks 1, drops after the release 248, f0_mbps 9.8, f1_mbps -, ring_pauses 707\n"),
+            "{t}"
+        );
+        let j = serde_json::to_value(&x).unwrap();
+        assert_eq!(j["ring_pauses"], 707.0);
+        assert_eq!(j["f1_mbps"], serde_json::Value::Null);
+        assert_eq!(j["deadlocks"], 1);
     }
 
     #[test]
