@@ -15,7 +15,7 @@ done
 # test_verbs_rdma_cm is not in the list: a perftest -R server takes from
 # 30 s to over 3 minutes to start under TCG, inside librdmacm's start-up
 # (docs/testing.md); run it by name: tests/run.sh test_verbs_rdma_cm.
-ALL_TESTS=(test_params test_readme_by_hand test_throughput test_incast test_reload test_reload_paced test_reload_gated test_pacing test_ecn_echo test_acc test_port_rate test_port_queue test_port_drops test_port_red test_port_inject test_inject_dcqcn_ce test_inject_dup_delay_reorder test_run_inject_check test_inject_gbn_stock_patched test_switch_bpf_unit test_topology_netlink test_verbs_all_cc test_verbs_ud test_verbs_rw_mix test_qp_reset test_retry_coalesced_ack test_retry_stale_ack test_stress_reload test_stress_qp_churn test_stress_qps_flows test_stress_knobs test_stress_host_gone test_stress_malformed test_switch_lossless_incast test_switch_lossy_incast test_switch_tcd_chain test_dcqcn_cnp test_hpcc_int test_int_on_acks test_fncc_hops test_halt_cpu test_cc_incast test_cc_incast_baselines test_fct_websearch test_fct_ops test_flowgen_timeout test_gfc_ring_pfc_deadlock test_gfc_ring_buffer test_gfc_ring_time test_gfc_ring_acc)
+ALL_TESTS=(test_params test_readme_by_hand test_throughput test_incast test_reload test_reload_paced test_reload_gated test_pacing test_ecn_echo test_acc test_port_rate test_port_queue test_port_drops test_port_red test_port_inject test_inject_dcqcn_ce test_inject_dup_delay_reorder test_run_inject_check test_inject_gbn_stock_patched test_switch_bpf_unit test_topology_netlink test_verbs_all_cc test_verbs_ud test_verbs_rw_mix test_qp_reset test_retry_coalesced_ack test_retry_stale_ack test_stress_reload test_stress_qp_churn test_stress_qps_flows test_stress_knobs test_stress_host_gone test_stress_malformed test_switch_lossless_incast test_switch_lossy_incast test_switch_tcd_chain test_dcqcn_cnp test_hpcc_int test_int_on_acks test_fncc_hops test_halt_cpu test_cc_incast test_cc_incast_baselines test_fct_websearch test_fct_ops test_flowgen_timeout test_gfc_ring_pfc_deadlock test_gfc_ring_buffer test_gfc_ring_time test_gfc_ring_acc test_gfc_ring_recipe)
 # On the debug kernel (make test-debug: lockdep, KASAN, kmemleak, 20-40x
 # slower under TCG) the functional tests run; the experiments that assert
 # rates, timing or CC dynamics, and the README's by-hand lines (which load
@@ -25,7 +25,7 @@ ALL_TESTS=(test_params test_readme_by_hand test_throughput test_incast test_relo
 # in BPF, which neither KASAN nor lockdep sees (JITed programs, and
 # bpf_spin_lock is not a lockdep lock); the C that sends their frames
 # (rxecc_switch.ko) sends PFC's too, in test_stress_host_gone there.
-DEBUG_SKIPPED=(test_readme_by_hand test_pacing test_port_rate test_port_queue test_port_red test_switch_lossless_incast test_switch_lossy_incast test_switch_tcd_chain test_dcqcn_cnp test_fncc_hops test_halt_cpu test_cc_incast test_cc_incast_baselines test_gfc_ring_pfc_deadlock test_gfc_ring_buffer test_gfc_ring_time test_gfc_ring_acc)
+DEBUG_SKIPPED=(test_readme_by_hand test_pacing test_port_rate test_port_queue test_port_red test_switch_lossless_incast test_switch_lossy_incast test_switch_tcd_chain test_dcqcn_cnp test_fncc_hops test_halt_cpu test_cc_incast test_cc_incast_baselines test_gfc_ring_pfc_deadlock test_gfc_ring_buffer test_gfc_ring_time test_gfc_ring_acc test_gfc_ring_recipe)
 if [ -n "${RXECC_DEBUG_KERNEL:-}" ] && [ $# = 0 ]; then
 	echo "debug kernel: not running the timing-sensitive ${DEBUG_SKIPPED[*]}" >&2
 	set --
