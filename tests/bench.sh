@@ -396,16 +396,15 @@ bench_cc() {
 	done
 	echo
 	python3 "$RXECC_TOP/tests/cc_medians.py" "$CCI_T_US" "$out"/cc/round*/report.json | tee -a "$out/summary.txt"
-	# The paper recipes on incast.toml, judged on each round's runs.
+	# The paper recipes on incast.toml, judged on the rounds' medians.
 	local recipe name
 	for recipe in "$RXECC_TOP"/testbed/experiments/paper/*.toml; do
 		grep -q '^experiment = "../incast.toml"' "$recipe" || continue
 		name=$(basename "$recipe" .toml)
-		for ((r = 1; r <= rounds; r++)); do
-			echo
-			echo "paper recipe $name, incast round $r"
-			rxecc paper "$recipe" --out "$out/cc/round$r/paper-$name" --from "$out/cc/round$r" | tee -a "$out/summary.txt"
-		done
+		echo
+		echo "paper recipe $name, on $rounds incast rounds"
+		# shellcheck disable=SC2046 # one --from per round
+		rxecc paper "$recipe" --out "$out/cc/paper-$name" $(printf -- '--from %s ' "$out"/cc/round*/) | tee -a "$out/summary.txt"
 	done
 	# The model beside each round (docs/experiments.md, "The model beside
 	# the testbed"): the testbed's row, the model's, and the model with the
@@ -444,10 +443,9 @@ bench_hops() {
 		echo
 		echo "congestion at the $where hop of chain (hops-$where.toml)" | tee -a "$out/summary.txt"
 		python3 "$RXECC_TOP/tests/cc_medians.py" "$CCI_T_US" "$out"/hops/"$where"/round*/report.json | tee -a "$out/summary.txt"
-		for ((r = 1; r <= ${BENCH_HOPS_ROUNDS:-3}; r++)); do
-			rxecc paper "$RXECC_TOP/testbed/experiments/paper/fncc-fig13-$where.toml" --out "$out/hops/$where/round$r/paper" \
-				--from "$out/hops/$where/round$r" | tee -a "$out/summary.txt"
-		done
+		# shellcheck disable=SC2046 # one --from per round
+		rxecc paper "$RXECC_TOP/testbed/experiments/paper/fncc-fig13-$where.toml" --out "$out/hops/$where/paper" \
+			$(printf -- '--from %s ' "$out"/hops/"$where"/round*/) | tee -a "$out/summary.txt"
 	done
 }
 

@@ -173,9 +173,12 @@ enum Cmd {
         #[arg(short, long)]
         out: PathBuf,
         /// Judge the runs in this `rxecc run` results directory instead of
-        /// running them (its report.json).
+        /// running them (its report.json and summary.json). Given more
+        /// than once, each directory is one repetition (its runs labelled
+        /// <run>-1, <run>-2, ... in order), as separate boots or bench
+        /// rounds make them.
         #[arg(long, value_name = "DIR")]
-        from: Option<PathBuf>,
+        from: Vec<PathBuf>,
     },
     /// What one run of an experiment file sets, for scripts that drive
     /// their own traffic with the same settings.
@@ -867,7 +870,7 @@ fn main() -> Result<()> {
                 repetitions,
             },
         )?,
-        Cmd::Paper { recipe, out, from } => paper::run(&recipe, &out, from.as_deref())?,
+        Cmd::Paper { recipe, out, from } => paper::run(&recipe, &out, &from)?,
         Cmd::Experiment { cmd } => match cmd {
             ExperimentCmd::Topology { experiment, run } => {
                 print!("{}", experiment::run_topology(&experiment, &run)?)

@@ -252,6 +252,22 @@ pub fn metrics_of(dir: &Path) -> Result<serde_json::Value> {
     ))
 }
 
+/// The runs' metrics of several results directories, one repetition
+/// each: every run of the k-th (from 1) labelled `<run>-k`.
+pub fn repetitions_of(dirs: &[PathBuf]) -> Result<serde_json::Value> {
+    let mut all = Vec::new();
+    for (k, d) in dirs.iter().enumerate() {
+        for mut e in metrics_of(d)?.as_array().cloned().unwrap_or_default() {
+            let Some(label) = e["label"].as_str().map(str::to_string) else {
+                continue;
+            };
+            e["label"] = serde_json::Value::String(format!("{label}-{}", k + 1));
+            all.push(e);
+        }
+    }
+    Ok(serde_json::Value::Array(all))
+}
+
 /// Judges every claim of `recipe` against `report` (the runs' metrics,
 /// [`metrics_of`]).
 pub fn judge(recipe: &Recipe, report: &serde_json::Value) -> Result<Vec<Verdict>> {
@@ -350,9 +366,9 @@ pub fn table(recipe: &Recipe, verdicts: &[Verdict]) -> String {
 /// `rxecc paper`: runs the recipe's runs of its experiment into `out`
 /// (unless `from` holds them already), then judges and prints the claims
 /// (`out/claims.txt`, `out/claims.json`).
-pub fn run(path: &Path, out: &Path, from: Option<&Path>) -> Result<()> {
+pub fn run(path: &Path, out: &Path, from: &[PathBuf]) -> Result<()> {
     let recipe = Recipe::load(path)?;
-    let dir = match (from, &recipe.experiment, &recipe.model) {
+    let dir = match (from.first(), &recipe.experiment, &recipe.model) {
         (Some(d), _, _) => d.to_path_buf(),
         (None, None, Some(model)) => {
             std::fs::create_dir_all(out)?;
@@ -388,7 +404,11 @@ pub fn run(path: &Path, out: &Path, from: Option<&Path>) -> Result<()> {
             out.to_path_buf()
         }
     };
-    let report = metrics_of(&dir)?;
+    let report = if from.len() > 1 {
+        repetitions_of(from)?
+    } else {
+        metrics_of(&dir)?
+    };
     let verdicts = judge(&recipe, &report).with_context(|| {
         format!(
             "{}: the recipe needs runs {}",
@@ -502,6 +522,14 @@ mod tests {
         )
         .unwrap();
         let m = metrics_of(&dir).unwrap();
+        // Two directories: two repetitions of each run.
+        let reps = repetitions_of(&[dir.clone(), dir.clone()]).unwrap();
+        assert_eq!(repetitions(&reps, "acc"), 2);
+        assert_eq!(reps[3]["label"], "none-2");
+        assert_eq!(
+            metric(&reps, "none", "pauses", Across::Median).unwrap(),
+            Some(9.0)
+        );
         assert_eq!(
             metric(&m, "acc", "pauses", Across::Median).unwrap(),
             Some(3.0),
