@@ -7,9 +7,8 @@
 # shellcheck disable=SC2034 # read by bench.sh
 CCH_WHERE="first middle last"
 
-# cch_get <first|middle|last> <key> [table...]: a value of that file
-# (cc_incast.sh's cci_get).
-cch_get() { CCI_EXP=$RXECC_TOP/testbed/experiments/hops-$1.toml cci_get "${@:2}"; }
+# cch_get <first|middle|last> <dotted key>: a value of that file.
+cch_get() { rxecc experiment get "$RXECC_TOP/testbed/experiments/hops-$1.toml" "$2"; }
 
 # cch_run <first|middle|last> <out>: that experiment file under hpcc and
 # fncc into <out>/<label>, with report.json and table.txt in <out>. Fails

@@ -7,23 +7,14 @@
 
 CCI_EXP=$RXECC_TOP/testbed/experiments/incast.toml
 
-# cci_get <key> [table...]: a value of the experiment file $CCI_EXP (e.g.
-# cci_get period_us report); of a list, its length.
-cci_get() {
-	python3 -c 'import sys, tomllib
-t = tomllib.load(open(sys.argv[1], "rb"))
-for k in sys.argv[3:]: t = t[k]
-v = t[sys.argv[2]]
-print(len(v) if isinstance(v, list) else v)' "$CCI_EXP" "$@"
-}
 # The bottleneck's rate (C in the report) and the period T it counts in,
 # and how many flows the incast has (read by test_cc.sh and bench.sh).
 # shellcheck disable=SC2034
-CCI_RATE_MBPS=$(cci_get capacity_mbps report)
+CCI_RATE_MBPS=$(rxecc experiment get "$CCI_EXP" report.capacity_mbps)
 # shellcheck disable=SC2034
-CCI_T_US=$(cci_get period_us report)
+CCI_T_US=$(rxecc experiment get "$CCI_EXP" report.period_us)
 # shellcheck disable=SC2034
-CCI_SENDERS=$(cci_get senders workload)
+CCI_SENDERS=$(rxecc experiment get "$CCI_EXP" workload.senders | wc -w)
 
 # cci_topology <label> <file>: the topology that run of the experiment
 # brings up (dumbbell, h0's link at the bottleneck's rate, the

@@ -16,27 +16,12 @@ GFC_PERF=(-s 65536 -u 20)
 # not.)
 GFC_PFC_QPS=(-q 4)
 
-# gfc_get <key> [table...]: a value of the experiment file.
-gfc_get() {
-	python3 -c 'import sys, tomllib
-t = tomllib.load(open(sys.argv[1], "rb"))
-for k in sys.argv[3:]: t = t[k]
-print(t[sys.argv[2]])' "$GFC_EXP" "$@"
-}
-
 # gfc_cycle <rxecc deadlock --json output>: its cycle as JSON, [] if none
 # (sed, not python: a Python start costs 2 s under TCG).
 gfc_cycle() { sed -n 's/.*"cycle":\(\[[^]]*\]\).*/\1/p' "$1"; }
 
-# gfc_rate <run>: the ring's link rate C in that run, Mb/s.
-gfc_rate() { gfc_topology_rate "$TEST_OUT/ring-$1.toml"; }
-
-# gfc_topology_rate <topology file>: its fastest link, Mb/s.
-gfc_topology_rate() {
-	python3 -c 'import sys, tomllib
-t = tomllib.load(open(sys.argv[1], "rb"))
-print(max(l.get("rate_mbps", t.get("defaults", {}).get("rate_mbps", 100)) for l in t["link"]))' "$1"
-}
+# gfc_rate <run>: the ring's link rate C in that run of ring.toml, Mb/s.
+gfc_rate() { rxecc experiment rate "$GFC_EXP" "$1"; }
 
 # gfc_ring_up <run>: triangle with that run's flow control.
 gfc_ring_up() {
@@ -198,7 +183,7 @@ gfc_ring() {
 	tb_load_cc cc=none
 	gfc_ring_up "$run"
 	rate=$(gfc_rate "$run")
-	bm=$(gfc_get gfc_bm_bytes switch)
+	bm=$(rxecc experiment get "$GFC_EXP" switch.gfc_bm_bytes)
 	half=$((rate / 2))
 	# 150 x 64 KB per flow: about 8 s at C/2 = 10 Mb/s.
 	t0=$(date +%s%N)
@@ -304,7 +289,7 @@ ring_cc_run() {
 	tb_load_cc $(rxecc experiment knobs "$RING_CC_EXP" "$label") || return 1
 	rxecc experiment topology "$RING_CC_EXP" "$label" >"$out/topology.toml" || return 1
 	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }
-	rate=$(gfc_topology_rate "$out/topology.toml")
+	rate=$(rxecc experiment rate "$RING_CC_EXP" "$label")
 	rxecc record --out "$out/rec" --interval-ms 50 --deadlock-hold-ms 1000 2>"$out/record.log" &
 	rec=$!
 	# On the recording's clock (CLOCK_MONOTONIC).

@@ -276,9 +276,9 @@ test_fncc_hops() {
 		|| fail "rxecc run: $(grep -v '^rxecc: ' "$TEST_OUT/run.txt" | tail -3)"
 	cat "$TEST_OUT/table.txt" >&2
 	local cc top totals port cap senders
-	port=$(cch_get first bottleneck report)
-	cap=$(cch_get first capacity_mbps report)
-	senders=$(cch_get first senders workload)
+	port=$(cch_get first report.bottleneck)
+	cap=$(cch_get first report.capacity_mbps)
+	senders=$(cch_get first workload.senders | wc -w)
 	for cc in none hpcc fncc; do
 		assert_eq "$cc: flows" "$senders" "$(rj "$cc" flows)"
 		assert_eq "$cc: drops (PFC is on)" 0 "$(rj "$cc" drops)"

@@ -595,6 +595,55 @@ pub fn run_built(path: &Path, label: &str) -> Result<(Experiment, topology::Buil
     Ok((e, built))
 }
 
+/// `rxecc experiment get`: the value at a dotted key of a checked
+/// experiment file; an array's items as space-separated words.
+pub fn get(path: &Path, key: &str) -> Result<String> {
+    load(path)?;
+    let text = std::fs::read_to_string(path)?;
+    let mut v: toml::Value = toml::from_str(&text)?;
+    for part in key.split('.') {
+        let keys = |t: &toml::Table| t.keys().cloned().collect::<Vec<_>>().join(", ");
+        v = match v {
+            toml::Value::Table(mut t) => match t.remove(part) {
+                Some(x) => x,
+                None => bail!(
+                    "{}: no '{part}' in '{key}' (there: {})",
+                    path.display(),
+                    keys(&t)
+                ),
+            },
+            _ => bail!("{}: '{key}': '{part}' is below a value", path.display()),
+        };
+    }
+    let word = |x: &toml::Value| match x {
+        toml::Value::String(s) => Ok(s.clone()),
+        toml::Value::Table(_) | toml::Value::Array(_) => {
+            bail!("{}: '{key}' holds tables, not values", path.display())
+        }
+        x => Ok(x.to_string()),
+    };
+    match &v {
+        toml::Value::Array(a) => Ok(a.iter().map(word).collect::<Result<Vec<_>>>()?.join(" ")),
+        toml::Value::Table(t) => bail!(
+            "{}: '{key}' is a table; name one of its keys: {}",
+            path.display(),
+            t.keys().cloned().collect::<Vec<_>>().join(", ")
+        ),
+        x => word(x),
+    }
+}
+
+/// `rxecc experiment rate`: the fastest link of a run's topology, Mb/s.
+pub fn run_rate_mbps(path: &Path, label: &str) -> Result<u64> {
+    let (_, built) = run_built(path, label)?;
+    let t = &built.topo;
+    t.links
+        .iter()
+        .map(|l| l.rate_mbps.unwrap_or(t.defaults.rate_mbps))
+        .max()
+        .context("the topology has no link")
+}
+
 /// `rxecc experiment knobs`: a run's rxe_cc parameters, cc first.
 pub fn run_knobs(path: &Path, label: &str) -> Result<Vec<String>> {
     let e = load(path)?;
@@ -1651,6 +1700,49 @@ mod tests {
             let err = format!("{:#}", load(&p).unwrap_err());
             assert!(err.contains(why), "{err}");
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn get_and_rate_for_scripts() {
+        let dir = std::env::temp_dir().join(format!("rxecc-get-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("e.toml");
+        std::fs::write(
+            &p,
+            EXP.replace(
+                "[switch]",
+                "[report]\ncapacity_mbps = 40\nbottleneck = \"p0\"\nperiod_us = 10000\n[switch]",
+            )
+            .replace("hosts = 4", "hosts = 4\nrecord_interval_ms = 20"),
+        )
+        .unwrap();
+        assert_eq!(get(&p, "report.capacity_mbps").unwrap(), "40");
+        assert_eq!(get(&p, "report.bottleneck").unwrap(), "p0");
+        assert_eq!(
+            get(&p, "workload.cdf").unwrap(),
+            "WebSearch_distribution.txt"
+        );
+        assert_eq!(get(&p, "switch.pfc").unwrap(), "true");
+        for (key, why) in [
+            (
+                "report.capacity",
+                "no 'capacity' in 'report.capacity' (there: bottleneck, capacity_mbps, period_us)",
+            ),
+            ("report", "'report' is a table; name one of its keys"),
+            ("run", "'run' holds tables"),
+            ("hosts.x", "'x' is below a value"),
+        ] {
+            let e = format!("{:#}", get(&p, key).unwrap_err());
+            assert!(e.contains(why), "{key}: {e}");
+        }
+        // dumbbell's links run at 100 Mb/s, but for h0's, at 40 here.
+        assert_eq!(run_rate_mbps(&p, "none").unwrap(), 100);
+        std::fs::write(&p, "senders = [1, 2]\n").unwrap();
+        assert!(
+            get(&p, "senders").is_err(),
+            "an experiment file that does not load"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

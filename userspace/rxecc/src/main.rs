@@ -229,6 +229,12 @@ enum ExperimentCmd {
     /// Print a run's rxe_cc parameters as `name=value` words (cc first),
     /// for insmod.
     Knobs { experiment: PathBuf, run: String },
+    /// Print a value of the (checked) experiment file by its dotted key,
+    /// e.g. `report.capacity_mbps`; an array as space-separated words.
+    Get { experiment: PathBuf, key: String },
+    /// Print the fastest link of the topology a run brings up, Mb/s (the
+    /// ring's C).
+    Rate { experiment: PathBuf, run: String },
 }
 
 #[derive(Subcommand)]
@@ -877,6 +883,12 @@ fn main() -> Result<()> {
             }
             ExperimentCmd::Knobs { experiment, run } => {
                 println!("{}", experiment::run_knobs(&experiment, &run)?.join(" "))
+            }
+            ExperimentCmd::Get { experiment, key } => {
+                println!("{}", experiment::get(&experiment, &key)?)
+            }
+            ExperimentCmd::Rate { experiment, run } => {
+                println!("{}", experiment::run_rate_mbps(&experiment, &run)?)
             }
         },
         Cmd::Workload { cmd } => run_workload(cmd)?,
