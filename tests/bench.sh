@@ -395,7 +395,8 @@ bench_cc() {
 		[ "${PIPESTATUS[0]}" = 0 ] || echo "  round $r: not every flow completed" >&2
 	done
 	echo
-	python3 "$RXECC_TOP/tests/cc_medians.py" "$CCI_T_US" "$out"/cc/round*/report.json | tee -a "$out/summary.txt"
+	# shellcheck disable=SC2046 # one GROUP=FILE per round
+	rxecc spread --rows $(printf 'rounds=%s ' "$out"/cc/round*/report.json) | tee -a "$out/summary.txt"
 	# The paper recipes on incast.toml, judged on the rounds' medians.
 	local recipe name
 	for recipe in "$RXECC_TOP"/testbed/experiments/paper/*.toml; do
@@ -442,7 +443,8 @@ bench_hops() {
 		done
 		echo
 		echo "congestion at the $where hop of chain (hops-$where.toml)" | tee -a "$out/summary.txt"
-		python3 "$RXECC_TOP/tests/cc_medians.py" "$CCI_T_US" "$out"/hops/"$where"/round*/report.json | tee -a "$out/summary.txt"
+		# shellcheck disable=SC2046 # one GROUP=FILE per round
+		rxecc spread --rows $(printf 'rounds=%s ' "$out"/hops/"$where"/round*/report.json) | tee -a "$out/summary.txt"
 		# shellcheck disable=SC2046 # one --from per round
 		rxecc paper "$RXECC_TOP/testbed/experiments/paper/fncc-fig13-$where.toml" --out "$out/hops/$where/paper" \
 			$(printf -- '--from %s ' "$out"/hops/"$where"/round*/) | tee -a "$out/summary.txt"

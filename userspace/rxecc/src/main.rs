@@ -116,6 +116,10 @@ enum Cmd {
         /// order.
         #[arg(required = true, value_name = "GROUP=FILE")]
         reports: Vec<String>,
+        /// One group only, as a row per run and a column per metric
+        /// (medians; the bench's rounds).
+        #[arg(long)]
+        rows: bool,
     },
     /// The cargo model (the module's own algorithms) on an incast
     /// experiment's scenario, beside the testbed's runs of it: the
@@ -842,7 +846,18 @@ fn main() -> Result<()> {
                 report::compare(&dirs, &setup, plots.as_deref(), json.as_deref())?
             );
         }
-        Cmd::Spread { reports } => print!("{}", spread::table(&spread::read(&reports)?)),
+        Cmd::Spread { reports, rows } => {
+            let groups = spread::read(&reports)?;
+            if rows {
+                anyhow::ensure!(
+                    groups.len() == 1,
+                    "--rows: one group (GROUP=FILE with one GROUP)"
+                );
+                print!("{}", spread::rows(&groups[0].1));
+            } else {
+                print!("{}", spread::table(&groups));
+            }
+        }
         Cmd::Model {
             experiment,
             from,

@@ -27,6 +27,8 @@ pub const METRICS: &[(&str, &str)] = &[
 pub struct Group {
     pub reps: usize,
     values: BTreeMap<(String, &'static str), Vec<f64>>,
+    /// The run labels, first seen first.
+    order: Vec<String>,
 }
 
 impl Group {
@@ -40,6 +42,9 @@ impl Group {
                 .get("label")
                 .and_then(Value::as_str)
                 .with_context(|| format!("{name}: a run without a label"))?;
+            if !self.order.iter().any(|l| l == label) {
+                self.order.push(label.to_string());
+            }
             for (key, _) in METRICS {
                 let v = self.values.entry((label.to_string(), key)).or_default();
                 if let Some(x) = r.get(*key).and_then(Value::as_f64) {
@@ -88,6 +93,51 @@ impl Group {
 }
 
 /// Reads `GROUP=report.json` arguments into groups, in first-seen order.
+/// One group as a row per run (in the reports' order) and a column per
+/// metric: the median only, "never" where no repetition had it, and how
+/// many did where some did not ("2.9 (2/3)").
+pub fn rows(g: &Group) -> String {
+    let mut s = format!("median of {} repetitions\n{:<10}", g.reps, "run");
+    for (key, _) in METRICS {
+        let _ = write!(s, " {:>21}", key);
+    }
+    s.push('\n');
+    for l in &g.order {
+        let _ = write!(s, "{l:<10}");
+        for (key, _) in METRICS {
+            let v = g
+                .values
+                .get(&(l.clone(), *key))
+                .cloned()
+                .unwrap_or_default();
+            let cell = if v.is_empty() {
+                "never".to_string()
+            } else {
+                let mut v = v;
+                v.sort_by(f64::total_cmp);
+                let n = v.len();
+                let med = if n % 2 == 1 {
+                    v[n / 2]
+                } else {
+                    (v[n / 2 - 1] + v[n / 2]) / 2.0
+                };
+                let mut c = if med.abs() >= 100.0 || med.fract() == 0.0 {
+                    format!("{med:.0}")
+                } else {
+                    format!("{med:.2}")
+                };
+                if n < g.reps {
+                    let _ = write!(c, " ({n}/{})", g.reps);
+                }
+                c
+            };
+            let _ = write!(s, " {cell:>21}");
+        }
+        s.push('\n');
+    }
+    s
+}
+
 pub fn read(reports: &[String]) -> Result<Vec<(String, Group)>> {
     let mut groups: Vec<(String, Group)> = Vec::new();
     for r in reports {
@@ -170,5 +220,24 @@ mod tests {
             .lines()
             .any(|l| l.starts_with("acc") && l.contains("PFC pauses")));
         assert!(Group::default().add("r", "{").is_err());
+        // One group as rows, in the reports' order.
+        let mut g = Group::default();
+        for t in [
+            r#"[{"label": "none", "pauses": 900}, {"label": "acc", "converge_periods": null, "pauses": 9}]"#,
+            r#"[{"label": "none", "pauses": 901}, {"label": "acc", "converge_periods": 17.4, "pauses": 11}]"#,
+            r#"[{"label": "none", "pauses": 902}, {"label": "acc", "converge_periods": 3.0, "pauses": 12}]"#,
+        ] {
+            g.add("r", t).unwrap();
+        }
+        let r = rows(&g);
+        let lines: Vec<&str> = r.lines().collect();
+        assert_eq!(lines[0], "median of 3 repetitions");
+        assert!(
+            lines[2].starts_with("none") && lines[2].contains("never"),
+            "{r}"
+        );
+        assert!(lines[2].contains(" 901"), "{r}");
+        assert!(lines[3].starts_with("acc"), "{r}");
+        assert!(lines[3].contains("10.20 (2/3)"), "{r}");
     }
 }
