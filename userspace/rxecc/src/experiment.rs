@@ -6,7 +6,7 @@
 //! settings, replays the flow file with flowgen on every host, writes
 //! fct.txt, and takes the topology down; at the end, the slowdown table.
 
-use crate::record::monotonic_ns;
+use crate::clock::monotonic_ns;
 use crate::{fct, switch, topology, workload};
 use anyhow::{bail, ensure, Context, Result};
 use serde::Deserialize;
@@ -1445,12 +1445,9 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
             .iter()
             .map(|(l, f)| (l.clone(), f.with_file_name("rec")))
             .collect();
-        let table = crate::report::compare(
-            &recs,
-            &setup,
-            Some(&out.join("plots")),
-            Some(&out.join("report.json")),
-        )?;
+        let (table, loaded) =
+            crate::report::compare(&recs, &setup, Some(&out.join("report.json")))?;
+        crate::plot::plot_runs(&loaded, &setup, &out.join("plots"))?;
         print!("{table}");
         std::fs::write(out.join("table.txt"), &table)?;
     }

@@ -2,6 +2,7 @@
 //! switch's eBPF programs and topologies.
 
 pub mod check;
+pub mod clock;
 pub mod deadlock;
 pub mod experiment;
 pub mod fct;

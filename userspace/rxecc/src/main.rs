@@ -841,10 +841,11 @@ fn main() -> Result<()> {
                     .with_context(|| format!("'{r}': expected LABEL=DIR"))?;
                 dirs.push((label.to_string(), PathBuf::from(dir)));
             }
-            print!(
-                "{}",
-                report::compare(&dirs, &setup, plots.as_deref(), json.as_deref())?
-            );
+            let (table, loaded) = report::compare(&dirs, &setup, json.as_deref())?;
+            if let Some(d) = plots {
+                plot::plot_runs(&loaded, &setup, &d)?;
+            }
+            print!("{table}");
         }
         Cmd::Spread { reports, rows } => {
             let groups = spread::read(&reports)?;

@@ -86,6 +86,15 @@ fn panel<'a, 'b>(
 }
 
 /// Writes `<dir>/<label>.png` for one run.
+/// A plot per run into `dir` (`rxecc report`'s).
+pub fn plot_runs(runs: &[Run], setup: &Setup, dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    for run in runs {
+        plot_run(run, setup, dir).with_context(|| format!("plotting run {}", run.label))?;
+    }
+    Ok(())
+}
+
 pub fn plot_run(run: &Run, setup: &Setup, dir: &Path) -> Result<()> {
     register_font()?;
     let path = dir.join(format!("{}.png", run.label));

@@ -19,6 +19,7 @@
 //! `qps.csv`, `deadlocks.csv` and `record.json` (what was recorded, and
 //! what was lost).
 
+use crate::clock::monotonic_ns;
 use crate::{deadlock, stats, switch};
 use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
@@ -128,19 +129,6 @@ static STOP: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
-}
-
-/// CLOCK_MONOTONIC in ns: the clock of the kernel's `ktime_get_ns()`.
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as u64)
 }
 
 /// One rxe_cc trace event, parsed from a `trace_pipe` line.

@@ -496,29 +496,26 @@ fn opt(v: Option<f64>, prec: usize) -> String {
 }
 
 /// `rxecc report`: the metrics of each recorded run (LABEL, directory
-/// written by `rxecc record`), a plot per run into `plots`, all metrics as
-/// JSON into `json`; returns the side-by-side table.
+/// written by `rxecc record`), all metrics as JSON into `json`; returns
+/// the side-by-side table and the runs as loaded (for
+/// `plot::plot_runs`).
 pub fn compare(
     runs: &[(String, std::path::PathBuf)],
     setup: &Setup,
-    plots: Option<&Path>,
     json: Option<&Path>,
-) -> Result<String> {
+) -> Result<(String, Vec<Run>)> {
     let mut all = Vec::new();
+    let mut loaded = Vec::new();
     for (label, dir) in runs {
         let run = load(label, dir).with_context(|| format!("loading run {label}"))?;
         all.push(metrics(&run, setup)?);
-        if let Some(d) = plots {
-            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-            crate::plot::plot_run(&run, setup, d)
-                .with_context(|| format!("plotting run {label}"))?;
-        }
+        loaded.push(run);
     }
     if let Some(p) = json {
         std::fs::write(p, serde_json::to_string_pretty(&all)?)
             .with_context(|| format!("writing {}", p.display()))?;
     }
-    Ok(table(&all, setup))
+    Ok((table(&all, setup), loaded))
 }
 
 /// The side-by-side table.

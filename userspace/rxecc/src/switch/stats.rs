@@ -249,7 +249,7 @@ impl QlenReader {
         let mut tries = 0;
         loop {
             tries += 1;
-            let now_ns = crate::record::monotonic_ns();
+            let now_ns = crate::clock::monotonic_ns();
             let mut raws = Vec::with_capacity(self.keys.len());
             for key in &self.keys {
                 raws.push(
@@ -259,7 +259,7 @@ impl QlenReader {
                         .context("a queue-length histogram is missing")?,
                 );
             }
-            let window_ns = crate::record::monotonic_ns().saturating_sub(now_ns);
+            let window_ns = crate::clock::monotonic_ns().saturating_sub(now_ns);
             let mut ports = Vec::with_capacity(raws.len());
             let (mut undone, mut exact) = (0, true);
             for raw in &raws {
