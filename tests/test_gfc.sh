@@ -367,40 +367,48 @@ test_gfc_ring_acc() {
 	assert_eq "drops" 0 "$(psum "$s" drops)"
 }
 
+# gfc_flatten <summary.json>: "label key value" per metric (one Python
+# start for all of them).
+gfc_flatten() {
+	python3 -c 'import json, sys
+for r in json.load(open(sys.argv[1])):
+    for k, v in r.items():
+        print(r["label"], k, "null" if v is None else v)' "$1"
+}
+
 # gfc_summary <summary.flat> <run> <metric>: the value, "null", or
 # "absent".
 gfc_summary() { awk -v r="$2" -v k="$3" '$1 == r && $2 == k {print $3; f = 1} END {if (!f) print "absent"}' "$1"; }
 
-# The GFC paper's ring as its recipe (paper/gfc-ring.toml): `rxecc run`
-# replays the ring's flows (ring-flows.txt: four QPs per flow, all posted
-# at once) under PFC, buffer-based and time-based GFC, records them, and
-# releases the PFC run's deadlock (flow control off) so that its flows
-# complete; `rxecc paper` judges the paper's claims. Asserted: under PFC
-# the deadlock is counted and released, with no drop before the release
-# and every flow completed; under GFC no deadlock and no drop; every
-# claim judged on a number. Met or missed is reported, not asserted: the
-# fair shares are test_gfc_ring_buffer's and test_gfc_ring_time's.
+# The ring through `rxecc run`, and the GFC paper's recipe on it. First
+# ring-cc.toml's control run (PFC, no CC, twelve QPs posted over 1 s):
+# the CBD locks, `rxecc record` sees it, and `rxecc run` releases it
+# (flow control off) so that every flow completes, counting the deadlock
+# and no drop before the release. Then paper/gfc-ring.toml (ring.toml,
+# one QP per flow) under buffer-based and time-based GFC: no deadlock, no
+# drop, every flow completes, every claim judged on a number. Met or
+# missed is reported, not asserted: the fair shares are
+# test_gfc_ring_buffer's and test_gfc_ring_time's.
 test_gfc_ring_recipe() {
-	local d=$TEST_OUT/paper flat=$TEST_OUT/summary.flat l run
+	local d=$TEST_OUT/paper lock=$TEST_OUT/lock l run
 	tb_load_rxe patched
 	tb_load_cc cc=none
+	rxecc run "$RING_CC_EXP" --runs none --out "$lock" >"$TEST_OUT/lock.txt" 2>"$TEST_OUT/lock.log" ||
+		fail "rxecc run ring-cc.toml --runs none: $(grep -v '^rxecc run: /' "$TEST_OUT/lock.log" | tail -3)"
+	gfc_flatten "$lock/summary.json" >"$lock/summary.flat"
+	assert_gt "no CC under PFC: deadlocks recorded" "$(gfc_summary "$lock/summary.flat" none deadlocks)" 0
+	[ -f "$lock/none/locked.jsonl" ] || fail "no locked.jsonl: rxecc run did not release the deadlock"
+	assert_eq "no CC under PFC: flows completed" 12 "$(gfc_summary "$lock/summary.flat" none flows)"
+	assert_eq "no CC under PFC: drops before the release" 0 "$(gfc_summary "$lock/summary.flat" none drops)"
 	rxecc paper "$RXECC_TOP/testbed/experiments/paper/gfc-ring.toml" --out "$d" >"$TEST_OUT/claims.txt" 2>"$TEST_OUT/run.log" ||
 		fail "rxecc paper gfc-ring: $(grep -v '^rxecc run: /' "$TEST_OUT/run.log" | tail -3)"
 	while read -r l; do info "$l"; done <"$TEST_OUT/claims.txt"
-	# "label key value" per metric of summary.json (one Python start).
-	python3 -c 'import json, sys
-for r in json.load(open(sys.argv[1])):
-    for k, v in r.items():
-        print(r["label"], k, "null" if v is None else v)' "$d/summary.json" >"$flat" || fail "cannot read $d/summary.json"
-	assert_gt "pfc: deadlocks recorded" "$(gfc_summary "$flat" pfc deadlocks)" 0
-	[ -f "$d/pfc/locked.jsonl" ] || fail "pfc: no locked.jsonl: the deadlock was not released by rxecc run"
-	for run in pfc gfc-buffer gfc-time; do
-		assert_eq "$run: flows completed" 12 "$(gfc_summary "$flat" "$run" flows)"
-		assert_eq "$run: drops (before any release)" 0 "$(gfc_summary "$flat" "$run" drops)"
-	done
+	gfc_flatten "$d/summary.json" >"$d/summary.flat"
 	for run in gfc-buffer gfc-time; do
-		assert_eq "$run: deadlocks recorded" 0 "$(gfc_summary "$flat" "$run" deadlocks)"
-		assert_eq "$run: released" null "$(gfc_summary "$flat" "$run" drops_after_release)"
+		assert_eq "$run: flows completed" 3 "$(gfc_summary "$d/summary.flat" "$run" flows)"
+		assert_eq "$run: drops" 0 "$(gfc_summary "$d/summary.flat" "$run" drops)"
+		assert_eq "$run: deadlocks recorded" 0 "$(gfc_summary "$d/summary.flat" "$run" deadlocks)"
+		assert_eq "$run: released" null "$(gfc_summary "$d/summary.flat" "$run" drops_after_release)"
 	done
 	assert_eq "claims judged on a number" "$(grep -c '"says"' "$d/claims.json")" \
 		"$(grep -c '"testbed": [0-9]' "$d/claims.json" || true)"
