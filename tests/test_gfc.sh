@@ -290,6 +290,11 @@ ring_cc_run() {
 	rxecc experiment topology "$RING_CC_EXP" "$label" >"$out/topology.toml" || return 1
 	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }
 	rate=$(rxecc experiment rate "$RING_CC_EXP" "$label")
+	# Perftest started at once after the bring-up locked the ring under
+	# ACC 4.1 s in, in 4 of 5 first runs (2026-12-03); 2 s later, as when a
+	# Python reader of the file took that long here, in 0 of 4 before and
+	# 0 of 2 since. Why is open (docs/switch.md).
+	sleep 2
 	rxecc record --out "$out/rec" --interval-ms 50 --deadlock-hold-ms 1000 2>"$out/record.log" &
 	rec=$!
 	# On the recording's clock (CLOCK_MONOTONIC).
