@@ -384,6 +384,24 @@ pub fn load(path: &Path) -> Result<Experiment> {
         "{}: repetitions must be at least 1",
         path.display()
     );
+    // `<run>-<k>` names repetition k of <run> (--repetitions, rxecc
+    // paper): no label may read as one of another's.
+    for a in &e.runs {
+        for b in &e.runs {
+            let rep = b
+                .label
+                .strip_prefix(a.label.as_str())
+                .and_then(|s| s.strip_prefix('-'))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()));
+            ensure!(
+                !rep,
+                "{}: run label '{}' reads as a repetition of run '{}' (rename one)",
+                path.display(),
+                b.label,
+                a.label
+            );
+        }
+    }
     let mut seen = std::collections::BTreeSet::new();
     for r in &e.runs {
         ensure!(
@@ -1675,6 +1693,10 @@ mod tests {
                 "unknown variant",
             ),
             (EXP.replace("rpg_time_reset", "cc"), "knob 'cc'"),
+            (
+                EXP.replace("label = \"none\"", "label = \"dcqcn-2\""),
+                "run label 'dcqcn-2' reads as a repetition of run 'dcqcn'",
+            ),
             (
                 EXP.replace("hosts = 4", "hosts = 4\nbogus = 1"),
                 "unknown field",
