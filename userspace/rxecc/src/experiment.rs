@@ -243,6 +243,15 @@ impl NamedMetrics {
     }
 }
 
+/// Whether `label` names a repetition of `run` (`<run>-<k>`, as
+/// `repetitions` labels them).
+pub fn is_repetition_of(label: &str, run: &str) -> bool {
+    label
+        .strip_prefix(run)
+        .and_then(|s| s.strip_prefix('-'))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+}
+
 /// What `rxecc run`'s command line changes in the file.
 #[derive(Debug, Default)]
 pub struct Overrides {
@@ -388,13 +397,8 @@ pub fn load(path: &Path) -> Result<Experiment> {
     // paper): no label may read as one of another's.
     for a in &e.runs {
         for b in &e.runs {
-            let rep = b
-                .label
-                .strip_prefix(a.label.as_str())
-                .and_then(|s| s.strip_prefix('-'))
-                .is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()));
             ensure!(
-                !rep,
+                !is_repetition_of(&b.label, &a.label),
                 "{}: run label '{}' reads as a repetition of run '{}' (rename one)",
                 path.display(),
                 b.label,
@@ -863,14 +867,7 @@ fn run_one(
                     .is_ok_and(|t| t.contains(",start,"));
                 if seen {
                     released = true;
-                    let mut locked = String::new();
-                    for d in switch::ports() {
-                        if let Ok(s) = switch::port_stats(&d) {
-                            locked.push_str(&serde_json::to_string(&s)?);
-                            locked.push('\n');
-                        }
-                    }
-                    std::fs::write(out.join("locked.jsonl"), locked)?;
+                    std::fs::write(out.join("locked.jsonl"), ports_jsonl()?)?;
                     topology::set_flow_control(switch::FlowControl::None)
                         .context("releasing a deadlock")?;
                     eprintln!(
@@ -934,14 +931,7 @@ fn run_one(
             }
         }
         std::fs::write(out.join("pfc.txt"), pfc_txt)?;
-        let mut ports = String::new();
-        for d in switch::ports() {
-            if let Ok(s) = switch::port_stats(&d) {
-                ports.push_str(&serde_json::to_string(&s)?);
-                ports.push('\n');
-            }
-        }
-        std::fs::write(out.join("ports.jsonl"), ports)?;
+        std::fs::write(out.join("ports.jsonl"), ports_jsonl()?)?;
         // rxe_cc's totals count since the module loaded: this run's share.
         let mut totals = String::new();
         for (k, v) in read_totals() {
@@ -974,6 +964,19 @@ fn run_one(
     })();
     topology::down().context("taking the topology down")?;
     result
+}
+
+/// Every switch port's counters, a JSON line each (`rxecc port stats
+/// --json`).
+fn ports_jsonl() -> Result<String> {
+    let mut ports = String::new();
+    for d in switch::ports() {
+        if let Ok(s) = switch::port_stats(&d) {
+            ports.push_str(&serde_json::to_string(&s)?);
+            ports.push('\n');
+        }
+    }
+    Ok(ports)
 }
 
 /// A capture of one port's RoCEv2 packets during a run.

@@ -83,8 +83,7 @@ impl Across {
         v.sort_by(f64::total_cmp);
         let n = v.len();
         Some(match self {
-            Across::Median if n % 2 == 1 => v[n / 2],
-            Across::Median => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+            Across::Median => crate::spread::median(v),
             Across::Min => v[0],
             Across::Max => v[n - 1],
             Across::Mean => v.iter().sum::<f64>() / n as f64,
@@ -174,18 +173,7 @@ fn metric(
     metric: &str,
     across: Across,
 ) -> Result<Option<f64>> {
-    let is_rep = |label: &str| {
-        label
-            .strip_prefix(run)
-            .and_then(|s| s.strip_prefix('-'))
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-    };
-    let entries: Vec<&serde_json::Value> = report
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|e| e["label"] == run || e["label"].as_str().is_some_and(is_rep))
-        .collect();
+    let entries = entries_of(report, run);
     if entries.is_empty() {
         bail!("report.json has no run '{run}'");
     }
@@ -199,21 +187,23 @@ fn metric(
     Ok(across.of(&mut values))
 }
 
-/// How many repetitions of `run` a report holds (1 without repetitions).
-fn repetitions(report: &serde_json::Value, run: &str) -> usize {
+/// The entries of `run` in a report: its own, or its repetitions'.
+fn entries_of<'a>(report: &'a serde_json::Value, run: &str) -> Vec<&'a serde_json::Value> {
     report
         .as_array()
         .into_iter()
         .flatten()
         .filter(|e| {
-            e["label"].as_str().is_some_and(|l| {
-                l == run
-                    || l.strip_prefix(run)
-                        .and_then(|s| s.strip_prefix('-'))
-                        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-            })
+            e["label"]
+                .as_str()
+                .is_some_and(|l| l == run || crate::experiment::is_repetition_of(l, run))
         })
-        .count()
+        .collect()
+}
+
+/// How many repetitions of `run` a report holds (1 without repetitions).
+fn repetitions(report: &serde_json::Value, run: &str) -> usize {
+    entries_of(report, run).len()
 }
 
 /// The runs' metrics in an `rxecc run` results directory: each run's

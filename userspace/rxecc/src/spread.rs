@@ -64,13 +64,8 @@ impl Group {
             return format!("none of {}", self.reps);
         }
         let mut s = v.clone();
-        s.sort_by(f64::total_cmp);
+        let med = median(&mut s);
         let n = s.len();
-        let med = if n % 2 == 1 {
-            s[n / 2]
-        } else {
-            (s[n / 2 - 1] + s[n / 2]) / 2.0
-        };
         let f = |x: f64| {
             if x.abs() >= 100.0 || x.fract() == 0.0 {
                 format!("{x:.0}")
@@ -93,6 +88,17 @@ impl Group {
 }
 
 /// Reads `GROUP=report.json` arguments into groups, in first-seen order.
+/// The median of `v` (sorted in place; not empty).
+pub fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
 /// One group as a row per run (in the reports' order) and a column per
 /// metric: the median only, "never" where no repetition had it, and how
 /// many did where some did not ("2.9 (2/3)").
@@ -114,13 +120,8 @@ pub fn rows(g: &Group) -> String {
                 "never".to_string()
             } else {
                 let mut v = v;
-                v.sort_by(f64::total_cmp);
+                let med = median(&mut v);
                 let n = v.len();
-                let med = if n % 2 == 1 {
-                    v[n / 2]
-                } else {
-                    (v[n / 2 - 1] + v[n / 2]) / 2.0
-                };
                 let mut c = if med.abs() >= 100.0 || med.fract() == 0.0 {
                     format!("{med:.0}")
                 } else {
