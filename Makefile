@@ -100,7 +100,7 @@ vms: all
 # Static checks, first because they take seconds: every shell script, and
 # clippy on the userspace crates (the algorithm core included) with
 # warnings as errors.
-SHELL_SCRIPTS = $(wildcard tests/*.sh testbed/*.sh rxe_glue/*.sh) .ci/run
+SHELL_SCRIPTS = $(wildcard tests/*.sh tests/lib/*.sh testbed/*.sh rxe_glue/*.sh) .ci/run
 # Every Rust file, the kernel module's and userspace's, formatted by the
 # Debian toolchain's rustfmt (rustfmt-web, the rustc-web that builds the
 # module), so that hosts with a rustup toolchain first in PATH agree.
@@ -117,8 +117,9 @@ CHECKPATCH_IGNORE_BPF = VOLATILE,GLOBAL_INITIALISERS,PREFER_DEFINED_ATTRIBUTE_MA
 KERNEL_C = rxe_cc/glue.c rxe_cc/glue.h rxe_cc/trace.c rxe_cc/rxe_cc_trace.h switch-ebpf/kmod/rxecc_switch.c
 BPF_C = $(wildcard switch-ebpf/*.bpf.c switch-ebpf/*.h switch-ebpf/port/*.h)
 lint: bpf-headers
-	@echo "==> lint: shellcheck, rustfmt, checkpatch and clippy" >&2
+	@echo "==> lint: shellcheck, test isolation, rustfmt, checkpatch and clippy" >&2
 	@shellcheck -s bash -S warning $(SHELL_SCRIPTS)
+	@python3 tests/check_isolation.py
 	@$(RUSTFMT) --edition 2021 --check $(RUST_SOURCES) || \
 		{ echo "lint: run $(RUSTFMT) --edition 2021 on the files above" >&2; exit 1; }
 	@cp=$$(cat $(BUILD)/kdir)/scripts/checkpatch.pl && \

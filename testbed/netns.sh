@@ -1,8 +1,8 @@
-# Testbed helpers, sourced inside the guest.
-#
-# Topology of tb_up N: one Linux bridge br0 (the switch) and N hosts h0..hN-1.
-# Host i is a network namespace with veth v<i> (10.77.0.<i+1>/24, MTU 9000)
-# whose peer p<i> is a port of br0, and an rxe device rxe<i> on v<i>.
+# Testbed helpers, sourced inside the guest. The testbed itself is built
+# by `rxecc testbed up <topology>` (testbed/topologies/; bridge2 and
+# bridge5 are plain bridges): host i is a network namespace h<i> with
+# veth v<i> (10.77.0.<i+1>/24, MTU 9000) whose peer p<i> is a switch port,
+# and an rxe device rxe<i> on v<i>.
 
 TB_NET=10.77.0
 # The guest's CPUs, counted once (a process costs 0.2 s or more under TCG).
@@ -54,46 +54,10 @@ tb_capture_start() {
 # tb_load_cc [params...]: load rxe_cc.ko, e.g. tb_load_cc cc=none.
 tb_load_cc() { insmod "${RXECC_CC_KO:-$RXECC_TOP/rxe_cc/rxe_cc.ko}" "$@"; }
 
-# Under TCG every process start costs 0.2 to 0.4 s, so the set-up goes
-# through ip's and rdma's batch mode: two ip processes for the bridge, the
-# namespaces and the veths, then two per host (its addresses and links,
-# and its rxe device, which must be created inside its namespace: rxe
-# opens its UDP socket in the netdev's). 5 hosts took 15 s one command at a
-# time, 7 s batched.
-tb_up() {
-	local n=$1 i mask
-	mask=$(tb_rps_mask)
-	{
-		echo "link add br0 type bridge"
-		echo "link set br0 mtu 9000 up"
-		for ((i = 0; i < n; i++)); do
-			echo "netns add h$i"
-			echo "link add v$i mtu 9000 type veth peer name p$i mtu 9000"
-			echo "link set p$i master br0 up"
-		done
-	} | ip -b - || return 1
-	for ((i = 0; i < n; i++)); do
-		# Receive steering by flow hash, so that a QP's packets cannot
-		# overtake each other between two CPUs' backlogs (rxecc's
-		# topology.rs says more). Set before v<i> moves: a netdev keeps
-		# its queues' settings across namespaces.
-		echo "$mask" >"/sys/class/net/p$i/queues/rx-0/rps_cpus"
-		echo "$mask" >"/sys/class/net/v$i/queues/rx-0/rps_cpus"
-	done
-	for ((i = 0; i < n; i++)); do echo "link set v$i netns h$i"; done | ip -b - || return 1
-	for ((i = 0; i < n; i++)); do
-		printf 'addr add %s/24 dev v%d\nlink set lo up\nlink set v%d up\n' "$(tb_ip "$i")" "$i" "$i" |
-			ip -n "h$i" -b - || return 1
-		ip netns exec "h$i" rdma link add "rxe$i" type rxe netdev "v$i" || return 1
-	done
-}
-
-# tb_rps_mask: the RPS mask of all CPUs (up to 32).
-tb_rps_mask() { local n=$TB_NCPU; ((n > 32)) && n=32; printf '%x' $(((1 << n) - 1)); }
-
-# tb_down: the rxe devices first (deleting one is synchronous; a namespace's
-# veth going away would unregister it in the background), then the
-# namespaces and the bridge.
+# tb_down: whatever a test left beyond `rxecc testbed down`'s record
+# (tb_reset runs it after that): the rxe devices first (deleting one is
+# synchronous; a namespace's veth going away would unregister it in the
+# background), then the namespaces and the bridge.
 tb_down() {
 	local ns names=()
 	for ns in /run/netns/h[0-9]*; do

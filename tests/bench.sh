@@ -23,12 +23,12 @@ run_side() { # <stock|patched> <round>
 	local side=$1 r=$2
 	tb_load_rxe "$side"
 	[ "$side" = patched ] && tb_load_cc cc=none
-	tb_up 2
+	rxecc testbed up bridge2
 	tb_write_bw_server 0 $TB_PORT_BASE "$out/$side-$r-server.txt" -s $SIZE -n "$ITERS"
 	sleep 1
 	tb_write_bw_client 1 0 $TB_PORT_BASE "$out/$side-$r.txt" -s $SIZE -n "$ITERS" || echo "  $side round $r failed" >&2
 	tb_wait_servers || echo "  $side round $r: server failed" >&2
-	tb_down
+	rxecc testbed down
 	rmmod rxe_cc 2>/dev/null || true
 	rmmod rdma_rxe
 	echo "$(tb_bw_gbits "$out/$side-$r.txt")"
@@ -106,7 +106,7 @@ bench_inject() {
 	echo
 	echo "fault injection's cost: ib_write_bw through p0 at 1600 Mb/s, no rules against 8 rules that select nothing${BENCH_RXECC_BEFORE:+, and the ports before injection} (Mb/s)" | tee -a "$out/summary.txt"
 	tb_load_rxe patched
-	tb_up 2
+	rxecc testbed up bridge2
 	attach() { # <rxecc binary>: this tree's kernel helper for both
 		RXECC_SWITCH_KO=${RXECC_SWITCH_KO:-$RXECC_TOP/switch-ebpf/kmod/rxecc_switch.ko} "$1" port attach --dev p0 --rate-mbps 1600
 		RXECC_SWITCH_KO=${RXECC_SWITCH_KO:-$RXECC_TOP/switch-ebpf/kmod/rxecc_switch.ko} "$1" port attach --dev p1 --rate-mbps 1600
@@ -145,7 +145,7 @@ bench_inject() {
 			for (i = 1; i <= NR; i++) printf "%-8s %s (mean %.1f, %.3f of no rules)\n", name[i], substr(line[i], length(name[i]) + 2), m[i], m[i] / m[name[1] == "before" ? 2 : 1]
 		}' | tee -a "$out/summary.txt"
 	detach "$bin"
-	tb_down
+	rxecc testbed down
 	rmmod rdma_rxe
 }
 
@@ -163,7 +163,7 @@ bench_inject_gbn() {
 		for side in stock patched; do
 			tb_load_rxe "$side"
 			[ "$side" = patched ] && tb_load_cc cc=none
-			tb_up 2
+			rxecc testbed up bridge2
 			rxecc port attach --dev p0 --rate-mbps 100
 			rxecc port attach --dev p1 --rate-mbps 100
 			rxecc port inject --dev p1 --action drop --every "$every" 2>/dev/null
@@ -178,7 +178,7 @@ bench_inject_gbn() {
 				"$(c 0 out_of_seq_request)" "$(c 0 duplicate_request)" "$(c 1 rcvd_seq_err)" "$(c 1 completer_retry_err)" | tee -a "$out/summary.txt"
 			rxecc port detach --dev p1
 			rxecc port detach --dev p0
-			tb_down
+			rxecc testbed down
 			rmmod rxe_cc 2>/dev/null || true
 			rmmod rdma_rxe
 		done
@@ -257,7 +257,7 @@ ack_side() { # <cc or stock> <ack_every> <out>: prints "Gb/s ACKs-per-packet"
 		tb_load_rxe patched
 		tb_load_cc cc="$cc" ack_every="$n" line_rate_mbps=10000
 	fi
-	tb_up 2
+	rxecc testbed up bridge2
 	tb_write_bw_server 0 $TB_PORT_BASE "$f-server.txt" -s $SIZE -n "$ITERS"
 	sleep 1
 	tb_write_bw_client 1 0 $TB_PORT_BASE "$f.txt" -s $SIZE -n "$ITERS" || echo "  $cc/$n failed" >&2
@@ -266,7 +266,7 @@ ack_side() { # <cc or stock> <ack_every> <out>: prints "Gb/s ACKs-per-packet"
 		pkts=$(tb_cc_total tx_packets)
 		[ "$pkts" -gt 0 ] && acks=$(awk -v a="$(tb_cc_total acks)" -v p="$pkts" 'BEGIN {printf "%.3f", a / p}')
 	fi
-	tb_down
+	rxecc testbed down
 	rmmod rxe_cc 2>/dev/null || true
 	rmmod rdma_rxe
 	echo "$(tb_bw_gbits "$f.txt") $acks"
@@ -311,7 +311,7 @@ bench_pacing() {
 	printf '%-18s %-16s %-10s %-14s %s\n' "fixed_rate_mbps" "goodput Mb/s" "error" "timer fires" "mean lateness"
 	tb_load_rxe patched
 	tb_load_cc cc=fixed
-	tb_up 2
+	rxecc testbed up bridge2
 	export TB_REPORT_GBITS=0
 	for rate in ${BENCH_PACING_RATES:-50 100 200 400 600}; do
 		echo "$rate" >/sys/module/rxe_cc/parameters/fixed_rate_mbps
@@ -329,7 +329,7 @@ bench_pacing() {
 			"$(awk -v b="${bw:-0}" -v r="$rate" 'BEGIN {printf "%+.1f%%", (b - r) * 100 / r}')" \
 			"$f" "$([ "$f" -gt 0 ] && echo "$((l / f / 1000)) us" || echo -)"
 	done | tee -a "$out/summary.txt"
-	tb_down
+	rxecc testbed down
 	rmmod rxe_cc
 	rmmod rdma_rxe
 }
@@ -343,7 +343,7 @@ bench_port() {
 	echo
 	echo "switch port rate: one ib_write_bw flow, ${SIZE} B messages, about 2 s per rate"
 	printf '%-14s %-16s %-14s %-10s %s\n' "port Mb/s" "goodput Mb/s" "wire Mb/s" "of set" "stalls (>2 ms late)"
-	tb_up 2
+	rxecc testbed up bridge2
 	# The highest set rate the port carries within 3% (where the
 	# experiments' link rates can go), in port-within.
 	echo none >"$out/port-within"
@@ -372,7 +372,7 @@ bench_port() {
 		fi
 	done | tee -a "$out/summary.txt"
 	echo "highest set rate within 3%: $(cat "$out/port-within") Mb/s" | tee -a "$out/summary.txt"
-	tb_down
+	rxecc testbed down
 	rmmod rxe_cc 2>/dev/null || true
 	rmmod rdma_rxe 2>/dev/null || true
 }

@@ -3,10 +3,6 @@
 # test names as arguments to run only those.
 set -uo pipefail
 . "$RXECC_TOP/tests/lib.sh"
-for f in "$RXECC_TOP"/tests/test_*.sh; do
-	# shellcheck source=/dev/null
-	. "$f"
-done
 
 # test_fct_incast is not in the list: it is the bench's repeated incast
 # (incast-fct.toml, 118 s), whose claim (ACC needs fewer pauses than no CC)

@@ -1,10 +1,16 @@
 # Guest test harness, sourced inside the guest.
 #
-# Each test is a function run in a subshell by tb_run_test. A test fails if
-# the function returns non-zero or if dmesg gained a kernel warning while it
-# ran. The suite ends with the line "N passed, N failed".
+# Each test is a function in a tests/test_*.sh file, run by tb_run_test in
+# a subshell that sources that file only: tests share this library and
+# tests/lib/*.sh, never each other's functions (tests/check-isolation.sh).
+# A test fails if the function returns non-zero or if dmesg gained a kernel
+# warning while it ran. The suite ends with the line "N passed, N failed".
 
 . "$RXECC_TOP/testbed/netns.sh"
+for f in "$RXECC_TOP"/tests/lib/*.sh; do
+	# shellcheck source=/dev/null
+	. "$f"
+done
 
 TESTS_PASSED=0
 TESTS_FAILED=0
@@ -186,8 +192,9 @@ tb_stopped_at() {
 }
 
 tb_run_test() {
-	local name=$1 out=$RESULTS/$1 rc start pid dog limit var=TEST_TIMEOUT_$1
+	local name=$1 out=$RESULTS/$1 rc start pid dog limit var=TEST_TIMEOUT_$1 file
 	limit=${!var:-${TB_TEST_TIMEOUT:-900}}
+	file=$(tb_test_file "$name") || { TESTS_FAILED=$((TESTS_FAILED + 1)); FAILED_NAMES+=("$name"); FAIL_LINES+=("$name: no such test"); return; }
 	# A fresh directory: files of an earlier run (a third round of a
 	# bench-sized run, say) must not be judged as this run's.
 	rm -rf "$out"
@@ -198,11 +205,12 @@ tb_run_test() {
 	# Its stderr is also kept (log.txt), for the summary's FAIL lines.
 	# TB_TRACE=1: every command the test runs, timestamped, in $RESULTS/<test>.trace
 	# (where a test's time goes).
+	# shellcheck disable=SC1090 # the test's own file, found by tb_test_file
 	if [ -n "${TB_TRACE:-}" ]; then
 		(set -eE; TB_TEST_SHELL=$BASHPID; trap tb_stopped_at ERR; exec {BASH_XTRACEFD}>"$RESULTS/$name.trace"; PS4='+ $EPOCHREALTIME '; set -x
-			TEST_OUT=$out "$name") 2> >(tee "$out/log.txt" >&2) &
+			. "$file"; TEST_OUT=$out "$name") 2> >(tee "$out/log.txt" >&2) &
 	else
-		(set -eE; TB_TEST_SHELL=$BASHPID; trap tb_stopped_at ERR; TEST_OUT=$out "$name") 2> >(tee "$out/log.txt" >&2) &
+		(set -eE; TB_TEST_SHELL=$BASHPID; trap tb_stopped_at ERR; . "$file"; TEST_OUT=$out "$name") 2> >(tee "$out/log.txt" >&2) &
 	fi
 	pid=$!
 	# The watchdog. When the test ends first, tb_kill_tree kills its sleep
@@ -248,6 +256,16 @@ tb_run_test() {
 
 # The suite's last lines name each failure and its first reasons, so that
 # a log cut in the middle (CI keeps its tail) still says why.
+# tb_test_file <test>: the tests/test_*.sh file that defines it.
+tb_test_file() {
+	local f
+	for f in "$RXECC_TOP"/tests/test_*.sh; do
+		grep -q "^$1() {" "$f" && { echo "$f"; return 0; }
+	done
+	echo "tb_run_test: no tests/test_*.sh defines $1" >&2
+	return 1
+}
+
 tb_summary() {
 	local line
 	for line in "${FAIL_LINES[@]}"; do echo "    $line" >&2; done

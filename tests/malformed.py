@@ -382,7 +382,7 @@ def run_ack(req, req_qpn, resp, ahead):
     psn = (next_psn + ahead) & 0xFFFFFF
     # BTH (RC ACKNOWLEDGE, no marks) and an AETH: syndrome ACK, MSN 0.
     body = bth(0x11, req_qpn, psn=psn, becn=False) + struct.pack(">I", 0x1F << 24)
-    # To the NIC's own MAC: a testbed of tb_up leaves the kernel's random one.
+    # To the NIC's own MAC, as the testbed set it (rxecc testbed up).
     out = subprocess.run(["ip", "netns", "exec", f"h{req}", "cat", f"/sys/class/net/v{req}/address"],
                          check=True, capture_output=True, text=True).stdout
     frame = roce(resp, req, body=body)

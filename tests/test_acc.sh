@@ -27,7 +27,7 @@ ad() { awk -v k="$2" '$1 == k {print $2}' "$TEST_OUT/$1"; }
 test_acc() {
 	tb_load_rxe patched
 	tb_load_cc cc=acc line_rate_mbps=1000 acc_t_us=2000
-	tb_up 2
+	rxecc testbed up bridge2
 
 	acc_phase clean "^tx_packets [1-9]" -n 300
 	grep -q "^cc acc" "$TEST_OUT/clean-qps.txt" || fail "no ACC QP in debugfs during the run"

@@ -7,20 +7,6 @@
 
 . "$RXECC_TOP/tests/cc_incast.sh"
 
-# rj <label> <key>: a metric of report.json ("null" if absent). The file
-# is flattened once ("label key value" lines, report.flat): a Python start
-# takes over a second in the guest, and a test reads dozens of metrics.
-rj() {
-	local json=$TEST_OUT/report.json flat=$TEST_OUT/report.flat
-	[ "$flat" -nt "$json" ] || python3 -c 'import json, sys
-for r in json.load(open(sys.argv[1])):
-    for k, v in r.items():
-        if not isinstance(v, (list, dict)):
-            print(r["label"], k, "null" if v is None else v)' "$json" >"$flat" || return 1
-	awk -v l="$1" -v k="$2" '$1 == l && $2 == k {print $3; found = 1; exit}
-		END {if (!found) {print "rj: no " k " for " l " in report.json" > "/dev/stderr"; exit 1}}' "$flat"
-}
-
 test_cc_incast() {
 	local cc cmdlines=/sys/kernel/tracing/saved_cmdlines before
 	before=$(if [ -r $cmdlines ]; then wc -l <$cmdlines; else echo 0; fi)
@@ -147,7 +133,7 @@ test_halt_cpu() {
 	local i n pids=() k0 t0 k1 t1 idle gated p g f
 	tb_load_rxe patched
 	tb_load_cc cc=fixed fixed_rate_mbps=1
-	tb_up 5
+	rxecc testbed up bridge5
 	k0=$(kernel_jiffies) t0=$(total_jiffies)
 	sleep 3
 	k1=$(kernel_jiffies) t1=$(total_jiffies)

@@ -21,7 +21,7 @@ test_dcqcn_cnp() {
 	local ms sent got clean marked cap=/tmp/dcqcn.pcap interval=1000
 	tb_load_rxe patched
 	tb_load_cc cc=dcqcn min_time_between_cnps=$interval
-	tb_up 2
+	rxecc testbed up bridge2
 	dcqcn_flow clean 100 >/dev/null || fail "unmarked flow failed"
 	clean=$(tb_bw_mbit "$TEST_OUT/clean-client.txt")
 	assert_eq "CNPs without marks" 0 "$(tb_cc_total cnps_sent)"

@@ -22,35 +22,35 @@ ecn_phase() {
 	tb_wait_servers || fail "$name: server failed"
 	awk 'NR == FNR {b[$1] = $2; next} {print $1, $2 - b[$1]}' "$before" /sys/kernel/debug/rxe_cc/totals >"$TEST_OUT/$name"
 }
-d() { awk -v k="$2" '$1 == k {print $2}' "$TEST_OUT/$1"; }
+echo_delta() { awk -v k="$2" '$1 == k {print $2}' "$TEST_OUT/$1"; }
 
 test_ecn_echo() {
 	local iters=200 bytes=$((200 * 65536)) pkts=$((200 * 16))
 	tb_load_rxe patched
 	tb_load_cc cc=none data_ecn=1 ack_every=1
-	tb_up 2
+	rxecc testbed up bridge2
 
 	# No marker: ECT(1) data, an ACK per packet, no marks.
 	ecn_phase clean $iters
-	assert_eq "clean: bytes at the responder" $bytes "$(d clean rx_bytes)"
-	assert_eq "clean: data packets" $pkts "$(d clean tx_packets)"
-	assert_eq "clean: one ACK per packet" "$(d clean tx_packets)" "$(d clean acks)"
-	assert_eq "clean: CE seen" 0 "$(d clean rx_ecn_ce)"
-	assert_eq "clean: UE echoed" 0 "$(d clean echo_ue)"
+	assert_eq "clean: bytes at the responder" $bytes "$(echo_delta clean rx_bytes)"
+	assert_eq "clean: data packets" $pkts "$(echo_delta clean tx_packets)"
+	assert_eq "clean: one ACK per packet" "$(echo_delta clean tx_packets)" "$(echo_delta clean acks)"
+	assert_eq "clean: CE seen" 0 "$(echo_delta clean rx_ecn_ce)"
+	assert_eq "clean: UE echoed" 0 "$(echo_delta clean echo_ue)"
 
 	rxecc mark --dev p0 --mode ce
 	ecn_phase ce $iters
-	assert_eq "CE: bytes at the responder (ICRC still valid)" $bytes "$(d ce rx_bytes)"
-	assert_eq "CE: every data packet arrived CE" "$(d ce rx_packets)" "$(d ce rx_ecn_ce)"
-	assert_eq "CE: every ACK echoed CE" "$(d ce acks)" "$(d ce echo_ce)"
-	assert_eq "CE: no UE" 0 "$(d ce echo_ue)"
+	assert_eq "CE: bytes at the responder (ICRC still valid)" $bytes "$(echo_delta ce rx_bytes)"
+	assert_eq "CE: every data packet arrived CE" "$(echo_delta ce rx_packets)" "$(echo_delta ce rx_ecn_ce)"
+	assert_eq "CE: every ACK echoed CE" "$(echo_delta ce acks)" "$(echo_delta ce echo_ce)"
+	assert_eq "CE: no UE" 0 "$(echo_delta ce echo_ue)"
 
 	rxecc mark --dev p0 --mode ue
 	ecn_phase ue $iters
-	assert_eq "UE: bytes at the responder" $bytes "$(d ue rx_bytes)"
-	assert_eq "UE: every data packet arrived UE" "$(d ue rx_packets)" "$(d ue rx_ecn_ue)"
-	assert_eq "UE: every ACK echoed UE" "$(d ue acks)" "$(d ue echo_ue)"
-	assert_eq "UE: no CE" 0 "$(d ue echo_ce)"
+	assert_eq "UE: bytes at the responder" $bytes "$(echo_delta ue rx_bytes)"
+	assert_eq "UE: every data packet arrived UE" "$(echo_delta ue rx_packets)" "$(echo_delta ue rx_ecn_ue)"
+	assert_eq "UE: every ACK echoed UE" "$(echo_delta ue acks)" "$(echo_delta ue echo_ue)"
+	assert_eq "UE: no CE" 0 "$(echo_delta ue echo_ce)"
 
 	# Coalesced ACKs: AckReq every 4th packet, all of them CE. Each ACK
 	# answers 4 packets and carries their CE count (BTH resv6a), so the
@@ -58,21 +58,21 @@ test_ecn_echo() {
 	echo 4 >/sys/module/rxe_cc/parameters/ack_every
 	rxecc mark --dev p0 --mode ce
 	ecn_phase ce4 $iters
-	assert_eq "CE, ACK every 4: bytes at the responder" $bytes "$(d ce4 rx_bytes)"
-	assert_eq "CE, ACK every 4: an ACK per 4 packets" "$(($(d ce4 tx_packets) / 4))" "$(d ce4 acks)"
-	assert_eq "CE, ACK every 4: CE packets echoed, by count" "$(d ce4 rx_ecn_ce)" "$(d ce4 echo_ce)"
-	assert_gt "CE, ACK every 4: CE packets" "$(d ce4 echo_ce)" 0
+	assert_eq "CE, ACK every 4: bytes at the responder" $bytes "$(echo_delta ce4 rx_bytes)"
+	assert_eq "CE, ACK every 4: an ACK per 4 packets" "$(($(echo_delta ce4 tx_packets) / 4))" "$(echo_delta ce4 acks)"
+	assert_eq "CE, ACK every 4: CE packets echoed, by count" "$(echo_delta ce4 rx_ecn_ce)" "$(echo_delta ce4 echo_ce)"
+	assert_gt "CE, ACK every 4: CE packets" "$(echo_delta ce4 echo_ce)" 0
 
 	# Not-ECT data is never marked, and stock ACK frequency returns.
 	echo 0 >/sys/module/rxe_cc/parameters/data_ecn
 	echo 0 >/sys/module/rxe_cc/parameters/ack_every
 	rxecc mark --dev p0 --mode ce
 	ecn_phase notect $iters
-	assert_eq "not-ECT: bytes" $bytes "$(d notect rx_bytes)"
-	assert_eq "not-ECT: CE seen" 0 "$(d notect rx_ecn_ce)"
-	assert_eq "not-ECT: CE echoed" 0 "$(d notect echo_ce)"
+	assert_eq "not-ECT: bytes" $bytes "$(echo_delta notect rx_bytes)"
+	assert_eq "not-ECT: CE seen" 0 "$(echo_delta notect rx_ecn_ce)"
+	assert_eq "not-ECT: CE echoed" 0 "$(echo_delta notect echo_ce)"
 	# rxe's default asks for an ACK at each message end (16 packets here).
-	assert_gt "not-ECT: fewer ACKs than packets" "$(d notect tx_packets)" "$(( $(d notect acks) * 8 ))"
+	assert_gt "not-ECT: fewer ACKs than packets" "$(echo_delta notect tx_packets)" "$(( $(echo_delta notect acks) * 8 ))"
 	rxecc mark --dev p0 --mode off
-	info "per-packet ACKs: $(d clean acks) for $(d clean tx_packets) packets; CE echoed on $(d ce echo_ce)/$(d ce acks) ACKs, with an ACK every 4 packets $(d ce4 echo_ce) CE packets echoed by $(d ce4 acks) ACKs, UE on $(d ue echo_ue)/$(d ue acks); stock ACK frequency: $(d notect acks) for $(d notect tx_packets)"
+	info "per-packet ACKs: $(echo_delta clean acks) for $(echo_delta clean tx_packets) packets; CE echoed on $(echo_delta ce echo_ce)/$(echo_delta ce acks) ACKs, with an ACK every 4 packets $(echo_delta ce4 echo_ce) CE packets echoed by $(echo_delta ce4 acks) ACKs, UE on $(echo_delta ue echo_ue)/$(echo_delta ue acks); stock ACK frequency: $(echo_delta notect acks) for $(echo_delta notect tx_packets)"
 }

@@ -146,7 +146,7 @@ test_flowgen_timeout() {
 	local flows=$TEST_OUT/flows.txt sync h pids=() rc=() timeout=(10 3)
 	tb_load_rxe patched
 	tb_load_cc cc=fixed fixed_rate_mbps=1
-	tb_up 2
+	rxecc testbed up bridge2
 	printf '2\n0 1 3 100 4000000 0\n1 0 3 100 4096 0\n' >"$flows"
 	sync=$(mktemp -d /tmp/flowgen-sync.XXXXXX)
 	for h in 0 1; do

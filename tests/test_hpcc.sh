@@ -7,6 +7,7 @@
 # carries a shim.
 
 . "$RXECC_TOP/tests/cc_hops.sh"
+. "$RXECC_TOP/tests/cc_incast.sh"
 
 # hpcc_flow <tag> <client host> <server host> <messages>: one ib_send_bw
 # flow of 64 KB messages; 0 if both ends finished.

@@ -2,31 +2,11 @@
 # namespace (h0), all through the bridge, with rxe_cc cc=none. Every flow
 # completes and reports a positive bandwidth.
 
-# tb_incast <senders> <outdir> [perftest args]: run and wait; 0 if all completed.
-tb_incast() {
-	local n=$1 out=$2 i rc=0
-	shift 2
-	for ((i = 1; i <= n; i++)); do
-		tb_write_bw_server 0 $((TB_PORT_BASE + i)) "$out/server$i.txt" "$@"
-	done
-	sleep 1
-	local pids=()
-	for ((i = 1; i <= n; i++)); do
-		tb_write_bw_client "$i" 0 $((TB_PORT_BASE + i)) "$out/client$i.txt" "$@" &
-		pids+=($!)
-	done
-	for p in "${pids[@]}"; do wait "$p" || rc=1; done
-	# A failed client leaves its server waiting for ever.
-	((rc == 0)) || pkill -x "${TB_BW_TOOL:-ib_write_bw}"
-	tb_wait_servers || rc=1
-	return $rc
-}
-
 test_incast() {
 	local size=65536 iters=${INCAST_ITERS:-500} i bw
 	tb_load_rxe patched
 	tb_load_cc cc=none
-	tb_up 5
+	rxecc testbed up bridge5
 	tb_incast 4 "$TEST_OUT" -s $size -n $iters || fail "not every flow completed"
 	for ((i = 1; i <= 4; i++)); do
 		bw=$(tb_bw_gbits "$TEST_OUT/client$i.txt")

@@ -14,7 +14,7 @@ test_pacing() {
 	late_us() { echo $(($(tb_cc_total pacer_late_ns) / ($(tb_cc_total pacer_fires) + 1) / 1000)); }
 	tb_load_rxe patched
 	tb_load_cc cc=fixed
-	tb_up 2
+	rxecc testbed up bridge2
 	export TB_REPORT_GBITS=0
 	local t0
 	t0=$(date +%s%N)

@@ -23,7 +23,7 @@ pstat() { rxecc port sum "$TEST_OUT/snap.json" "$1"; }
 test_port_rate() {
 	local rate=100 iters=400 lost
 	tb_load_rxe patched
-	tb_up 2
+	rxecc testbed up bridge2
 	rxecc port attach --dev p0 --rate-mbps $rate
 	port_flow rate $iters || fail "flow through the port failed"
 	local good wire
@@ -60,7 +60,7 @@ test_port_rate() {
 # dequeued, in bytes and packets; a queue really forms; it drains to 0.
 test_port_queue() {
 	tb_load_rxe patched
-	tb_up 2
+	rxecc testbed up bridge2
 	rxecc port attach --dev p0 --rate-mbps 100
 	# 600 messages (about 4 s): with 300 (2 s) a run once got its only
 	# sample during the flow after the flow, as a sample takes 0.5 s or
@@ -97,7 +97,7 @@ test_port_drops() {
 	# must be slower still for its queue to overflow.
 	[ -z "${RXECC_DEBUG_KERNEL:-}" ] || { rate=1 iters=20; }
 	tb_load_rxe patched
-	tb_up 2
+	rxecc testbed up bridge2
 	rxecc port attach --dev p0 --rate-mbps $rate --limit-pkts 4
 	port_flow drops $iters || fail "flow failed over a lossy port"
 	snap
@@ -126,7 +126,7 @@ rv() { awk -v k="$2" '$1 == k {print $2}' "$TEST_OUT/$1.$3"; }
 test_port_red() {
 	tb_load_rxe patched
 	tb_load_cc cc=none data_ecn=1
-	tb_up 2
+	rxecc testbed up bridge2
 	rxecc port attach --dev p0 --rate-mbps 100
 	rxecc mark --dev p0 --mode red
 
@@ -166,7 +166,7 @@ test_port_inject() {
 	local applied matched ooo0 ooo1 ce0 ce1 p=0.1
 	tb_load_rxe patched
 	tb_load_cc cc=none data_ecn=1
-	tb_up 2
+	rxecc testbed up bridge2
 	rxecc port attach --dev p0 --rate-mbps 100
 	rxecc port attach --dev p1 --rate-mbps 100
 	rxecc port inject --dev p1 | grep -q "no injection rules" || fail "a new port has injection rules"
@@ -264,7 +264,7 @@ test_inject_dcqcn_ce() {
 	local p t0 t1 cnp0 cnp1 rx0 rx1 ce0 ce1 mbps rate0="" gap_us=1000 line
 	tb_load_rxe patched
 	tb_load_cc cc=dcqcn data_ecn=2 line_rate_mbps=100 min_time_between_cnps=$gap_us
-	tb_up 2
+	rxecc testbed up bridge2
 	rxecc port attach --dev p0 --rate-mbps 100
 	rxecc port attach --dev p1 --rate-mbps 100
 	for p in 0 0.01 0.2; do
@@ -311,7 +311,7 @@ test_inject_dup_delay_reorder() {
 	local dup0 dup1 ooo0 ooo1 applied base delayed rise d_us=4000 tpid
 	tb_load_rxe patched
 	tb_load_cc cc=none
-	tb_up 2
+	rxecc testbed up bridge2
 	rxecc port attach --dev p0 --rate-mbps 100
 	rxecc port attach --dev p1 --rate-mbps 100
 
@@ -467,7 +467,7 @@ test_inject_gbn_stock_patched() {
 	for side in stock patched; do
 		tb_load_rxe $side
 		[ $side = stock ] || tb_load_cc cc=none
-		tb_up 2
+		rxecc testbed up bridge2
 		rxecc port attach --dev p0 --rate-mbps 100
 		rxecc port attach --dev p1 --rate-mbps 100
 		rxecc port inject --dev p1 --action drop --every 100 2>/dev/null

@@ -9,7 +9,7 @@ test_reload() {
 	# what the unload interrupted, a 4 s run counted no iteration.
 	[ -z "${RXECC_DEBUG_KERNEL:-}" ] || secs=12
 	tb_load_rxe patched
-	tb_up 2
+	rxecc testbed up bridge2
 	# Every algorithm: each keeps different state (timers, windows, CNPs,
 	# INT shims) that the unload must take away from a live QP.
 	for cc in none fixed acc dcqcn hpcc fncc icc; do
@@ -55,7 +55,7 @@ test_reload_gated() {
 	local size=1048576 n=5 rate=1 gated rc=0
 	tb_load_rxe patched
 	tb_load_cc cc=fixed fixed_rate_mbps=$rate
-	tb_up 2
+	rxecc testbed up bridge2
 	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server.txt" -s $size -n $n -u 0
 	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client.txt" -s $size -n $n -u 0 &
 	local client=$!
@@ -87,7 +87,7 @@ test_reload_paced() {
 	[ -z "${RXECC_DEBUG_KERNEL:-}" ] || { rate=1; secs=12; }
 	tb_load_rxe patched
 	tb_load_cc cc=fixed fixed_rate_mbps=$rate
-	tb_up 2
+	rxecc testbed up bridge2
 	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server.txt" -s $size -D $secs
 	sleep 1
 	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client.txt" -s $size -D $secs &

@@ -32,7 +32,7 @@ retry_delayed_acks() {
 	# message only, and at a gap past the timeout each packet would be
 	# sent twice (the timeout resends it, and only the duplicate is ACKed).
 	tb_load_cc cc=fixed ack_every=1
-	tb_up 2
+	rxecc testbed up bridge2
 	rxecc port attach --dev p0 --rate-mbps 1000
 	rxecc port attach --dev p1 --rate-mbps 1000
 	export TB_REPORT_GBITS=0
@@ -113,7 +113,7 @@ test_retry_stale_ack() {
 	local size=262144 iters=5 rate=1 gated qpn client rc=0
 	tb_load_rxe patched
 	tb_load_cc cc=fixed fixed_rate_mbps=$rate
-	tb_up 2
+	rxecc testbed up bridge2
 	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server.txt" -s $size -n $iters -u 0 -t 1 || return 1
 	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client.txt" -s $size -n $iters -u 0 -t 1 &
 	client=$!

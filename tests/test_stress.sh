@@ -4,8 +4,10 @@
 # mid-flow. Nothing may be lost, no pause may stay stuck, and dmesg must
 # stay clean (tb_run_test checks it after every test).
 
+. "$RXECC_TOP/tests/cc_incast.sh"
+
 # The algorithms the reload cycles go through, in turn: every one that
-# rxe_cc.ko offers (verbs_ccs, test_verbs.sh); STRESS_CCS="none acc"
+# rxe_cc.ko offers (verbs_ccs, tests/lib/verbs.sh); STRESS_CCS="none acc"
 # picks some.
 stress_ccs() { echo "${STRESS_CCS:-$(VERBS_CCS='' verbs_ccs)}"; }
 
@@ -43,7 +45,7 @@ test_stress_reload() {
 	rm -f "$stop" # a results directory may hold an earlier run's
 	tb_load_rxe patched
 	tb_load_cc cc=none
-	tb_up 2
+	rxecc testbed up bridge2
 	stress_traffic "$TEST_OUT" "$stop" &
 	traffic=$!
 	for ((k = 1; k <= cycles; k++)); do
@@ -64,7 +66,7 @@ test_stress_qp_churn() {
 	local n=${STRESS_QPS:-10000} created destroyed
 	tb_load_rxe patched
 	tb_load_cc cc=acc
-	tb_up 1
+	rxecc testbed up bridge2
 	cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/before"
 	ip netns exec h0 /usr/bin/python3 "$RXECC_TOP/tests/qp_churn.py" rxe0 "$n" 2>"$TEST_OUT/churn.txt" \
 		|| { tail -5 "$TEST_OUT/churn.txt" >&2; fail "qp_churn.py"; }
@@ -89,7 +91,7 @@ test_stress_knobs() {
 	local p=/sys/module/rxe_cc/parameters knob lo hi old v writes=0 flow rc
 	tb_load_rxe patched
 	tb_load_cc cc=acc
-	tb_up 2
+	rxecc testbed up bridge2
 	TB_BW_TOOL=ib_write_bw tb_write_bw_server 0 "$TB_PORT_BASE" "$TEST_OUT/server.txt" -s 65536 -n 1500
 	tb_write_bw_client 1 0 "$TB_PORT_BASE" "$TEST_OUT/client.txt" -s 65536 -n 1500 &
 	flow=$!

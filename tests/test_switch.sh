@@ -2,23 +2,12 @@
 # packets, and PFC, buffers and TCD marks under real RoCE traffic on the
 # shipped topologies (testbed/topologies/), brought up by `rxecc testbed up`.
 
-# ports_snap <file>: every port's counters, one JSON object per line.
-ports_snap() { rxecc port stats --json >"$1"; }
-# psum <file> <key> [globs]: sum of a counter over ports (rxecc port sum).
-psum() { rxecc port sum "$@"; }
-
 # BPF_PROG_TEST_RUN: the PFC frame parser and receiver, and the marker in
 # every mode, on crafted frames and packets.
 test_switch_bpf_unit() {
 	rxecc selftest >"$TEST_OUT/selftest.txt" 2>&1 || { cat "$TEST_OUT/selftest.txt" >&2; fail "selftest"; }
 	info "$(tail -1 "$TEST_OUT/selftest.txt")"
 }
-
-# rxe's default ACK timeout (perftest -u 14: 67 ms) is shorter than the
-# queueing delay of a PFC-paused incast (a sender's 512 KB window at an
-# eighth of 100 Mb/s is 330 ms): the retries run out and the QP fails, as
-# on a real NIC. Switch tests use -u 20 (4 s).
-SW_PERF=(-s 65536 -u 20)
 
 # Lossless incast: 8 -> 1 on dumbbell, PFC on, no CC. Nothing is dropped
 # anywhere (also across a run-time change of rate and thresholds), pauses
@@ -148,64 +137,6 @@ test_switch_lossy_incast() {
 	assert_gt "drops" "$drops" 0
 	assert_eq "pauses with PFC off" 0 "$pauses"
 	rxecc testbed down
-}
-
-# qp_marks <poll file> <qp pattern> <counter>: the counter summed over the
-# QPs whose name (<dev>-qp<N>) matches the awk regex, each at its last
-# sample (QPs vanish from debugfs when destroyed).
-qp_marks() {
-	awk -v re="$2" -v k="$3" '$1 ~ re && $2 == k {v[$1] = $3}
-		END {for (q in v) s += v[q]; print s + 0}' "$1"
-}
-# overlap <poll file> <qp>: "<first> <last>", the poll samples in which
-# some other QP of the same device first received data and in which <qp>
-# got its last byte (a sample ends where a QP's line repeats).
-overlap() {
-	python3 - "$1" "$2" <<'PY'
-import sys
-dev = sys.argv[2].split("-")[0] + "-"
-samples, cur = [], {}
-for line in open(sys.argv[1]):
-    f = line.split()
-    if len(f) != 3 or f[1] != "rx_bytes" or not f[0].startswith(dev):
-        continue
-    if f[0] in cur:
-        samples.append(cur)
-        cur = {}
-    cur[f[0]] = int(f[2])
-samples.append(cur)
-me = sys.argv[2]
-first = next((i for i, s in enumerate(samples) if any(v > 0 for q, v in s.items() if q != me)), len(samples))
-last = max((s.get(me, 0), -i) for i, s in enumerate(samples))
-print(first, -last[1])
-PY
-}
-
-# largest_qp <poll file> <dev>: the QP on <dev> that received the most
-# bytes (on h3: F1, whose flow is ten times a burst's).
-largest_qp() {
-	awk -v d="$2-qp" 'index($1, d) == 1 && $2 == "rx_bytes" {v[$1] = $3}
-		END {for (q in v) if (best == "" || v[q] > v[best]) best = q; print best}' "$1"
-}
-poll_qps() { # <file>: sample every QP's counters until killed
-	while :; do
-		awk '{n = split(FILENAME, p, "/"); print p[n - 1], $1, $2}' \
-			/sys/kernel/debug/rxe_cc/qps/*/stats 2>/dev/null || true
-		sleep 0.1
-	done >>"$1"
-}
-
-# rxe_counter <host> <counter>: one of rxe<host>'s own counters (`rdma
-# statistic`), e.g. out_of_seq_request.
-rxe_counter() {
-	ip netns exec "h$1" rdma statistic show link "rxe$1/1" |
-		awk -v k="$2" '{for (i = 1; i < NF; i++) if ($i == k) {print $(i + 1); exit}}'
-}
-
-# rxe_taken_again <host>: requests rxe<host> took up again, as rxe counts
-# them (duplicate or out of sequence): a retransmission's packets.
-rxe_taken_again() {
-	echo $(($(rxe_counter "$1" duplicate_request) + $(rxe_counter "$1" out_of_seq_request)))
 }
 
 # chain_flows <tag> <bursts: 0|1>: F0 h0->h2 and F1 h1->h3 at time 0,

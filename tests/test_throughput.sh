@@ -5,7 +5,7 @@ test_throughput() {
 	local size=65536 iters=${THROUGHPUT_ITERS:-1500}
 	tb_load_rxe patched
 	tb_load_cc cc=none
-	tb_up 2
+	rxecc testbed up bridge2
 	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server.txt" -s $size -n $iters
 	sleep 1
 	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client.txt" -s $size -n $iters \

@@ -5,56 +5,6 @@
 # rxe_cc's counters must account for exactly those bytes. UD QPs, which
 # rxe_cc leaves alone, and RDMA CM connections (-R) too.
 
-# The algorithms rxe_cc.ko offers, from its `cc` parameter's description
-# ("...: none, fixed, acc, dcqcn, hpcc"): a new one is tested without
-# anyone editing this file. VERBS_CCS="none acc" runs only those (make
-# test-debug, where each algorithm's round takes minutes).
-verbs_ccs() {
-	[ -z "${VERBS_CCS:-}" ] || { echo "$VERBS_CCS"; return; }
-	modinfo -F parm "${RXECC_CC_KO:-$RXECC_TOP/rxe_cc/rxe_cc.ko}" | sed -n 's/^cc:[^:]*: //p' | tr -d ','
-}
-
-# verbs_args <tool>: perftest arguments for a short run of that program.
-verbs_args() {
-	case $1 in
-	ib_atomic_bw) echo "-n 200" ;; # atomics are 8 bytes
-	*_bw) echo "-s 65536 -n 40" ;;
-	*_lat) echo "-n 100" ;;
-	esac
-}
-
-# verbs_delta <before> <counter>: change of an rxe_cc total since <before>.
-verbs_delta() {
-	awk -v k="$2" 'NR == FNR {if ($1 == k) b = $2; next} $1 == k {print $2 - b; f = 1} END {exit !f}' \
-		"$1" /sys/kernel/debug/rxe_cc/totals
-}
-
-# verbs_lat_iters <perftest output>: iterations a latency test reported.
-verbs_lat_iters() {
-	awk '/t_avg|t_min/ {hdr = 1; next} hdr && NF >= 3 && $1 ~ /^[0-9]+$/ {print $2; exit}' "$1"
-}
-
-# verbs_flow <tool> <out prefix> [perftest args]: one flow h1 -> h0 on
-# TB_PORT_BASE (VERBS_PAIR="8 0 2" for h8 -> h0 on TB_PORT_BASE + 2), both
-# sides waited for; 0 if both completed.
-verbs_flow() {
-	local tool=$1 out=$2 rc=0 c s p port
-	read -r c s p <<<"${VERBS_PAIR:-1 0 0}"
-	port=$((TB_PORT_BASE + p))
-	shift 2
-	TB_BW_TOOL=$tool tb_write_bw_server "$s" $port "$out-server.txt" "$@" || return 1
-	TB_BW_TOOL=$tool tb_write_bw_client "$c" "$s" $port "$out-client.txt" "$@" || rc=1
-	((rc == 0)) || pkill -x "$tool"
-	tb_wait_servers || rc=1
-	return $rc
-}
-
-# verbs_again: packets the receivers (rxe0, rxe2) took up again, as rxe
-# counts them (duplicate or out of sequence).
-verbs_again() {
-	echo $(($(rxe_taken_again 0) + $(rxe_taken_again 2)))
-}
-
 # The programs in two rounds per algorithm, each round's programs at once
 # between their own hosts (perftest's start-up under TCG is most of each
 # run's time: four rounds of two took 48 s per algorithm, 2026-11-27).
@@ -151,7 +101,7 @@ test_verbs_all_cc() {
 test_verbs_ud() {
 	tb_load_rxe patched
 	tb_load_cc cc=acc
-	tb_up 2
+	rxecc testbed up bridge2
 	cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/before"
 	verbs_flow ib_send_bw "$TEST_OUT/ud" -c UD -s 2048 -n 500 \
 		|| fail "UD ib_send_bw failed: $(tail -2 "$TEST_OUT/ud-client.txt")"
@@ -173,7 +123,7 @@ test_verbs_ud() {
 test_verbs_rdma_cm() {
 	local cc acked
 	tb_load_rxe patched
-	tb_up 2
+	rxecc testbed up bridge2
 	for cc in none acc; do
 		rmmod rxe_cc 2>/dev/null || true
 		tb_load_cc cc="$cc"
@@ -236,7 +186,7 @@ print((r.get(sys.argv[3]) or {}).get(sys.argv[4], ""))' "$@"
 test_verbs_rw_mix() {
 	local cc size=65536 rsize=40960 iters=20 want json
 	tb_load_rxe patched
-	tb_up 2
+	rxecc testbed up bridge2
 	want=$(((size + rsize) * iters))
 	for cc in hpcc acc; do
 		tb_load_cc cc=$cc || return 1
@@ -259,7 +209,7 @@ test_verbs_rw_mix() {
 test_qp_reset() {
 	local size=65536 iters=10 json r before after
 	tb_load_rxe patched
-	tb_up 2
+	rxecc testbed up bridge2
 	ip netns exec h0 tc qdisc add dev v0 root netem delay 5ms limit 100000 || return 1
 	tb_load_cc cc=hpcc line_rate_mbps=100 hpcc_t_us=1000 || return 1
 	json=$TEST_OUT/reset

@@ -112,6 +112,11 @@ impl Default for LinkDefaults {
 #[serde(deny_unknown_fields)]
 pub struct Switch {
     pub name: Spanned<String>,
+    /// false: a plain Linux bridge whose ports, and the host NICs linked
+    /// to it, get no port program (a test attaches its own with `rxecc
+    /// port attach`); none of the settings below may be given then.
+    #[serde(default = "emulated")]
+    pub emulate: bool,
     /// Shared buffer, bytes; 0 is unlimited.
     #[serde(default)]
     pub buffer_bytes: u64,
@@ -177,6 +182,21 @@ pub struct Switch {
 }
 
 impl Switch {
+    /// The first setting given that only emulated ports carry out.
+    fn emulated_setting(&self) -> Option<&'static str> {
+        [
+            (self.buffer_bytes != 0, "buffer_bytes"),
+            (self.fc() != FlowControl::None, "flow_control"),
+            (self.xoff_bytes != 0 || self.xon_bytes != 0, "xoff_bytes"),
+            (self.mark != MarkMode::Off, "mark"),
+            (self.red.is_some(), "red"),
+            (self.tcd.is_some(), "tcd"),
+            (self.int != IntMode::Off, "int"),
+        ]
+        .into_iter()
+        .find_map(|(given, field)| given.then_some(field))
+    }
+
     /// The switch's flow-control mode.
     pub fn fc(&self) -> FlowControl {
         match (self.flow_control, self.pfc) {
@@ -185,6 +205,10 @@ impl Switch {
             (None, false) => FlowControl::None,
         }
     }
+}
+
+fn emulated() -> bool {
+    true
 }
 
 fn int_off() -> IntMode {
@@ -859,6 +883,17 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
         if let Err(e) = s.icc.validate() {
             return Err(at(file, src, s.name.span(), "switch.icc", e));
         }
+        if !s.emulate {
+            if let Some(field) = s.emulated_setting() {
+                return Err(at(
+                    file,
+                    src,
+                    s.name.span(),
+                    &format!("switch.{field}"),
+                    "needs emulated ports: this switch is a plain bridge (emulate = false)",
+                ));
+            }
+        }
     }
     for (g, field) in topo
         .hosts
@@ -898,6 +933,30 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
     let mut adj: Vec<Vec<(usize, String)>> = vec![Vec::new(); topo.switches.len()];
     for l in &topo.links {
         let (na, nb) = (node(&l.a, "link.a")?, node(&l.b, "link.b")?);
+        let plain = [na, nb]
+            .iter()
+            .any(|n| matches!(n, Node::Switch(s) if !topo.switches[*s].emulate));
+        if plain {
+            let trunk = matches!((na, nb), (Node::Switch(_), Node::Switch(_)));
+            let set = l.rate_mbps.is_some()
+                || l.delay_us.is_some()
+                || l.limit_pkts.is_some()
+                || l.xoff_bytes.is_some()
+                || l.xon_bytes.is_some();
+            if trunk || set {
+                return Err(at(
+                    file,
+                    src,
+                    l.a.span(),
+                    "link",
+                    if trunk {
+                        "a plain bridge (emulate = false) links hosts only"
+                    } else {
+                        "a link to a plain bridge (emulate = false) takes no rate, delay, limit or thresholds"
+                    },
+                ));
+            }
+        }
         let rate = l.rate_mbps.unwrap_or(d.rate_mbps);
         if rate == 0 {
             return Err(at(
@@ -982,6 +1041,9 @@ pub fn parse(file: &Path, src: &str) -> Result<Built> {
                     ));
                 }
                 host_port[h] = Some((s, p.dev.clone()));
+                if plain {
+                    continue;
+                }
                 ports.push(mk(
                     format!("v{h}"),
                     Some(topo.hosts[h].name.get_ref().clone()),
@@ -1895,6 +1957,58 @@ a = "h1"
 b = "s0"
 rate_mbps = 50
 "#;
+
+    const PLAIN: &str = r#"
+[[switch]]
+name = "br0"
+emulate = false
+[[host]]
+name = "h0"
+[[host]]
+name = "h1"
+[[link]]
+a = "h0"
+b = "br0"
+[[link]]
+a = "h1"
+b = "br0"
+"#;
+
+    #[test]
+    fn plain_bridge() {
+        let b = p(PLAIN).unwrap();
+        assert!(b.ports.is_empty(), "a plain bridge has no emulated port");
+        assert!(b.plan.ports.is_empty());
+        assert_eq!(b.plan.veths, ["p0", "p1"]);
+        assert_eq!(b.host_port(1), Some("p1"));
+        let e = p(&PLAIN.replace(
+            "emulate = false",
+            "emulate = false\npfc = true\nxoff_bytes = 9",
+        ))
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            e.contains("switch.flow_control: needs emulated ports"),
+            "{e}"
+        );
+        let e = p(&PLAIN.replace("emulate = false", "emulate = false\nmark = \"ce\""))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("switch.mark"), "{e}");
+        let e = p(&format!("{PLAIN}rate_mbps = 10\n"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("takes no rate"), "{e}");
+        let trunk = PLAIN.replace(
+            "[[host]]\nname = \"h0\"",
+            "[[switch]]\nname = \"s1\"\n[[host]]\nname = \"h0\"",
+        ) + "[[link]]\na = \"s1\"\nb = \"br0\"\n";
+        let e = p(&trunk).err().unwrap().to_string();
+        assert!(e.contains("links hosts only"), "{e}");
+    }
 
     #[test]
     fn small_plan() {

@@ -1,0 +1,15 @@
+# What the tests read from rxecc's report.json.
+
+# rj <label> <key>: a metric of report.json ("null" if absent). The file
+# is flattened once ("label key value" lines, report.flat): a Python start
+# takes over a second in the guest, and a test reads dozens of metrics.
+rj() {
+	local json=$TEST_OUT/report.json flat=$TEST_OUT/report.flat
+	[ "$flat" -nt "$json" ] || python3 -c 'import json, sys
+for r in json.load(open(sys.argv[1])):
+    for k, v in r.items():
+        if not isinstance(v, (list, dict)):
+            print(r["label"], k, "null" if v is None else v)' "$json" >"$flat" || return 1
+	awk -v l="$1" -v k="$2" '$1 == l && $2 == k {print $3; found = 1; exit}
+		END {if (!found) {print "rj: no " k " for " l " in report.json" > "/dev/stderr"; exit 1}}' "$flat"
+}
