@@ -1,0 +1,104 @@
+//! Write a flow file (the HPCC simulator's format) for flowgen.
+
+use anyhow::{Context, Result};
+use clap::Subcommand;
+use rxecc::workload;
+use std::path::PathBuf;
+
+#[derive(Subcommand)]
+pub enum Cmd {
+    /// Poisson arrivals per host at a load, sizes from a CDF file
+    /// (traffic_gen.py's model), destinations uniform over the other hosts.
+    Poisson {
+        /// CDF file (`size percentile` lines), e.g.
+        /// testbed/workloads/WebSearch_distribution.txt.
+        #[arg(long)]
+        cdf: PathBuf,
+        /// Hosts 0..N-1 of the topology send and receive.
+        #[arg(long)]
+        hosts: u32,
+        /// Offered load per host, a fraction of its link (0 to 1].
+        #[arg(long)]
+        load: f64,
+        /// Each host's link rate, Mb/s.
+        #[arg(long)]
+        rate_mbps: u64,
+        /// Seconds of arrivals.
+        #[arg(long)]
+        duration: f64,
+        /// Divide the CDF's sizes by this, to fit the testbed's rates.
+        #[arg(long, default_value_t = 1)]
+        size_div: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output flow file.
+        #[arg(short, long)]
+        out: PathBuf,
+    },
+    /// Senders each send SIZE bytes to the receiver at once, every PERIOD,
+    /// ROUNDS times (destination port 200, the simulator's incast).
+    Incast {
+        /// Sending hosts, e.g. 1,2,3,4.
+        #[arg(long, value_delimiter = ',', required = true)]
+        senders: Vec<u32>,
+        #[arg(long)]
+        receiver: u32,
+        #[arg(long)]
+        size: u64,
+        /// Seconds between rounds.
+        #[arg(long)]
+        period: f64,
+        #[arg(long)]
+        rounds: u32,
+        #[arg(short, long)]
+        out: PathBuf,
+    },
+}
+
+pub fn run(cmd: Cmd) -> Result<()> {
+    let (flows, out) = match cmd {
+        Cmd::Poisson {
+            cdf,
+            hosts,
+            load,
+            rate_mbps,
+            duration,
+            size_div,
+            seed,
+            out,
+        } => {
+            let cdf = workload::Cdf::load(&cdf)?;
+            let p = workload::Poisson {
+                cdf: &cdf,
+                hosts,
+                load,
+                rate_mbps,
+                duration_s: duration,
+                size_div,
+                seed,
+            };
+            (p.generate()?, out)
+        }
+        Cmd::Incast {
+            senders,
+            receiver,
+            size,
+            period,
+            rounds,
+            out,
+        } => (
+            workload::incast(&senders, receiver, size, period, rounds)?,
+            out,
+        ),
+    };
+    std::fs::write(&out, workload::to_text(&flows))
+        .with_context(|| format!("writing {}", out.display()))?;
+    let bytes: u64 = flows.iter().map(|f| f.size).sum();
+    eprintln!(
+        "rxecc workload: {} flows, {} bytes, in {}",
+        flows.len(),
+        bytes,
+        out.display()
+    );
+    Ok(())
+}
