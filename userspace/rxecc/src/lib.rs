@@ -1,22 +1,14 @@
-//! Library behind the `rxecc` command: report parsing, statistics, the
-//! switch's eBPF programs and topologies.
+//! Library behind the `rxecc` command, a folder per part of the testbed:
+//! `config` (topology, experiment and flow files, checked), `testbed`
+//! (bring-up, recording, statistics), `switch` (the emulated switch's
+//! programs and their settings), `run` (experiments and paper recipes)
+//! and `report` (metrics, tables, plots, the model); `clock` and `netlink`
+//! serve them all.
 
-pub mod check;
 pub mod clock;
-pub mod deadlock;
-pub mod experiment;
-pub mod fct;
-pub mod model;
+pub mod config;
 pub mod netlink;
-pub mod paper;
-pub mod perftest;
-pub mod plot;
-pub mod portsum;
-pub mod record;
 pub mod report;
-pub mod selftest;
-pub mod spread;
-pub mod stats;
+pub mod run;
 pub mod switch;
-pub mod topology;
-pub mod workload;
+pub mod testbed;

@@ -4,7 +4,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 mod cli;
-use rxecc::{selftest, switch};
+use rxecc::{switch, switch::selftest};
 
 #[derive(Parser)]
 #[command(name = "rxecc", version, about = "rxe-cc congestion-control testbed")]

@@ -1,11 +1,17 @@
-//! The CLI's modules form no import cycle (issue 47): a module's
-//! dependencies are the `crate::<module>` paths its source names, a
-//! folder module (`switch/`) counting as one.
+//! The library's parts are layered (issue 47): each may use only the parts
+//! below it, so there is no import cycle. A part is a top-level file or a
+//! folder of `src/` (the binary's `cli/` and `main.rs` stand above them
+//! all); its dependencies are the `crate::<part>` paths its source names.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// The modules a source text names: `crate::x` and `use crate::{x, y}`.
+/// From the bottom: what each part may use is what comes before it.
+const LAYERS: [&str; 7] = [
+    "clock", "netlink", "switch", "config", "testbed", "report", "run",
+];
+
+/// The parts a source text names: `crate::x` and `use crate::{x, y}`.
 fn names(text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for (i, _) in text.match_indices("crate::") {
@@ -32,80 +38,83 @@ fn names(text: &str) -> BTreeSet<String> {
     out
 }
 
+fn rs_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rs_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut add = |module: &str, path: &Path| {
-        let text = std::fs::read_to_string(path).unwrap();
-        let deps = g.entry(module.to_string()).or_default();
-        deps.extend(names(&text).into_iter().filter(|d| d != module));
-    };
     for e in std::fs::read_dir(&src).unwrap() {
         let p = e.unwrap().path();
+        let part = p.file_stem().unwrap().to_str().unwrap().to_string();
+        if ["main", "lib", "cli"].contains(&part.as_str()) {
+            continue;
+        }
+        let mut files = Vec::new();
         if p.is_dir() {
-            let module = p.file_name().unwrap().to_str().unwrap().to_string();
-            for f in std::fs::read_dir(&p).unwrap() {
-                add(&module, &f.unwrap().path());
-            }
+            rs_files(&p, &mut files);
         } else if p.extension().is_some_and(|x| x == "rs") {
-            let stem = p.file_stem().unwrap().to_str().unwrap().to_string();
-            if stem != "main" && stem != "lib" {
-                add(&stem, &p);
-            }
+            files.push(p.clone());
+        }
+        let deps = g.entry(part.clone()).or_default();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            deps.extend(names(&text).into_iter().filter(|d| *d != part));
         }
     }
     g
 }
 
-/// A cycle through `start`, if any (depth-first).
-fn cycle(g: &BTreeMap<String, BTreeSet<String>>, start: &str) -> Option<Vec<String>> {
-    fn walk(
-        g: &BTreeMap<String, BTreeSet<String>>,
-        start: &str,
-        path: &mut Vec<String>,
-        seen: &mut BTreeSet<String>,
-    ) -> bool {
-        let last = path.last().cloned().unwrap_or_default();
-        for d in g.get(&last).into_iter().flatten() {
-            if d == start {
-                path.push(d.clone());
-                return true;
-            }
-            if seen.insert(d.clone()) {
-                path.push(d.clone());
-                if walk(g, start, path, seen) {
-                    return true;
-                }
-                path.pop();
+/// Each use of a part not below the user, as "user -> used".
+fn breaches(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let rank = |m: &str| LAYERS.iter().position(|l| *l == m);
+    let mut out = Vec::new();
+    for (m, deps) in g {
+        for d in deps {
+            match (rank(m), rank(d)) {
+                (Some(a), Some(b)) if b < a => {}
+                _ => out.push(format!("{m} -> {d}")),
             }
         }
-        false
     }
-    let mut path = vec![start.to_string()];
-    walk(g, start, &mut path, &mut BTreeSet::new()).then_some(path)
+    out
 }
 
 #[test]
-fn no_import_cycles() {
+fn parts_use_only_the_layers_below() {
     let g = graph();
-    assert!(g.len() > 10, "only {} modules found", g.len());
-    assert!(g["experiment"].contains("topology"), "{g:?}");
-    for m in g.keys() {
-        if let Some(c) = cycle(&g, m) {
-            panic!("import cycle: {}", c.join(" -> "));
-        }
-    }
+    let parts: BTreeSet<&str> = g.keys().map(String::as_str).collect();
+    assert_eq!(
+        parts,
+        LAYERS.into_iter().collect(),
+        "src/ has other parts than LAYERS"
+    );
+    assert!(g["run"].contains("config"), "{g:?}");
+    let b = breaches(&g);
+    assert!(
+        b.is_empty(),
+        "layering broken (a part may use only those below it): {b:?}"
+    );
 }
 
 #[test]
-fn a_cycle_is_found() {
+fn a_breach_is_found() {
     let mut g = graph();
-    g.entry("plot".into()).or_default().insert("report".into());
-    g.entry("report".into()).or_default().insert("plot".into());
-    assert!(cycle(&g, "report").is_some());
+    g.entry("config".into())
+        .or_default()
+        .insert("report".into());
+    assert_eq!(breaches(&g), ["config -> report"]);
     assert_eq!(
-        names("use crate::{fct, switch};\nlet x = crate::record::monotonic_ns();"),
-        ["fct", "record", "switch"]
+        names("use crate::{config::topology, switch};\nlet x = crate::clock::monotonic_ns();"),
+        ["clock", "config", "switch"]
             .into_iter()
             .map(String::from)
             .collect()

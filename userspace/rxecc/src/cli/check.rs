@@ -15,11 +15,11 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let Args { pcap, json } = args;
-    let rep = rxecc::check::judge(&rxecc::check::read(&pcap)?);
+    let rep = rxecc::report::check::judge(&rxecc::report::check::read(&pcap)?);
     if json {
         println!("{}", serde_json::to_string(&rep)?);
     } else {
-        rxecc::check::print(&rep);
+        rxecc::report::check::print(&rep);
     }
     Ok(())
 }

@@ -5,7 +5,7 @@
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use rxecc::deadlock;
+use rxecc::testbed::deadlock;
 
 #[derive(ClapArgs)]
 pub struct Args {

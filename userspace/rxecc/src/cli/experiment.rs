@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use clap::Subcommand;
-use rxecc::experiment;
+use rxecc::config::experiment;
 use std::path::PathBuf;
 
 #[derive(Subcommand)]

@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use rxecc::{fct, plot, topology, workload};
+use rxecc::{config::topology, config::workload, report::fct, report::plot};
 use std::path::PathBuf;
 
 #[derive(Subcommand)]

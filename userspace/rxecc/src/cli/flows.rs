@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
-use rxecc::perftest;
+use rxecc::report::perftest;
 use std::path::PathBuf;
 
 #[derive(ClapArgs)]

@@ -7,7 +7,7 @@
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use rxecc::model;
+use rxecc::report::model;
 use std::path::PathBuf;
 
 #[derive(ClapArgs)]

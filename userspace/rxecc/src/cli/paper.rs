@@ -4,7 +4,7 @@
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use rxecc::paper;
+use rxecc::run::paper;
 use std::path::PathBuf;
 
 #[derive(ClapArgs)]

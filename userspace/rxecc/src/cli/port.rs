@@ -401,7 +401,7 @@ pub fn run(cmd: Cmd) -> Result<()> {
                 std::fs::read_to_string(&file)
                     .with_context(|| format!("cannot read {}", file.display()))?
             };
-            let out = rxecc::portsum::port_sum(&text, &key, &globs)
+            let out = rxecc::switch::portsum::port_sum(&text, &key, &globs)
                 .with_context(|| format!("in {}", file.display()))?;
             println!("{out}");
         }

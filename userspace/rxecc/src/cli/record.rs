@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use rxecc::{record, stats};
+use rxecc::{testbed::record, testbed::stats};
 use std::path::PathBuf;
 
 #[derive(ClapArgs)]

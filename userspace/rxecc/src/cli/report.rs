@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
-use rxecc::{plot, report};
+use rxecc::{report, report::plot};
 use std::path::PathBuf;
 
 #[derive(ClapArgs)]

@@ -3,7 +3,6 @@
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use rxecc::experiment;
 use std::path::PathBuf;
 
 #[derive(ClapArgs)]
@@ -37,10 +36,10 @@ pub fn run(args: Args) -> Result<()> {
         timeout_s,
         repetitions,
     } = args;
-    experiment::run(
+    rxecc::run::experiment::run(
         &experiment,
         &out,
-        &experiment::Overrides {
+        &rxecc::run::experiment::Overrides {
             runs,
             op,
             timeout_s,

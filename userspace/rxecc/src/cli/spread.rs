@@ -5,7 +5,7 @@
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use rxecc::spread;
+use rxecc::report::spread;
 
 #[derive(ClapArgs)]
 pub struct Args {

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use rxecc::{deadlock, stats, switch};
+use rxecc::{switch, testbed::deadlock, testbed::stats};
 use std::path::PathBuf;
 
 #[derive(ClapArgs)]

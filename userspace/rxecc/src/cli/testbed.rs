@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use clap::Subcommand;
-use rxecc::{switch, topology};
+use rxecc::{switch, testbed};
 
 #[derive(Subcommand)]
 pub enum Cmd {
@@ -54,15 +54,15 @@ pub fn run(cmd: Cmd) -> Result<()> {
             dry_run,
             guest,
             nic,
-        } => topology::up_logged(&topology, dry_run, true, guest.as_deref(), &nic)?,
+        } => testbed::up_logged(&topology, dry_run, true, guest.as_deref(), &nic)?,
         Cmd::Guests {
             topology,
             base_port,
-        } => print!("{}", topology::guests_text(&topology, base_port)?),
-        Cmd::Down => topology::down()?,
-        Cmd::FlowControl { mode } => topology::set_flow_control(mode)?,
+        } => print!("{}", testbed::guests_text(&topology, base_port)?),
+        Cmd::Down => testbed::down()?,
+        Cmd::FlowControl { mode } => testbed::set_flow_control(mode)?,
         Cmd::Show => {
-            println!("{}", serde_json::to_string_pretty(&topology::current()?)?)
+            println!("{}", serde_json::to_string_pretty(&testbed::current()?)?)
         }
     }
     Ok(())

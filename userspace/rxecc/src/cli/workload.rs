@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use rxecc::workload;
+use rxecc::config::workload;
 use std::path::PathBuf;
 
 #[derive(Subcommand)]

@@ -24,6 +24,8 @@ pub mod config;
 pub mod gfc;
 pub mod inject;
 pub mod loader;
+pub mod portsum;
+pub mod selftest;
 pub mod stats;
 
 pub use config::*;

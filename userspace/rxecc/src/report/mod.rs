@@ -29,7 +29,14 @@
 //!   spent in them (one still in force at the end lasts to the last port
 //!   sample).
 
-use crate::record::{DeadlockRow, HaltRow, PortRow, QpRow, RateRow};
+pub mod check;
+pub mod fct;
+pub mod model;
+pub mod perftest;
+pub mod plot;
+pub mod spread;
+
+use crate::testbed::record::{DeadlockRow, HaltRow, PortRow, QpRow, RateRow};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -419,7 +426,7 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
         aggregate_at_t0_mbps: aggregate_rate(flows, t0) as f64 / 1e6,
         converge_periods: conv.map(|t| (t - t0) as f64 / period),
         converge_ms: conv.map(|t| (t - t0) as f64 / 1e6),
-        jain: crate::perftest::jain_index(&flow_mbps),
+        jain: crate::report::perftest::jain_index(&flow_mbps),
         flow_mbps,
         throughput_mbps,
         utilisation: throughput_mbps * 1e6 / c,

@@ -83,7 +83,7 @@ impl Across {
         v.sort_by(f64::total_cmp);
         let n = v.len();
         Some(match self {
-            Across::Median => crate::spread::median(v),
+            Across::Median => crate::report::spread::median(v),
             Across::Min => v[0],
             Across::Max => v[n - 1],
             Across::Mean => v.iter().sum::<f64>() / n as f64,
@@ -196,7 +196,7 @@ fn entries_of<'a>(report: &'a serde_json::Value, run: &str) -> Vec<&'a serde_jso
         .filter(|e| {
             e["label"]
                 .as_str()
-                .is_some_and(|l| l == run || crate::experiment::is_repetition_of(l, run))
+                .is_some_and(|l| l == run || crate::config::experiment::is_repetition_of(l, run))
         })
         .collect()
 }
@@ -382,10 +382,10 @@ pub fn run(path: &Path, out: &Path, from: &[PathBuf]) -> Result<()> {
                 recipe.runs.join(","),
                 experiment.display()
             );
-            crate::experiment::run(
+            crate::run::experiment::run(
                 experiment,
                 out,
-                &crate::experiment::Overrides {
+                &crate::run::experiment::Overrides {
                     runs: Some(recipe.runs.clone()),
                     repetitions: recipe.repetitions,
                     ..Default::default()
@@ -644,7 +644,7 @@ mod tests {
                 n += 1;
                 let Some(e) = &r.experiment else { continue };
                 // Every run it needs is in its experiment file.
-                let exp = crate::experiment::load(e).unwrap();
+                let exp = crate::config::experiment::load(e).unwrap();
                 for run in &r.runs {
                     assert!(
                         exp.runs.iter().any(|x| &x.label == run),

@@ -5,7 +5,7 @@
 //! Text is drawn with ab_glyph from DejaVu Sans (the `fonts-dejavu-core`
 //! package, which testbed/setup-host.sh installs), so no fontconfig is needed.
 
-use crate::fct::{Bucket, Fct, Kind};
+use crate::report::fct::{Bucket, Fct, Kind};
 use crate::report::{Run, Setup};
 use anyhow::{anyhow, Context, Result};
 use plotters::coord::types::RangedCoordf64;

@@ -1,256 +1,24 @@
-//! Experiment files and `rxecc run`: a topology, a workload, and the
-//! algorithms to compare, each with its knobs and its switch settings, in
-//! one TOML file (docs/workloads.md). Run inside the testbed guest with
-//! rdma_rxe (patched) and rxe_cc loaded; each run sets rxe_cc's `cc` and
-//! knobs through sysfs, brings the topology up with the run's switch
-//! settings, replays the flow file with flowgen on every host, writes
-//! fct.txt, and takes the topology down; at the end, the slowdown table.
+//! `rxecc run`: an experiment file (crate::config::experiment) on the
+//! testbed guest, with rdma_rxe (patched) and rxe_cc loaded. Each run sets
+//! rxe_cc's `cc` and knobs through sysfs, brings the topology up with the
+//! run's switch settings, replays the flow file with flowgen on every
+//! host, writes fct.txt, and takes the topology down; at the end, the
+//! slowdown table.
 
 use crate::clock::monotonic_ns;
-use crate::{fct, switch, topology, workload};
+use crate::config::experiment::{
+    find, find_run, load, topology_for, value_text, Experiment, NamedMetrics, Run, Workload,
+};
+use crate::config::{topology, workload};
+use crate::report::fct;
+use crate::{switch, testbed};
 use anyhow::{bail, ensure, Context, Result};
-use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 const PARAMS: &str = "/sys/module/rxe_cc/parameters";
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Experiment {
-    #[serde(default)]
-    pub description: String,
-    /// A topology name (testbed/topologies) or path, relative to the
-    /// experiment file.
-    pub topology: String,
-    /// flowgen runs on hosts 0..hosts-1 (default: every host); only those
-    /// hosts of the topology are brought up.
-    pub hosts: Option<u32>,
-    /// write, send or read.
-    #[serde(default = "default_op")]
-    pub op: String,
-    #[serde(default = "one")]
-    pub repetitions: u32,
-    /// The most seconds the QPs' set-up may take. Time 0 of the flow file
-    /// is 0.25 s after every host's flowgen has connected its QPs
-    /// (flowgen --sync-dir), not a fixed lead.
-    #[serde(default = "default_setup")]
-    pub setup_s: u64,
-    /// Seconds after time 0 before an unfinished run is given up.
-    #[serde(default = "default_timeout")]
-    pub timeout_s: u64,
-    /// Base RTT for the standalone FCT, us; default: each run's best case.
-    pub base_rtt_us: Option<f64>,
-    /// qlen.txt: a cumulative histogram of every switch port's queue this
-    /// often, ms (the simulator's QLEN_DUMP_INTERVAL, 100 ms).
-    #[serde(default = "default_qlen_ms")]
-    pub qlen_interval_ms: u64,
-    /// `rxecc record` during each run, sampling every this many ms, into
-    /// <run>/rec (per-flow rate and throughput, per-port queue); 0: off.
-    #[serde(default)]
-    pub record_interval_ms: u64,
-    /// With a recording: how long a cycle of switch-to-switch ports must
-    /// send nothing, bytes queued, to count as deadlocked, ms. A deadlock
-    /// seen is released (flow control off) so that the flows complete,
-    /// and counted in summary.json.
-    #[serde(default = "default_hold_ms")]
-    pub deadlock_hold_ms: u64,
-    /// Bucket width of the slowdown table, percent of the flows.
-    #[serde(default = "default_step")]
-    pub step: u32,
-    /// Print the FCT slowdown table and draw its plots (fct.txt is always
-    /// written); off for a few long flows, where it means little.
-    #[serde(default = "yes")]
-    pub slowdown_table: bool,
-    /// The congestion-control table of `rxecc report` over every run's
-    /// recording (needs record_interval_ms).
-    pub report: Option<CcReport>,
-    /// None: the file only names each run's settings, for a script that
-    /// drives its own traffic (`rxecc experiment topology|knobs`).
-    pub workload: Option<Workload>,
-    /// Settings merged into every `[[switch]]` of the topology, for every
-    /// run (a run's own `switch` comes on top).
-    #[serde(default)]
-    pub switch: toml::Table,
-    /// Link overrides: a link of the topology with the same `a` and `b`
-    /// takes these fields.
-    #[serde(default)]
-    pub links: Vec<toml::Table>,
-    /// Port devices (switch ports or host NICs, e.g. "p1") whose RoCEv2
-    /// traffic each run captures (`<run>/<dev>.pcap`, dumpcap) and judges
-    /// as `rxecc check` does (`<run>/check-<dev>.json`); the runs' check
-    /// table follows the summary (docs/switch.md).
-    #[serde(default)]
-    pub capture: Vec<String>,
-    /// Metrics of every run beyond the FCTs, named here, for summary.json
-    /// and the paper recipes.
-    #[serde(default)]
-    pub metrics: NamedMetrics,
-    #[serde(rename = "run")]
-    pub runs: Vec<Run>,
-}
-
-/// `rxecc report`'s set-up: what the runs' convergence is measured against.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CcReport {
-    /// The bottleneck's rate, Mb/s.
-    pub capacity_mbps: u64,
-    /// The bottleneck port (switch egress device), e.g. "p0".
-    pub bottleneck: String,
-    /// The period T convergence is counted in, us.
-    pub period_us: u64,
-}
-
-/// `[metrics]`: what summary.json reports per run beyond the FCTs, under
-/// names the file gives (docs/workloads.md).
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NamedMetrics {
-    /// `<name>_pauses` and `<name>_paused_ms`: the PAUSE frames the
-    /// group's port devices received and the time they spent paused,
-    /// summed (the ports a congestion tree must not reach, say).
-    #[serde(default)]
-    pub ports: BTreeMap<String, Vec<String>>,
-    /// `<name>_peak_kb`: the highest ingress occupancy any of the group's
-    /// switch ports reached, KB.
-    #[serde(default)]
-    pub peak_ingress: BTreeMap<String, Vec<String>>,
-    /// `<name>_mbps`: a flow's rate, its bytes over its time from post to
-    /// completion, by its line in the flow file (0 = the first flow); or
-    /// several flows' together (a list: their bytes from the first post
-    /// to the last completion, as one flow of several QPs); null if one
-    /// did not complete.
-    #[serde(default)]
-    pub flows: BTreeMap<String, FlowSel>,
-}
-
-/// One flow of the flow file, or several taken together.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum FlowSel {
-    One(u32),
-    Many(Vec<u32>),
-}
-
-impl FlowSel {
-    fn ids(&self) -> &[u32] {
-        match self {
-            FlowSel::One(i) => std::slice::from_ref(i),
-            FlowSel::Many(v) => v,
-        }
-    }
-}
-
-impl NamedMetrics {
-    fn is_empty(&self) -> bool {
-        self.ports.is_empty() && self.peak_ingress.is_empty() && self.flows.is_empty()
-    }
-
-    /// The metrics of one run, from its directory: `ports.jsonl` and
-    /// flowgen's records.
-    fn of_run(&self, dir: &Path) -> Result<BTreeMap<String, Option<f64>>> {
-        let mut m = BTreeMap::new();
-        if self.is_empty() {
-            return Ok(m);
-        }
-        let ports: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("ports.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
-        let of = |devs: &[String], key: &[&str]| -> Vec<u64> {
-            ports
-                .iter()
-                .filter(|p| {
-                    p.get("dev")
-                        .and_then(serde_json::Value::as_str)
-                        .is_some_and(|d| devs.iter().any(|x| x == d))
-                })
-                .filter_map(|p| key.iter().try_fold(p, |v, k| v.get(k))?.as_u64())
-                .collect()
-        };
-        for (name, devs) in &self.ports {
-            let pauses: u64 = of(devs, &["pfc_rx_xoff"]).iter().sum();
-            let paused: u64 = of(devs, &["paused_ns"]).iter().sum();
-            m.insert(format!("{name}_pauses"), Some(pauses as f64));
-            m.insert(format!("{name}_paused_ms"), Some(paused as f64 / 1e6));
-        }
-        for (name, devs) in &self.peak_ingress {
-            let peak = of(devs, &["ingress", "max_bytes"]).into_iter().max();
-            m.insert(format!("{name}_peak_kb"), peak.map(|b| b as f64 / 1024.0));
-        }
-        if !self.flows.is_empty() {
-            let csvs: Vec<PathBuf> = std::fs::read_dir(dir)?
-                .filter_map(|e| Some(e.ok()?.path()))
-                .filter(|p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with("flowgen-h") && n.ends_with(".csv"))
-                })
-                .collect();
-            let recs = fct::read_records(&csvs)?;
-            for (name, sel) in &self.flows {
-                let done: Vec<&fct::Record> = sel
-                    .ids()
-                    .iter()
-                    .filter_map(|id| recs.iter().find(|r| r.id == *id && r.status == "ok"))
-                    .collect();
-                let start = done.iter().map(|r| r.start_ns).min().unwrap_or(0);
-                let end = done.iter().map(|r| r.end_ns).max().unwrap_or(0);
-                let bytes: u64 = done.iter().map(|r| r.size).sum();
-                let rate = (done.len() == sel.ids().len() && end > start)
-                    .then(|| bytes as f64 * 8e3 / (end - start) as f64);
-                m.insert(format!("{name}_mbps"), rate);
-            }
-        }
-        Ok(m)
-    }
-
-    /// Every port it names is one of `built`'s, every flow one of
-    /// `flows` (when known).
-    fn check(&self, built: &topology::Built, flows: Option<usize>) -> Result<()> {
-        for (name, devs) in self.ports.iter().chain(&self.peak_ingress) {
-            for d in devs {
-                ensure!(
-                    built.plan.ports.iter().any(|(p, _)| p == d),
-                    "[metrics] {name}: no port {d} in the topology (its ports: {})",
-                    built
-                        .plan
-                        .ports
-                        .iter()
-                        .map(|(p, _)| p.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-        }
-        if let Some(n) = flows {
-            for (name, sel) in &self.flows {
-                ensure!(!sel.ids().is_empty(), "[metrics] flows.{name}: no flow");
-                for id in sel.ids() {
-                    ensure!(
-                        (*id as usize) < n,
-                        "[metrics] flows.{name}: flow {id}, but the workload has {n} flows (0 to {})",
-                        n.saturating_sub(1)
-                    );
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Whether `label` names a repetition of `run` (`<run>-<k>`, as
-/// `repetitions` labels them).
-pub fn is_repetition_of(label: &str, run: &str) -> bool {
-    label
-        .strip_prefix(run)
-        .and_then(|s| s.strip_prefix('-'))
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
-}
 
 /// What `rxecc run`'s command line changes in the file.
 #[derive(Debug, Default)]
@@ -265,416 +33,64 @@ pub struct Overrides {
     pub repetitions: Option<u32>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, tag = "kind", rename_all = "lowercase")]
-pub enum Workload {
-    /// A flow file, relative to the experiment file.
-    File { flows: PathBuf },
-    Poisson {
-        /// A CDF file: a path relative to the experiment file, or a name
-        /// in testbed/workloads.
-        cdf: String,
-        load: f64,
-        /// Each host's link rate; default: the topology's default rate.
-        rate_mbps: Option<u64>,
-        duration_s: f64,
-        #[serde(default = "one64")]
-        size_div: u64,
-        #[serde(default = "one64")]
-        seed: u64,
-    },
-    Incast {
-        senders: Vec<u32>,
-        receiver: u32,
-        size: u64,
-        period_s: f64,
-        rounds: u32,
-    },
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Run {
-    pub label: String,
-    /// rxe_cc's algorithm.
-    pub cc: String,
-    /// rxe_cc knobs (module parameters), e.g. { acc_t_us = 10000 }.
-    #[serde(default)]
-    pub knobs: BTreeMap<String, toml::Value>,
-    /// Switch settings for this run (mark, red, tcd, int, pfc, ...).
-    #[serde(default)]
-    pub switch: toml::Table,
-    /// Fault-injection rules for this run, added to the topology's
-    /// `[[inject]]` (docs/switch.md).
-    #[serde(default)]
-    pub inject: Vec<toml::Table>,
-}
-
-fn default_op() -> String {
-    "write".into()
-}
-fn one() -> u32 {
-    1
-}
-fn yes() -> bool {
-    true
-}
-fn one64() -> u64 {
-    1
-}
-fn default_setup() -> u64 {
-    600
-}
-fn default_timeout() -> u64 {
-    300
-}
-fn default_qlen_ms() -> u64 {
-    100
-}
-fn default_hold_ms() -> u64 {
-    500
-}
-fn default_step() -> u32 {
-    5
-}
-
-fn repo_dir(sub: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(sub);
-    p.canonicalize().unwrap_or(p)
-}
-
-/// A path relative to the experiment file, else a name in `dir`.
-fn find(base: &Path, name: &str, dir: &str) -> Result<PathBuf> {
-    let p = base.join(name);
-    if p.exists() {
-        return Ok(p);
+/// The named metrics of one run, from its directory: `ports.jsonl` and
+/// flowgen's records.
+fn named_metrics(nm: &NamedMetrics, dir: &Path) -> Result<BTreeMap<String, Option<f64>>> {
+    let mut m = BTreeMap::new();
+    if nm.is_empty() {
+        return Ok(m);
     }
-    let q = repo_dir(dir).join(name);
-    if q.exists() {
-        return Ok(q);
-    }
-    bail!("'{name}': not a file next to the experiment, nor in {dir}/")
-}
-
-/// Parses and checks an experiment file.
-pub fn load(path: &Path) -> Result<Experiment> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let e: Experiment = toml::from_str(&text).map_err(|err| {
-        let line = err
-            .span()
-            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
-            .unwrap_or(0);
-        anyhow::anyhow!("{}:{line}: {}", path.display(), err.message())
-    })?;
-    ensure!(!e.runs.is_empty(), "{}: no [[run]]", path.display());
-    ensure!(
-        ["write", "send", "read"].contains(&e.op.as_str()),
-        "{}: op '{}': write, send or read",
-        path.display(),
-        e.op
-    );
-    if let Some(r) = &e.report {
-        ensure!(
-            e.record_interval_ms > 0,
-            "{}: [report] needs the runs recorded (record_interval_ms = 20, say)",
-            path.display()
-        );
-        ensure!(
-            r.capacity_mbps > 0 && r.period_us > 0 && !r.bottleneck.is_empty(),
-            "{}: [report]: capacity_mbps and period_us above 0, and a bottleneck port",
-            path.display()
-        );
-    }
-    ensure!(
-        e.repetitions >= 1,
-        "{}: repetitions must be at least 1",
-        path.display()
-    );
-    // `<run>-<k>` names repetition k of <run> (--repetitions, rxecc
-    // paper): no label may read as one of another's.
-    for a in &e.runs {
-        for b in &e.runs {
-            ensure!(
-                !is_repetition_of(&b.label, &a.label),
-                "{}: run label '{}' reads as a repetition of run '{}' (rename one)",
-                path.display(),
-                b.label,
-                a.label
-            );
-        }
-    }
-    let mut seen = std::collections::BTreeSet::new();
-    for r in &e.runs {
-        ensure!(
-            !r.label.is_empty()
-                && r.label
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
-            "{}: run label '{}': use letters, digits, '-' or '_'",
-            path.display(),
-            r.label
-        );
-        ensure!(
-            seen.insert(&r.label),
-            "{}: run label '{}' twice",
-            path.display(),
-            r.label
-        );
-        // The algorithm and knobs against the module's own tables
-        // (cc_core), here on the host rather than at a sysfs write in the
-        // guest: a name, its line, and what is valid.
-        let run_at = text.find(&format!("label = \"{}\"", r.label)).unwrap_or(0);
-        let at = |needle: &str| {
-            text[run_at..]
-                .find(needle)
-                .map_or(0, |i| text[..run_at + i].matches('\n').count() + 1)
-        };
-        ensure!(
-            cc_core::alg::AlgId::from_name(&r.cc).is_some(),
-            "{}:{}: run {}: cc '{}' is not one of rxe_cc's: {}",
-            path.display(),
-            at(&format!("\"{}\"", r.cc)),
-            r.label,
-            r.cc,
-            cc_core::alg::ALGS.map(|a| a.name()).join(", ")
-        );
-        for (k, v) in &r.knobs {
-            ensure!(
-                k != "cc",
-                "{}:{}: run {}: knob 'cc' (set the algorithm with cc = ...)",
-                path.display(),
-                at(k),
-                r.label
-            );
-            let Some(def) = cc_core::knobs::KNOBS.iter().find(|d| d.name == k) else {
-                bail!(
-                    "{}:{}: run {}: '{k}' is not a knob of rxe_cc; valid names: {}",
-                    path.display(),
-                    at(k),
-                    r.label,
-                    cc_core::knobs::KNOBS.map(|d| d.name).join(", ")
-                );
-            };
-            let n = v.as_integer();
-            ensure!(
-                n.is_some_and(|n| n >= i64::from(def.min) && n <= i64::from(def.max)),
-                "{}:{}: run {}: {k} = {v}: an integer in [{}, {}] ({})",
-                path.display(),
-                at(k),
-                r.label,
-                def.min,
-                def.max,
-                def.help
-            );
-        }
-    }
-    if !e.metrics.is_empty() {
-        let base = path.parent().unwrap_or(Path::new("."));
-        let flows = match &e.workload {
-            Some(Workload::File { flows }) => {
-                let p = base.join(flows);
-                let text = std::fs::read_to_string(&p)
-                    .with_context(|| format!("{}: reading {}", path.display(), p.display()))?;
-                Some(workload::parse(&p.display().to_string(), &text)?.len())
-            }
-            _ => None,
-        };
-        for r in &e.runs {
-            let (_, text) = topology_for(&e, r, base)?;
-            let built = topology::parse(path, &text)?;
-            e.metrics
-                .check(&built, flows)
-                .with_context(|| format!("{}: run {}", path.display(), r.label))?;
-        }
-    }
-    Ok(e)
-}
-
-/// The topology text with the experiment's and the run's settings merged in.
-fn topology_for(e: &Experiment, run: &Run, base: &Path) -> Result<(PathBuf, String)> {
-    let file = match find(base, &e.topology, "testbed/topologies") {
-        Ok(p) => p,
-        Err(_) => topology::resolve(&e.topology)?,
-    };
-    let text =
-        std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-    let mut t: toml::Table =
-        toml::from_str(&text).with_context(|| format!("{}: not TOML", file.display()))?;
-    if let Some(toml::Value::Array(sws)) = t.get_mut("switch") {
-        for sw in sws.iter_mut() {
-            if let toml::Value::Table(sw) = sw {
-                for (k, v) in e.switch.iter().chain(run.switch.iter()) {
-                    sw.insert(k.clone(), v.clone());
-                }
-            }
-        }
-    }
-    for o in &e.links {
-        let (Some(a), Some(b)) = (o.get("a"), o.get("b")) else {
-            bail!("a [[links]] override needs a and b");
-        };
-        let Some(toml::Value::Array(links)) = t.get_mut("link") else {
-            bail!("{}: no [[link]] to override", file.display());
-        };
-        let mut hit = false;
-        for l in links.iter_mut() {
-            if let toml::Value::Table(l) = l {
-                if l.get("a") == Some(a) && l.get("b") == Some(b) {
-                    for (k, v) in o {
-                        l.insert(k.clone(), v.clone());
-                    }
-                    hit = true;
-                }
-            }
-        }
-        ensure!(
-            hit,
-            "links override {a} - {b}: no such link in {}",
-            file.display()
-        );
-    }
-    if !run.inject.is_empty() {
-        let injects = t
-            .entry("inject")
-            .or_insert_with(|| toml::Value::Array(Vec::new()));
-        let toml::Value::Array(injects) = injects else {
-            bail!("{}: inject is not an array of tables", file.display());
-        };
-        injects.extend(run.inject.iter().cloned().map(toml::Value::Table));
-    }
-    if let Some(n) = e.hosts {
-        keep_hosts(&mut t, n as usize);
-    }
-    Ok((file, toml::to_string(&t)?))
-}
-
-/// Leaves only the first `n` hosts of a topology table, with the links
-/// and routes that name none of the others: a host no flow uses would cost
-/// two ports' programs at every bring-up (incast.toml uses 5 of dumbbell's
-/// 9). The hosts kept keep their numbers, names and addresses.
-fn keep_hosts(t: &mut toml::Table, n: usize) {
-    let Some(toml::Value::Array(hosts)) = t.get_mut("host") else {
-        return;
-    };
-    if hosts.len() <= n {
-        return;
-    }
-    let gone: Vec<toml::Value> = hosts
-        .drain(n..)
-        .filter_map(|h| h.get("name").cloned())
+    let ports: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("ports.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
-    let names_gone = |v: &toml::Value, keys: &[&str]| {
-        keys.iter()
-            .any(|k| v.get(*k).is_some_and(|x| gone.contains(x)))
+    let of = |devs: &[String], key: &[&str]| -> Vec<u64> {
+        ports
+            .iter()
+            .filter(|p| {
+                p.get("dev")
+                    .and_then(serde_json::Value::as_str)
+                    .is_some_and(|d| devs.iter().any(|x| x == d))
+            })
+            .filter_map(|p| key.iter().try_fold(p, |v, k| v.get(k))?.as_u64())
+            .collect()
     };
-    if let Some(toml::Value::Array(links)) = t.get_mut("link") {
-        links.retain(|l| !names_gone(l, &["a", "b"]));
+    for (name, devs) in &nm.ports {
+        let pauses: u64 = of(devs, &["pfc_rx_xoff"]).iter().sum();
+        let paused: u64 = of(devs, &["paused_ns"]).iter().sum();
+        m.insert(format!("{name}_pauses"), Some(pauses as f64));
+        m.insert(format!("{name}_paused_ms"), Some(paused as f64 / 1e6));
     }
-    if let Some(toml::Value::Array(routes)) = t.get_mut("route") {
-        routes.retain(|r| !names_gone(r, &["at", "to", "via"]));
+    for (name, devs) in &nm.peak_ingress {
+        let peak = of(devs, &["ingress", "max_bytes"]).into_iter().max();
+        m.insert(format!("{name}_peak_kb"), peak.map(|b| b as f64 / 1024.0));
     }
-}
-
-/// The run labelled `label` of an experiment file.
-fn find_run<'a>(e: &'a Experiment, path: &Path, label: &str) -> Result<&'a Run> {
-    e.runs.iter().find(|r| r.label == label).with_context(|| {
-        format!(
-            "{} has no run '{label}' (it has {})",
-            path.display(),
-            e.runs
+    if !nm.flows.is_empty() {
+        let csvs: Vec<PathBuf> = std::fs::read_dir(dir)?
+            .filter_map(|e| Some(e.ok()?.path()))
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("flowgen-h") && n.ends_with(".csv"))
+            })
+            .collect();
+        let recs = fct::read_records(&csvs)?;
+        for (name, sel) in &nm.flows {
+            let done: Vec<&fct::Record> = sel
+                .ids()
                 .iter()
-                .map(|r| r.label.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })
-}
-
-/// `rxecc experiment topology`: the topology one run brings up.
-pub fn run_topology(path: &Path, label: &str) -> Result<String> {
-    let e = load(path)?;
-    let run = find_run(&e, path, label)?;
-    let (file, text) = topology_for(&e, run, path.parent().unwrap_or(Path::new(".")))?;
-    // Checked as `rxecc testbed up` will check it.
-    topology::parse(&file, &text)?;
-    Ok(format!(
-        "# {}, run {label}: {} with the run's settings (rxecc experiment topology)\n{text}",
-        path.display(),
-        file.display()
-    ))
-}
-
-/// The experiment and the topology one of its runs brings up, parsed and
-/// checked, with the run's settings merged in (for `rxecc model`).
-pub fn run_built(path: &Path, label: &str) -> Result<(Experiment, topology::Built)> {
-    let e = load(path)?;
-    let run = find_run(&e, path, label)?;
-    let (file, text) = topology_for(&e, run, path.parent().unwrap_or(Path::new(".")))?;
-    let built = topology::parse(&file, &text)?;
-    Ok((e, built))
-}
-
-/// `rxecc experiment get`: the value at a dotted key of a checked
-/// experiment file; an array's items as space-separated words.
-pub fn get(path: &Path, key: &str) -> Result<String> {
-    load(path)?;
-    let text = std::fs::read_to_string(path)?;
-    let mut v: toml::Value = toml::from_str(&text)?;
-    for part in key.split('.') {
-        let keys = |t: &toml::Table| t.keys().cloned().collect::<Vec<_>>().join(", ");
-        v = match v {
-            toml::Value::Table(mut t) => match t.remove(part) {
-                Some(x) => x,
-                None => bail!(
-                    "{}: no '{part}' in '{key}' (there: {})",
-                    path.display(),
-                    keys(&t)
-                ),
-            },
-            _ => bail!("{}: '{key}': '{part}' is below a value", path.display()),
-        };
-    }
-    let word = |x: &toml::Value| match x {
-        toml::Value::String(s) => Ok(s.clone()),
-        toml::Value::Table(_) | toml::Value::Array(_) => {
-            bail!("{}: '{key}' holds tables, not values", path.display())
+                .filter_map(|id| recs.iter().find(|r| r.id == *id && r.status == "ok"))
+                .collect();
+            let start = done.iter().map(|r| r.start_ns).min().unwrap_or(0);
+            let end = done.iter().map(|r| r.end_ns).max().unwrap_or(0);
+            let bytes: u64 = done.iter().map(|r| r.size).sum();
+            let rate = (done.len() == sel.ids().len() && end > start)
+                .then(|| bytes as f64 * 8e3 / (end - start) as f64);
+            m.insert(format!("{name}_mbps"), rate);
         }
-        x => Ok(x.to_string()),
-    };
-    match &v {
-        toml::Value::Array(a) => Ok(a.iter().map(word).collect::<Result<Vec<_>>>()?.join(" ")),
-        toml::Value::Table(t) => bail!(
-            "{}: '{key}' is a table; name one of its keys: {}",
-            path.display(),
-            t.keys().cloned().collect::<Vec<_>>().join(", ")
-        ),
-        x => word(x),
     }
-}
-
-/// `rxecc experiment rate`: the fastest link of a run's topology, Mb/s.
-pub fn run_rate_mbps(path: &Path, label: &str) -> Result<u64> {
-    let (_, built) = run_built(path, label)?;
-    let t = &built.topo;
-    t.links
-        .iter()
-        .map(|l| l.rate_mbps.unwrap_or(t.defaults.rate_mbps))
-        .max()
-        .context("the topology has no link")
-}
-
-/// `rxecc experiment knobs`: a run's rxe_cc parameters, cc first.
-pub fn run_knobs(path: &Path, label: &str) -> Result<Vec<String>> {
-    let e = load(path)?;
-    let run = find_run(&e, path, label)?;
-    let mut v = vec![format!("cc={}", run.cc)];
-    for (k, x) in &run.knobs {
-        v.push(format!("{k}={}", value_text(x)?));
-    }
-    Ok(v)
+    Ok(m)
 }
 
 fn write_param(name: &str, value: &str) -> Result<()> {
@@ -696,15 +112,6 @@ fn read_params() -> Result<BTreeMap<String, String>> {
         }
     }
     Ok(m)
-}
-
-fn value_text(v: &toml::Value) -> Result<String> {
-    Ok(match v {
-        toml::Value::Integer(i) => i.to_string(),
-        toml::Value::String(s) => s.clone(),
-        toml::Value::Boolean(b) => u8::from(*b).to_string(),
-        _ => bail!("knob value {v}: an integer, a string or a boolean"),
-    })
 }
 
 /// rxe_cc's `totals` (counters of every QP destroyed since it loaded).
@@ -770,7 +177,7 @@ fn run_one(
                 .join(", ")
         );
     }
-    topology::up_logged(&topo_file.display().to_string(), false, false, None, &[])?;
+    testbed::up_logged(&topo_file.display().to_string(), false, false, None, &[])?;
     let result = (|| -> Result<usize> {
         let mut captures = Vec::new();
         for dev in &e.capture {
@@ -868,7 +275,7 @@ fn run_one(
                 if seen {
                     released = true;
                     std::fs::write(out.join("locked.jsonl"), ports_jsonl()?)?;
-                    topology::set_flow_control(switch::FlowControl::None)
+                    testbed::set_flow_control(switch::FlowControl::None)
                         .context("releasing a deadlock")?;
                     eprintln!(
                         "rxecc run: {}: deadlock (rec/deadlocks.csv); flow control off so that the flows drain",
@@ -962,7 +369,7 @@ fn run_one(
         }
         Ok(lines.len())
     })();
-    topology::down().context("taking the topology down")?;
+    testbed::down().context("taking the topology down")?;
     result
 }
 
@@ -1042,7 +449,7 @@ impl Capture {
         // SAFETY: kill(2) on our own child's pid; no memory involved.
         unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
         self.child.wait()?;
-        let rep = crate::check::judge(&crate::check::read(&self.pcap)?);
+        let rep = crate::report::check::judge(&crate::report::check::read(&self.pcap)?);
         std::fs::write(
             out.join(format!("check-{}.json", self.dev)),
             serde_json::to_string_pretty(&rep)?,
@@ -1417,10 +824,8 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
         r.deadlocks = std::fs::read_to_string(dir.join("rec/deadlocks.csv"))
             .ok()
             .map(|t| t.lines().filter(|l| l.contains(",start,")).count());
-        r.named = e
-            .metrics
-            .of_run(dir)
-            .with_context(|| format!("[metrics] of run {label}"))?;
+        r.named =
+            named_metrics(&e.metrics, dir).with_context(|| format!("[metrics] of run {label}"))?;
         sums.push(r);
     }
     let table = fct::summary_table(&sums);
@@ -1468,7 +873,7 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
             .collect();
         let (table, loaded) =
             crate::report::compare(&recs, &setup, Some(&out.join("report.json")))?;
-        crate::plot::plot_runs(&loaded, &setup, &out.join("plots"))?;
+        crate::report::plot::plot_runs(&loaded, &setup, &out.join("plots"))?;
         print!("{table}");
         std::fs::write(out.join("table.txt"), &table)?;
     }
@@ -1492,7 +897,7 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     print!("{table}");
     std::fs::write(out.join("slowdown.txt"), &table)?;
     std::fs::create_dir_all(out.join("plots"))?;
-    crate::plot::plot_fct(&all, &raw, fct::Kind::All, &out.join("plots"))?;
+    crate::report::plot::plot_fct(&all, &raw, fct::Kind::All, &out.join("plots"))?;
     ensure!(
         incomplete.is_empty(),
         "not every flow completed in {incomplete:?}"
@@ -1597,12 +1002,12 @@ fn check_table(e: &Experiment, runs: &[(String, PathBuf)]) -> Result<String> {
             let f = dir.join(format!("check-{dev}.json"));
             let text =
                 std::fs::read_to_string(&f).with_context(|| format!("reading {}", f.display()))?;
-            let rep: crate::check::Report = serde_json::from_str(&text)
+            let rep: crate::report::check::Report = serde_json::from_str(&text)
                 .with_context(|| format!("{}: not a check report", f.display()))?;
             rows.push((label.clone(), dev.clone(), injected, rep));
         }
     }
-    Ok(crate::check::run_table(&rows))
+    Ok(crate::report::check::run_table(&rows))
 }
 
 #[cfg(test)]
@@ -1634,138 +1039,6 @@ mod tests {
         assert!(Engagement::judge("bbr", t)
             .line("x", "bbr")
             .contains("no signals known"));
-    }
-
-    const EXP: &str = r#"
-        topology = "dumbbell"
-        hosts = 4
-        links = [{ a = "h0", b = "sw0", rate_mbps = 40 }]
-        [switch]
-        pfc = true
-        [workload]
-        kind = "poisson"
-        cdf = "WebSearch_distribution.txt"
-        load = 0.3
-        duration_s = 2
-        size_div = 20
-        [[run]]
-        label = "dcqcn"
-        cc = "dcqcn"
-        knobs = { rpg_time_reset = 20000 }
-        switch = { mark = "red", red = { kmin_bytes = 5120, kmax_bytes = 204800, pmax_permille = 200 } }
-        [[run]]
-        label = "none"
-        cc = "none"
-    "#;
-
-    #[test]
-    fn experiment_merges_into_the_topology() {
-        let dir = std::env::temp_dir().join(format!("rxecc-exp-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("e.toml");
-        std::fs::write(&p, EXP).unwrap();
-        let e = load(&p).unwrap();
-        assert_eq!(e.runs.len(), 2);
-        let (_, text) = topology_for(&e, &e.runs[0], &dir).unwrap();
-        let t = dir.join("t.toml");
-        std::fs::write(&t, &text).unwrap();
-        let b = topology::load(&t).unwrap();
-        let sw = &b.topo.switches[0];
-        assert!(sw.red.is_some() && sw.pfc);
-        assert_eq!(b.topo.links[0].rate_mbps, Some(40));
-        assert_eq!(fct::path_rate_mbps(&b.topo, 0, 1), Some(40));
-        // hosts = 4: dumbbell's other five hosts and their links are gone.
-        assert_eq!(b.topo.hosts.len(), 4);
-        assert_eq!(b.topo.links.len(), 4);
-        assert!(b
-            .topo
-            .links
-            .iter()
-            .all(|l| *l.a.get_ref() != "h4" && *l.b.get_ref() != "h4"));
-        let (_, text) = topology_for(&e, &e.runs[1], &dir).unwrap();
-        std::fs::write(&t, &text).unwrap();
-        assert!(topology::load(&t).unwrap().topo.switches[0].red.is_none());
-
-        for (bad, why) in [
-            (
-                EXP.replace("label = \"none\"", "label = \"dcqcn\""),
-                "twice",
-            ),
-            (
-                EXP.replace("kind = \"poisson\"", "kind = \"bursty\""),
-                "unknown variant",
-            ),
-            (EXP.replace("rpg_time_reset", "cc"), "knob 'cc'"),
-            (
-                EXP.replace("label = \"none\"", "label = \"dcqcn-2\""),
-                "run label 'dcqcn-2' reads as a repetition of run 'dcqcn'",
-            ),
-            (
-                EXP.replace("hosts = 4", "hosts = 4\nbogus = 1"),
-                "unknown field",
-            ),
-            // Knobs and algorithms against rxe_cc's tables, with the line.
-            (
-                EXP.replace("rpg_time_reset", "rpg_time_rest"),
-                "e.toml:16: run dcqcn: 'rpg_time_rest' is not a knob of rxe_cc",
-            ),
-            (
-                EXP.replace("20000 }", "0 }"),
-                "rpg_time_reset = 0: an integer in [1, 1000000]",
-            ),
-            (
-                EXP.replace("cc = \"none\"", "cc = \"nil\""),
-                "run none: cc 'nil' is not one of rxe_cc's: none, fixed",
-            ),
-        ] {
-            std::fs::write(&p, bad).unwrap();
-            let err = format!("{:#}", load(&p).unwrap_err());
-            assert!(err.contains(why), "{err}");
-        }
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn get_and_rate_for_scripts() {
-        let dir = std::env::temp_dir().join(format!("rxecc-get-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("e.toml");
-        std::fs::write(
-            &p,
-            EXP.replace(
-                "[switch]",
-                "[report]\ncapacity_mbps = 40\nbottleneck = \"p0\"\nperiod_us = 10000\n[switch]",
-            )
-            .replace("hosts = 4", "hosts = 4\nrecord_interval_ms = 20"),
-        )
-        .unwrap();
-        assert_eq!(get(&p, "report.capacity_mbps").unwrap(), "40");
-        assert_eq!(get(&p, "report.bottleneck").unwrap(), "p0");
-        assert_eq!(
-            get(&p, "workload.cdf").unwrap(),
-            "WebSearch_distribution.txt"
-        );
-        assert_eq!(get(&p, "switch.pfc").unwrap(), "true");
-        for (key, why) in [
-            (
-                "report.capacity",
-                "no 'capacity' in 'report.capacity' (there: bottleneck, capacity_mbps, period_us)",
-            ),
-            ("report", "'report' is a table; name one of its keys"),
-            ("run", "'run' holds tables"),
-            ("hosts.x", "'x' is below a value"),
-        ] {
-            let e = format!("{:#}", get(&p, key).unwrap_err());
-            assert!(e.contains(why), "{key}: {e}");
-        }
-        // dumbbell's links run at 100 Mb/s, but for h0's, at 40 here.
-        assert_eq!(run_rate_mbps(&p, "none").unwrap(), 100);
-        std::fs::write(&p, "senders = [1, 2]\n").unwrap();
-        assert!(
-            get(&p, "senders").is_err(),
-            "an experiment file that does not load"
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -1830,7 +1103,7 @@ mod tests {
              2,2,1,100,write,1000000,0,41000000,160001000,ok\n",
         )
         .unwrap();
-        let m = e.metrics.of_run(&dir).unwrap();
+        let m = named_metrics(&e.metrics, &dir).unwrap();
         assert_eq!(m["trunk_pauses"], Some(5.0));
         assert_eq!(m["trunk_paused_ms"], Some(3.0));
         assert_eq!(m["any_peak_kb"], Some(10.0));

@@ -20,7 +20,7 @@
 //! what was lost).
 
 use crate::clock::monotonic_ns;
-use crate::{deadlock, stats, switch};
+use crate::{switch, testbed::deadlock, testbed::stats};
 use anyhow::{Context, Result};
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use serde::{Deserialize, Serialize};

@@ -9,7 +9,7 @@
 //! port waits on the stuck ports of the switch it sends to. A cycle in that
 //! wait-for graph is a deadlock.
 
-use crate::{switch, topology};
+use crate::{config::topology, switch};
 use anyhow::Result;
 use serde::Serialize;
 use std::time::Duration;
@@ -109,7 +109,7 @@ impl From<&switch::PortStats> for Reading {
 impl Watch {
     /// The topology that is up; an error if none is.
     pub fn new() -> Result<Watch> {
-        let plan = topology::current()?;
+        let plan = crate::testbed::current()?;
         let built = topology::load(&plan.file)?;
         Ok(Watch {
             trunks: built.trunk_ports(),

@@ -257,7 +257,7 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<Flow>> {
 mod tests {
     use super::*;
 
-    const WEB: &str = include_str!("../../../testbed/workloads/WebSearch_distribution.txt");
+    const WEB: &str = include_str!("../../../../testbed/workloads/WebSearch_distribution.txt");
 
     #[test]
     fn cdf_checks_and_interpolates() {

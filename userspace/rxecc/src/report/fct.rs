@@ -10,11 +10,11 @@
 //! wire × 8 / the path's bottleneck rate. docs/workloads.md has every
 //! column and how each is measured here.
 
-use crate::topology::Topology;
-use crate::workload::Flow;
+use crate::config::topology::{self, Topology};
+use crate::config::workload::Flow;
 use anyhow::{bail, ensure, Context, Result};
 use serde::Deserialize;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -61,55 +61,6 @@ pub fn node_ip(id: u32) -> u32 {
     0x0b00_0001 + ((id / 256) << 16) + ((id % 256) << 8)
 }
 
-/// Bottleneck rate, Mb/s, of the shortest path between hosts `a` and `b`
-/// (hosts are never transit), as the simulator's routing computes it;
-/// None if there is no path.
-pub fn path_rate_mbps(topo: &Topology, a: usize, b: usize) -> Option<u64> {
-    let nh = topo.hosts.len();
-    let mut idx: BTreeMap<&str, usize> = BTreeMap::new();
-    for (i, h) in topo.hosts.iter().enumerate() {
-        idx.insert(h.name.get_ref(), i);
-    }
-    for (i, s) in topo.switches.iter().enumerate() {
-        idx.insert(s.name.get_ref(), nh + i);
-    }
-    let n = nh + topo.switches.len();
-    let mut adj: Vec<Vec<(usize, u64)>> = vec![Vec::new(); n];
-    for l in &topo.links {
-        let (Some(&x), Some(&y)) = (
-            idx.get(l.a.get_ref().as_str()),
-            idx.get(l.b.get_ref().as_str()),
-        ) else {
-            continue;
-        };
-        let r = l.rate_mbps.unwrap_or(topo.defaults.rate_mbps);
-        adj[x].push((y, r));
-        adj[y].push((x, r));
-    }
-    // BFS by hops, keeping the widest bottleneck among shortest paths.
-    let mut dist = vec![usize::MAX; n];
-    let mut bw = vec![0u64; n];
-    dist[a] = 0;
-    bw[a] = u64::MAX;
-    let mut q = VecDeque::from([a]);
-    while let Some(u) = q.pop_front() {
-        if u != a && u < nh {
-            continue;
-        }
-        for &(v, r) in &adj[u] {
-            let w = bw[u].min(r);
-            if dist[v] == usize::MAX {
-                dist[v] = dist[u] + 1;
-                bw[v] = w;
-                q.push_back(v);
-            } else if dist[v] == dist[u] + 1 && w > bw[v] {
-                bw[v] = w;
-            }
-        }
-    }
-    (dist[b] != usize::MAX).then_some(bw[b])
-}
-
 /// Serialisation time, ns, of `size` bytes with their headers at `mbps`.
 pub fn wire_ns(size: u64, mbps: u64) -> u64 {
     let pkts = size.saturating_sub(1) / PAYLOAD + 1;
@@ -137,7 +88,7 @@ pub fn min_excess_ns(flows: &[Flow], recs: &[Record], topo: &Topology) -> Result
     let mut best = u64::MAX;
     for r in recs.iter().filter(|r| r.status == "ok") {
         let f = flows.get(r.id as usize).context("a record of no flow")?;
-        let rate = path_rate_mbps(topo, f.src as usize, f.dst as usize).unwrap_or(1);
+        let rate = topology::path_rate_mbps(topo, f.src as usize, f.dst as usize).unwrap_or(1);
         let fct = r.end_ns.saturating_sub(r.start_ns);
         best = best.min(fct.saturating_sub(wire_ns(f.size, rate)));
     }
@@ -186,7 +137,7 @@ pub fn fct_lines(
             "flow {}: the record does not match the flow file",
             r.id
         );
-        let rate = path_rate_mbps(topo, f.src as usize, f.dst as usize)
+        let rate = topology::path_rate_mbps(topo, f.src as usize, f.dst as usize)
             .with_context(|| format!("no path from host {} to host {}", f.src, f.dst))?;
         let planned = (f.start_s * 1e9).round() as u64;
         out.push((
@@ -542,7 +493,7 @@ pub fn table(runs: &[(String, Vec<Bucket>)], step: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload;
+    use crate::config::workload;
 
     fn topo() -> Topology {
         toml::from_str(
@@ -581,9 +532,9 @@ mod tests {
     #[test]
     fn paths_and_addresses() {
         let t = topo();
-        assert_eq!(path_rate_mbps(&t, 0, 1), Some(40));
-        assert_eq!(path_rate_mbps(&t, 0, 2), Some(60));
-        assert_eq!(path_rate_mbps(&t, 2, 0), Some(60));
+        assert_eq!(topology::path_rate_mbps(&t, 0, 1), Some(40));
+        assert_eq!(topology::path_rate_mbps(&t, 0, 2), Some(60));
+        assert_eq!(topology::path_rate_mbps(&t, 2, 0), Some(60));
         assert_eq!(node_ip(0), 0x0b000001);
         assert_eq!(node_ip(257), 0x0b010101);
         // 4096 B: one packet, 4154 B at 100 Mb/s.

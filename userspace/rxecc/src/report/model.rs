@@ -21,7 +21,7 @@
 //! same window (the last start to the first end), so that a row's
 //! difference from the one above is that effect's cost.
 
-use crate::experiment::{self, Workload};
+use crate::config::experiment::{self, Workload};
 use crate::report::{self, Flow, Metrics, PortSeries, Setup};
 use crate::switch::MarkMode;
 use anyhow::{bail, ensure, Context, Result};
@@ -275,7 +275,7 @@ fn measured(dir: &Path, label: &str, setup: &Setup) -> Result<Measured> {
             files.push(p);
         }
     }
-    let recs = crate::fct::read_records(&files)?;
+    let recs = crate::report::fct::read_records(&files)?;
     let first = recs.iter().map(|r| r.start_ns).min().unwrap_or(0);
     let mut starts_ns: Vec<u64> = recs.iter().map(|r| r.start_ns - first).collect();
     starts_ns.sort_unstable();
@@ -295,7 +295,7 @@ pub fn timer_lateness(rec: &Path, period_ns: u64) -> Result<Vec<u64>> {
     let p = rec.join("rates.csv");
     let mut rd = csv::Reader::from_path(&p).with_context(|| format!("reading {}", p.display()))?;
     let mut by_qp: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for r in rd.deserialize::<crate::record::RateRow>() {
+    for r in rd.deserialize::<crate::testbed::record::RateRow>() {
         let r = r.with_context(|| format!("{}: a row", p.display()))?;
         by_qp.entry(r.qp).or_default().push(r.t_ns);
     }
@@ -493,7 +493,7 @@ mod tests {
     fn lateness_from_a_recording() {
         let dir = std::env::temp_dir().join(format!("rxecc-model-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut csv = String::from(crate::record::RATES_HEADER);
+        let mut csv = String::from(crate::testbed::record::RATES_HEADER);
         csv.push('\n');
         let mut t = vec![MS];
         // A grid from 20 ms, one event 2 ms late, then a stop and a grid

@@ -1,0 +1,6 @@
+//! What a user writes, parsed and checked before anything runs:
+//! topologies, experiment files and flow files.
+
+pub mod experiment;
+pub mod topology;
+pub mod workload;

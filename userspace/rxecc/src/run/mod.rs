@@ -1,0 +1,5 @@
+//! Running on the testbed: experiment files (`rxecc run`) and paper
+//! recipes (`rxecc paper`).
+
+pub mod experiment;
+pub mod paper;
