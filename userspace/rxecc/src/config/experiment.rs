@@ -91,7 +91,9 @@ pub struct Experiment {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CcReport {
-    /// The bottleneck's rate, Mb/s.
+    /// The bottleneck's rate, Mb/s: the bottleneck port's, from the
+    /// topology (a value given must agree).
+    #[serde(default)]
     pub capacity_mbps: u64,
     /// The bottleneck port (switch egress device), e.g. "p0".
     pub bottleneck: String,
@@ -197,7 +199,8 @@ pub enum Workload {
         /// in testbed/workloads.
         cdf: String,
         load: f64,
-        /// Each host's link rate; default: the topology's default rate.
+        /// Each host's link rate: the senders', from the topology (a value
+        /// given must agree).
         rate_mbps: Option<u64>,
         duration_s: f64,
         #[serde(default = "one64")]
@@ -284,7 +287,7 @@ pub(crate) fn find(base: &Path, name: &str, dir: &str) -> Result<PathBuf> {
 pub fn load(path: &Path) -> Result<Experiment> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let e: Experiment = toml::from_str(&text).map_err(|err| {
+    let mut e: Experiment = toml::from_str(&text).map_err(|err| {
         let line = err
             .span()
             .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
@@ -305,8 +308,8 @@ pub fn load(path: &Path) -> Result<Experiment> {
             path.display()
         );
         ensure!(
-            r.capacity_mbps > 0 && r.period_us > 0 && !r.bottleneck.is_empty(),
-            "{}: [report]: capacity_mbps and period_us above 0, and a bottleneck port",
+            r.period_us > 0 && !r.bottleneck.is_empty(),
+            "{}: [report]: period_us above 0, and a bottleneck port",
             path.display()
         );
     }
@@ -393,26 +396,150 @@ pub fn load(path: &Path) -> Result<Experiment> {
             );
         }
     }
-    if !e.metrics.is_empty() {
-        let base = path.parent().unwrap_or(Path::new("."));
-        let flows = match &e.workload {
-            Some(Workload::File { flows }) => {
-                let p = base.join(flows);
-                let text = std::fs::read_to_string(&p)
-                    .with_context(|| format!("{}: reading {}", path.display(), p.display()))?;
-                Some(workload::parse(&p.display().to_string(), &text)?.len())
-            }
-            _ => None,
-        };
-        for r in &e.runs {
-            let (_, text) = topology_for(&e, r, base)?;
-            let built = topology::parse(path, &text)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let flows = match &e.workload {
+        Some(Workload::File { flows }) => {
+            let p = base.join(flows);
+            let text = std::fs::read_to_string(&p)
+                .with_context(|| format!("{}: reading {}", path.display(), p.display()))?;
+            Some(workload::parse(&p.display().to_string(), &text)?)
+        }
+        _ => None,
+    };
+    let mut builts = Vec::new();
+    for r in &e.runs {
+        let (file, text) = topology_for(&e, r, base)?;
+        let built = topology::parse(&file, &text)?;
+        if !e.metrics.is_empty() {
             e.metrics
-                .check(&built, flows)
+                .check(&built, flows.as_ref().map(Vec::len))
                 .with_context(|| format!("{}: run {}", path.display(), r.label))?;
         }
+        builts.push((file, built));
     }
+    resolve_rates(&mut e, path, &text, &builts, flows.as_deref())?;
     Ok(e)
+}
+
+/// The hosts that send: the flow file's sources, the incast's senders,
+/// every host of a Poisson workload (or of the topology, with none).
+fn senders_of(
+    workload: &Option<Workload>,
+    hosts: Option<u32>,
+    b: &topology::Built,
+    flows: Option<&[workload::Flow]>,
+) -> Vec<usize> {
+    let all = || (0..hosts.map_or(b.topo.hosts.len(), |n| n as usize)).collect();
+    let mut v: Vec<usize> = match (workload, flows) {
+        (Some(Workload::File { .. }), Some(f)) => f.iter().map(|f| f.src as usize).collect(),
+        (Some(Workload::Incast { senders, .. }), _) => {
+            senders.iter().map(|h| *h as usize).collect()
+        }
+        _ => all(),
+    };
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// A link rate is written once, in the topology (or the experiment's
+/// `links`): each run's `line_rate_mbps` knob is its senders' link rate
+/// (the fastest, where they differ: one value serves every QP),
+/// `[report] capacity_mbps` the bottleneck port's and a Poisson
+/// workload's `rate_mbps` the senders'. A value the file gives that
+/// disagrees is an error naming both places.
+fn resolve_rates(
+    e: &mut Experiment,
+    path: &Path,
+    text: &str,
+    builts: &[(PathBuf, topology::Built)],
+    flows: Option<&[workload::Flow]>,
+) -> Result<()> {
+    let line = |needle: &str, from: usize| {
+        text[from..]
+            .find(needle)
+            .map_or(0, |i| text[..from + i].matches('\n').count() + 1)
+    };
+    let mut senders_rate = None;
+    for (r, (file, b)) in e.runs.iter_mut().zip(builts) {
+        let hosts = senders_of(&e.workload, e.hosts, b, flows);
+        let mut rates: Vec<(usize, u64)> = hosts
+            .iter()
+            .filter_map(|h| Some((*h, b.host_rate_mbps(*h)?)))
+            .collect();
+        rates.sort_by_key(|(_, r)| *r);
+        let Some(hi) = rates.last() else {
+            continue;
+        };
+        let run_at = text.find(&format!("label = \"{}\"", r.label)).unwrap_or(0);
+        let given = r
+            .knobs
+            .get("line_rate_mbps")
+            .and_then(toml::Value::as_integer);
+        let list = || {
+            rates
+                .iter()
+                .map(|(h, v)| format!("h{h} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match given {
+            None => {
+                r.knobs
+                    .insert("line_rate_mbps".into(), toml::Value::Integer(hi.1 as i64));
+            }
+            Some(k) if !rates.iter().any(|(_, v)| *v as i64 == k) => bail!(
+                "{}:{}: run {}: knobs.line_rate_mbps = {k}, but its senders' links run at {} Mb/s ({}); leave the knob out, the topology gives it",
+                path.display(),
+                line("line_rate_mbps", run_at),
+                r.label,
+                list(),
+                file.display()
+            ),
+            Some(_) => {}
+        }
+        senders_rate.get_or_insert(hi.1);
+    }
+    if let Some(Workload::Poisson { rate_mbps, .. }) = &mut e.workload {
+        match (*rate_mbps, senders_rate) {
+            (Some(x), Some(s)) if x != s => bail!(
+                "{}:{}: workload.rate_mbps = {x}, but the senders' links run at {s} Mb/s; leave it out, the topology gives it",
+                path.display(),
+                line("rate_mbps", text.find("[workload]").unwrap_or(0)),
+            ),
+            (None, s) => *rate_mbps = s,
+            _ => {}
+        }
+    }
+    if let (Some(rep), Some((file, b))) = (&mut e.report, builts.first()) {
+        let port = b.port(&rep.bottleneck).with_context(|| {
+            format!(
+                "{}: [report] bottleneck '{}' is not a port of {} (its ports: {})",
+                path.display(),
+                rep.bottleneck,
+                file.display(),
+                b.plan
+                    .ports
+                    .iter()
+                    .map(|(p, _)| p.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
+        match rep.capacity_mbps {
+            0 => rep.capacity_mbps = port.rate_mbps,
+            c if c != port.rate_mbps => bail!(
+                "{}:{}: [report] capacity_mbps = {c}, but its bottleneck {} runs at {} Mb/s ({}); leave it out, the topology gives it",
+                path.display(),
+                line("capacity_mbps", 0),
+                rep.bottleneck,
+                port.rate_mbps,
+                file.display()
+            ),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// The topology text with the experiment's and the run's settings merged in.
@@ -542,9 +669,24 @@ pub fn run_built(path: &Path, label: &str) -> Result<(Experiment, topology::Buil
 /// `rxecc experiment get`: the value at a dotted key of a checked
 /// experiment file; an array's items as space-separated words.
 pub fn get(path: &Path, key: &str) -> Result<String> {
-    load(path)?;
+    let e = load(path)?;
     let text = std::fs::read_to_string(path)?;
     let mut v: toml::Value = toml::from_str(&text)?;
+    // The rates the topology gives (resolve_rates), where the file has none.
+    let mut set = |table: &str, k: &str, x: u64| {
+        if let Some(toml::Value::Table(t)) = v.get_mut(table) {
+            t.insert(k.into(), toml::Value::Integer(x as i64));
+        }
+    };
+    if let Some(r) = &e.report {
+        set("report", "capacity_mbps", r.capacity_mbps);
+    }
+    if let Some(Workload::Poisson {
+        rate_mbps: Some(x), ..
+    }) = &e.workload
+    {
+        set("workload", "rate_mbps", *x);
+    }
     for part in key.split('.') {
         let keys = |t: &toml::Table| t.keys().cloned().collect::<Vec<_>>().join(", ");
         v = match v {
@@ -710,11 +852,12 @@ mod tests {
             &p,
             EXP.replace(
                 "[switch]",
-                "[report]\ncapacity_mbps = 40\nbottleneck = \"p0\"\nperiod_us = 10000\n[switch]",
+                "[report]\nbottleneck = \"p0\"\nperiod_us = 10000\n[switch]",
             )
             .replace("hosts = 4", "hosts = 4\nrecord_interval_ms = 20"),
         )
         .unwrap();
+        // From the topology: p0 is h0's link, at 40 Mb/s here.
         assert_eq!(get(&p, "report.capacity_mbps").unwrap(), "40");
         assert_eq!(get(&p, "report.bottleneck").unwrap(), "p0");
         assert_eq!(
@@ -741,6 +884,86 @@ mod tests {
             get(&p, "senders").is_err(),
             "an experiment file that does not load"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn link_rates_are_written_once() {
+        let dir = std::env::temp_dir().join(format!("rxecc-rates-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("e.toml");
+        let with_report = EXP
+            .replace(
+                "[switch]",
+                "[report]\nbottleneck = \"p0\"\nperiod_us = 10000\n[switch]",
+            )
+            .replace("hosts = 4", "hosts = 4\nrecord_interval_ms = 20");
+        std::fs::write(&p, &with_report).unwrap();
+        let e = load(&p).unwrap();
+        // The senders (every host of a Poisson workload) run at 100 Mb/s
+        // but h0, at 40: the fastest is the algorithms' line rate.
+        for r in &e.runs {
+            assert_eq!(
+                r.knobs["line_rate_mbps"].as_integer(),
+                Some(100),
+                "{}",
+                r.label
+            );
+        }
+        assert!(matches!(
+            e.workload,
+            Some(Workload::Poisson {
+                rate_mbps: Some(100),
+                ..
+            })
+        ));
+        assert_eq!(e.report.as_ref().unwrap().capacity_mbps, 40);
+        assert_eq!(
+            run_knobs(&p, "none").unwrap(),
+            ["cc=none", "line_rate_mbps=100"]
+        );
+        // A value given that agrees is taken; one that does not names both
+        // places.
+        for (text, ok) in [
+            (
+                with_report.replace("rpg_time_reset", "line_rate_mbps = 40, rpg_time_reset"),
+                true,
+            ),
+            (
+                with_report.replace("period_us", "capacity_mbps = 40\nperiod_us"),
+                true,
+            ),
+            (
+                with_report.replace("size_div", "rate_mbps = 100\nsize_div"),
+                true,
+            ),
+        ] {
+            std::fs::write(&p, &text).unwrap();
+            assert_eq!(load(&p).is_ok(), ok, "{text}");
+        }
+        for (text, why) in [
+            (
+                with_report.replace("rpg_time_reset", "line_rate_mbps = 50, rpg_time_reset"),
+                "e.toml:20: run dcqcn: knobs.line_rate_mbps = 50, but its senders' links run at h0 40, h1 100, h2 100, h3 100 Mb/s",
+            ),
+            (
+                with_report.replace("period_us", "capacity_mbps = 100\nperiod_us"),
+                "[report] capacity_mbps = 100, but its bottleneck p0 runs at 40 Mb/s",
+            ),
+            (
+                with_report.replace("size_div", "rate_mbps = 40\nsize_div"),
+                "workload.rate_mbps = 40, but the senders' links run at 100 Mb/s",
+            ),
+            (
+                with_report.replace("\"p0\"", "\"p9\""),
+                "[report] bottleneck 'p9' is not a port of",
+            ),
+        ] {
+            std::fs::write(&p, &text).unwrap();
+            let e = format!("{:#}", load(&p).unwrap_err());
+            assert!(e.contains(why), "{e}");
+            assert!(e.contains("dumbbell.toml") || why.contains("workload"), "names the topology: {e}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

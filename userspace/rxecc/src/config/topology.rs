@@ -422,6 +422,16 @@ impl Built {
         n.guest.as_ref().unwrap_or(&n.name).get_ref()
     }
 
+    /// Host `h`'s link rate, Mb/s (its NIC's line rate).
+    pub fn host_rate_mbps(&self, h: usize) -> Option<u64> {
+        let name = self.topo.hosts.get(h)?.name.get_ref();
+        let t = &self.topo;
+        t.links
+            .iter()
+            .find(|l| l.a.get_ref() == name || l.b.get_ref() == name)
+            .map(|l| l.rate_mbps.unwrap_or(t.defaults.rate_mbps))
+    }
+
     /// Every guest, in the order of the file's first node in each.
     pub fn guests(&self) -> Vec<String> {
         let mut g: Vec<String> = Vec::new();
@@ -679,7 +689,7 @@ pub fn resolve(name: &str) -> Result<PathBuf> {
     ));
     let q = dir.join(format!("{name}.toml"));
     if q.exists() {
-        return Ok(q);
+        return Ok(q.canonicalize().unwrap_or(q));
     }
     bail!(
         "no topology '{name}': not a file, and not in {}",
