@@ -129,9 +129,9 @@ tb_forget_servers() {
 }
 
 # tb_nap <seconds>: sleep without starting a process. Under TCG a fork and
-# exec of sleep(1) costs tens of ms of CPU: six loops polling every 0.1 s
-# with it took most of both vCPUs, and six niced perftest servers took
-# 19.5 s to listen instead of 9 (2026-11-28). read -t on a pipe that
+# exec of sleep(1) costs tens of ms of CPU, enough for a few polling loops
+# to take most of both vCPUs (docs/testing.md, "Measurements behind the
+# harness"). read -t on a pipe that
 # this shell holds both ends of (so nothing ever arrives) times out.
 # Anything but a timeout (a closed descriptor) falls back to sleep(1).
 tb_nap() {

@@ -33,13 +33,12 @@ fi
 # kernel's checks on, or no test result says anything about them.
 tb_debug_checks_live boot || { echo "debug kernel: its checks are off; not running the suite" >&2; exit 1; }
 # On the debug kernel udev can still be on the boot's coldplug when the
-# suite starts: virtme-ng-init waits up to 300 s for it and goes on, and an
-# event takes seconds there (6 in 15 s, ten minutes after one boot). Then
-# systemd-udevd held the guest's CPUs 59 to 76% busy under the tests, and
-# a perftest server took 27 s to listen alone (16 s with udevd stopped,
-# where the idle guest is 5% busy; 2026-11-29). The tests need nothing of
-# udev: devtmpfs makes /dev/infiniband's nodes, and every device is named
-# by the test that makes it. The normal kernel's coldplug is done at boot.
+# suite starts: virtme-ng-init waits up to 300 s for it and goes on, an
+# event takes seconds there, and systemd-udevd then holds most of the
+# guest's CPUs under the tests (docs/testing.md, "Measurements behind the
+# harness"). The tests need nothing of udev: devtmpfs makes
+# /dev/infiniband's nodes, and every device is named by the test that
+# makes it. The normal kernel's coldplug is done at boot.
 if [ -n "${RXECC_DEBUG_KERNEL:-}" ] && pgrep -x systemd-udevd >/dev/null; then
 	echo "debug kernel: stopping systemd-udevd (it can still be on the boot's coldplug there; tests/guest-suite.sh says why)" >&2
 	udevadm control --exit || { echo "debug kernel: cannot stop systemd-udevd" >&2; exit 1; }

@@ -128,9 +128,9 @@ tb_kill_tree() {
 # per bring-up. The INT tests bring up two or three topologies and read
 # their captures with tshark (about 12 minutes a read there):
 # test_hpcc_int was killed at 2700 s in chain's half. test_verbs_all_cc
-# runs 8 perftest programs per algorithm: 8 to 12 minutes each there
-# (4611 s for the 7, 2026-11-29, with udevd stopped; 23 to 25 minutes
-# each before), so the limit leaves room for a busier host.
+# runs 8 perftest programs per algorithm, minutes each there (docs/
+# testing.md, "Measurements behind the harness"), so the limit leaves room
+# for a busier host.
 if [ -n "${RXECC_DEBUG_KERNEL:-}" ]; then
 	TEST_TIMEOUT_test_topology_netlink=${TEST_TIMEOUT_test_topology_netlink:-4500}
 	TEST_TIMEOUT_test_hpcc_int=${TEST_TIMEOUT_test_hpcc_int:-5400}

@@ -139,9 +139,9 @@ test_halt_cpu() {
 	k1=$(kernel_jiffies) t1=$(total_jiffies)
 	idle=$(awk -v k=$((k1 - k0)) -v t=$((t1 - t0)) 'BEGIN {printf "%.4f", k / t}')
 	# Each flow carries 40 x 64 KB, 21 s at 1 Mb/s: it outlives the wait for
-	# the last one to start (up to 10 s) and the 4 s window. With 16 (8 s) a
-	# CI host's flows ended inside the window, and their teardown was
-	# counted as the gate's CPU (2026-11-28: 0.0189 -> 0.0844, fires < 0).
+	# the last one to start (up to 10 s) and the 4 s window. Shorter flows
+	# ended inside the window on a CI host, and their teardown was counted
+	# as the gate's CPU (docs/testing.md, "Measurements behind the harness").
 	for ((i = 1; i <= 4; i++)); do
 		TB_BW_TOOL=ib_send_bw tb_write_bw_server 0 $((TB_PORT_BASE + i)) "$TEST_OUT/server$i.txt" -s 65536 -n 40 -e
 	done

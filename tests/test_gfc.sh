@@ -291,9 +291,8 @@ ring_cc_run() {
 	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }
 	rate=$(rxecc experiment rate "$RING_CC_EXP" "$label")
 	# Perftest started at once after the bring-up locked the ring under
-	# ACC 4.1 s in, in 4 of 5 first runs (2026-12-03); 2 s later, as when a
-	# Python reader of the file took that long here, in 0 of 4 before and
-	# 0 of 2 since. Why is open (docs/switch.md).
+	# ACC in most first runs; 2 s later, in none so far (docs/testing.md,
+	# "Measurements behind the harness"). Why is open (docs/switch.md).
 	sleep 2
 	rxecc record --out "$out/rec" --interval-ms 50 --deadlock-hold-ms 1000 2>"$out/record.log" &
 	rec=$!
@@ -348,9 +347,9 @@ ring_cc_run() {
 # test_gfc_ring_pfc_deadlock, and ring_cc_run under cc=none.) The claim is
 # a rate, not "never": the paper's is 0 of 50 runs, and here the ring's
 # ingress queues reach XOFF in every run (5 to 63 pauses), so a run may
-# lock (CI locked one on 2026-11-28, 11 s in, after 10 or more runs that
-# did not). A second run is made when the first locks, and the test fails
-# if both lock. DCQCN's rate, and several rounds, are make bench's.
+# lock (CI saw one: docs/testing.md, "Measurements behind the harness").
+# A second run is made when the first locks, and the test fails if both
+# lock. DCQCN's rate, and several rounds, are make bench's.
 test_gfc_ring_acc() {
 	local out=$TEST_OUT/acc s rc=0 round=1
 	ring_cc_run acc "$out" || rc=$?

@@ -6,8 +6,8 @@
 # rxe_cc leaves alone, and RDMA CM connections (-R) too.
 
 # The programs in two rounds per algorithm, each round's programs at once
-# between their own hosts (perftest's start-up under TCG is most of each
-# run's time: four rounds of two took 48 s per algorithm, 2026-11-27).
+# between their own hosts: perftest's start-up under TCG is most of each
+# run's time (docs/testing.md, "Measurements behind the harness").
 # rxe_cc's counters are the module's totals, so a round's bytes are
 # checked as a sum: WRITE and SEND, whose payloads the requesters send, run
 # together, h1 -> h0 and h3 -> h2, with nothing else; the other six (no
