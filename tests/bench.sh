@@ -35,7 +35,6 @@ run_side() { # <stock|patched> <round>
 }
 
 . "$RXECC_TOP/tests/cc_incast.sh"
-. "$RXECC_TOP/tests/cc_latejoin.sh"
 . "$RXECC_TOP/tests/cc_hops.sh"
 . "$RXECC_TOP/tests/test_switch.sh"
 . "$RXECC_TOP/tests/cc_scale.sh"
@@ -421,14 +420,20 @@ bench_cc() {
 # FNCC's late joiner against HPCC's (docs/experiments.md): the time from a
 # second flow's first packet to the first flow's first slowdown.
 bench_latejoin() {
+	local r d exp=$RXECC_TOP/testbed/experiments/latejoin.toml
 	echo
-	echo "late joiner on dumbbell: h2 joins h1 into h0 (rates sampled every $CCL_INTERVAL_MS ms)"
+	echo "late joiner on dumbbell (testbed/experiments/latejoin.toml): h2 joins h1 into h0 2 s later" | tee -a "$out/summary.txt"
+	mkdir -p "$out/latejoin"
 	for ((r = 1; r <= ${BENCH_CCL_ROUNDS:-3}; r++)); do
-		for cc in hpcc fncc; do
-			ccl_run "$cc" "$out/latejoin/round$r/$cc" || echo "  cc=$cc: a flow failed" >&2
-		done
-		python3 "$RXECC_TOP/tests/cc_latejoin.py" "$CCI_T_US" "hpcc=$out/latejoin/round$r/hpcc/rec" \
-			"fncc=$out/latejoin/round$r/fncc/rec" | tee -a "$out/summary.txt"
+		d=$out/latejoin/round$r
+		tb_load_rxe patched
+		tb_load_cc cc=none
+		rxecc run "$exp" --out "$d" >"$d.txt" 2>"$d.log" || echo "  round $r: $(tail -1 "$d.log")" >&2
+		rmmod rxe_cc
+		rmmod rdma_rxe
+		rmmod rxecc_switch 2>/dev/null || true
+		python3 "$RXECC_TOP/tests/cc_latejoin.py" "$(rxecc experiment get "$exp" report.period_us)" \
+			"hpcc=$d/hpcc/rec" "fncc=$d/fncc/rec" | tee -a "$out/summary.txt"
 	done
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""FNCC's late joiner, from `rxecc record` runs (tests/cc_latejoin.sh):
+"""FNCC's late joiner, from the recordings of `rxecc run`
+testbed/experiments/latejoin.toml:
 
   cc_latejoin.py <T in us> <label>=<record dir> ...
 
