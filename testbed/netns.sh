@@ -12,26 +12,11 @@ TB_PORT_BASE=18515
 
 tb_ip() { echo "$TB_NET.$(($1 + 1))"; }
 
-# tb_load_rxe patched|stock: load rdma_rxe, the patched copy or the kernel's.
-tb_load_rxe() {
-	local ko
-	case $1 in
-	patched) ko=${RXECC_RXE_KO:-$RXECC_TOP/build/rxe/rdma_rxe.ko} ;;
-	# Patched but for fix 2 (go-back-N past a retried WQE): its tests.
-	without-fix2) ko=${RXECC_RXE_WITHOUT_FIX2_KO:-$RXECC_TOP/build/rxe-without-fix2/rdma_rxe.ko} ;;
-	stock) ko=$KDIR/drivers/infiniband/sw/rxe/rdma_rxe.ko ;;
-	*) echo "tb_load_rxe: patched, without-fix2 or stock, not '$1'" >&2; return 2 ;;
-	esac
-	# rdma_rxe's dependencies, where this kernel builds them as modules.
-	for dep in net/ipv4/udp_tunnel net/ipv6/ip6_udp_tunnel; do
-		[ -f "$KDIR/$dep.ko" ] && { insmod "$KDIR/$dep.ko" 2>/dev/null || true; }
-	done
-	# The patched rdma_rxe takes gid_tbl_len (rxe_glue fix 3): a host
-	# here has one address, and rxe's 1024 GID entries are 3072 sysfs
-	# attributes per device, which made each `rdma link add` take 38-58 s
-	# on the debug kernel (9 s with 16).
-	if [ "$1" = stock ]; then insmod "$ko"; else insmod "$ko" gid_tbl_len="${TB_RXE_GID_TBL_LEN:-16}"; fi
-}
+# tb_load_rxe patched|without-fix2|stock: load rdma_rxe, rxe_glue's build
+# (or that build without fix 2, for its tests) or the kernel's;
+# TB_RXE_GID_TBL_LEN sets a patched build's GID table (rxecc::modules says
+# why it is short by default).
+tb_load_rxe() { rxecc modules rxe "$1" ${TB_RXE_GID_TBL_LEN:+--gid-tbl-len "$TB_RXE_GID_TBL_LEN"}; }
 
 # tb_capture_start <dev> <pcap> <log>: capture RoCEv2 on <dev> into a
 # classic pcap in the background (its PID in TB_CAPTURE_PID; stop it with
@@ -52,7 +37,7 @@ tb_capture_start() {
 }
 
 # tb_load_cc [params...]: load rxe_cc.ko, e.g. tb_load_cc cc=none.
-tb_load_cc() { insmod "${RXECC_CC_KO:-$RXECC_TOP/rxe_cc/rxe_cc.ko}" "$@"; }
+tb_load_cc() { rxecc modules cc "$@"; }
 
 # tb_down: whatever a test left beyond `rxecc testbed down`'s record
 # (tb_reset runs it after that): the rxe devices first (deleting one is

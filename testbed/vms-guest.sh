@@ -84,7 +84,6 @@ vms_guest_run() {
 		rc=1
 	fi
 	rxecc testbed down || rc=1
-	rmmod rxe_cc rdma_rxe 2>/dev/null
-	rmmod rxecc_switch 2>/dev/null
+	rxecc modules unload 2>/dev/null
 	return $rc
 }

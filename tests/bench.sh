@@ -429,9 +429,7 @@ bench_latejoin() {
 		tb_load_rxe patched
 		tb_load_cc cc=none
 		rxecc run "$exp" --out "$d" >"$d.txt" 2>"$d.log" || echo "  round $r: $(tail -1 "$d.log")" >&2
-		rmmod rxe_cc
-		rmmod rdma_rxe
-		rmmod rxecc_switch 2>/dev/null || true
+		rxecc modules unload
 		python3 "$RXECC_TOP/tests/cc_latejoin.py" "$(rxecc experiment get "$exp" report.period_us)" \
 			"hpcc=$d/hpcc/rec" "fncc=$d/fncc/rec" | tee -a "$out/summary.txt"
 	done

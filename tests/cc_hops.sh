@@ -20,8 +20,6 @@ cch_run() {
 	tb_load_rxe patched || return 1
 	tb_load_cc cc=none || return 1
 	rxecc run "$RXECC_TOP/testbed/experiments/hops-$where.toml" --out "$out" || rc=1
-	rmmod rxe_cc
-	rmmod rdma_rxe
-	rmmod rxecc_switch 2>/dev/null || true
+	rxecc modules unload
 	return $rc
 }

@@ -39,8 +39,6 @@ cci_run() {
 		IFS=,
 		echo "$*"
 	)" || rc=1
-	rmmod rxe_cc
-	rmmod rdma_rxe
-	rmmod rxecc_switch 2>/dev/null || true
+	rxecc modules unload
 	return $rc
 }

@@ -83,9 +83,7 @@ ccs_run() {
 	f1=$(($(tb_cc_total period_fires) + $(tb_cc_total pacer_fires)))
 	k1=$(ccs_cc_cpu_ns)
 	rxecc testbed down
-	rmmod rxe_cc
-	rmmod rdma_rxe
-	rmmod rxecc_switch 2>/dev/null || true
+	rxecc modules unload
 	bw=$(tb_bw_mbit "$out/client.txt")
 	[ "$rc" = 0 ] && [ -n "$bw" ] || bw=fail
 	awk -v bw="$bw" -v f=$((f1 - f0)) -v c=$((c1 - c0)) -v ns=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" \

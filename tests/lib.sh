@@ -104,12 +104,7 @@ tb_reset() {
 	[ ! -e /sys/class/net/p0 ] || rxecc mark --dev p0 --mode off 2>/dev/null || true
 	[ ! -f /run/rxecc/topology.json ] || rxecc testbed down
 	tb_down
-	# One rmmod for all (it tries each): rxe_cc before rdma_rxe, its user.
-	local mods=() m
-	for m in rxe_cc rdma_rxe rxecc_switch; do
-		[ -e "/sys/module/$m" ] && mods+=("$m")
-	done
-	((${#mods[@]} == 0)) || rmmod "${mods[@]}" 2>/dev/null || true
+	rxecc modules unload 2>/dev/null || true
 }
 
 # tb_kill_tree <pid>: kill a process and all its descendants, children first.

@@ -12,8 +12,6 @@ tb_load_rxe patched || exit 1
 tb_load_cc cc=none || exit 1
 rc=0
 rxecc paper "$recipe" --out "$out" || rc=1
-rmmod rxe_cc
-rmmod rdma_rxe
-rmmod rxecc_switch 2>/dev/null || true
+rxecc modules unload
 echo "claims: $out/claims.txt; runs and plots: $out" >&2
 exit $rc

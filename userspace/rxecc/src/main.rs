@@ -33,6 +33,9 @@ enum Cmd {
     /// Attach the ECN marker (switch-ebpf/mark.bpf.c) to a port's egress:
     /// every ECN-capable RoCEv2 packet leaving `dev` gets the mark.
     Mark(cli::mark::Args),
+    /// Load or unload the testbed's kernel modules (rdma_rxe, rxe_cc).
+    #[command(subcommand)]
+    Modules(cli::modules::Cmd),
     /// Emulated switch ports (switch-ebpf/port.bpf.c as a BPF qdisc).
     #[command(subcommand)]
     Port(cli::port::Cmd),
@@ -92,6 +95,7 @@ fn main() -> Result<()> {
         Cmd::Testbed(c) => cli::testbed::run(c),
         Cmd::Selftest => selftest::run(),
         Cmd::Mark(a) => cli::mark::run(a),
+        Cmd::Modules(c) => cli::modules::run(c),
         Cmd::Port(c) => cli::port::run(c),
         Cmd::Record(a) => cli::record::run(a),
         Cmd::Report(a) => cli::report::run(a),

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// From the bottom: what each part may use is what comes before it.
-const LAYERS: [&str; 7] = [
-    "clock", "netlink", "switch", "config", "testbed", "report", "run",
+const LAYERS: [&str; 8] = [
+    "clock", "netlink", "modules", "switch", "config", "testbed", "report", "run",
 ];
 
 /// The parts a source text names: `crate::x` and `use crate::{x, y}`.

@@ -7,6 +7,7 @@ pub mod fct;
 pub mod flows;
 pub mod mark;
 pub mod model;
+pub mod modules;
 pub mod paper;
 pub mod port;
 pub mod record;

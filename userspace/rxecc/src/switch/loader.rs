@@ -101,36 +101,6 @@ fn verifier_stats(obj: &mut libbpf_rs::OpenObject) {
     }
 }
 
-/// Makes sure `rxecc_switch.ko` (the PFC kfuncs) is loaded: the port's
-/// programs cannot load without it. Looks for the module next to the
-/// source tree this binary was built from, or at `$RXECC_SWITCH_KO`.
-pub fn ensure_switch_module() -> Result<()> {
-    if Path::new("/sys/module/rxecc_switch").exists() {
-        return Ok(());
-    }
-    let ko = std::env::var("RXECC_SWITCH_KO").unwrap_or_else(|_| {
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../switch-ebpf/kmod/rxecc_switch.ko"
-        )
-        .into()
-    });
-    if !Path::new(&ko).exists() {
-        bail!("rxecc_switch.ko is not loaded and {ko} does not exist: run `make modules`");
-    }
-    let out = std::process::Command::new("insmod")
-        .arg(&ko)
-        .output()
-        .context("running insmod")?;
-    if !out.status.success() {
-        bail!(
-            "insmod {ko}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(())
-}
-
 /// Attaches the marker to `dev`'s TC egress in `mode`, replacing any marker
 /// already there; `Off` removes it. On a port, the marker shares the port's
 /// queue, pause state and thresholds; on a plain device only the CE and UE
@@ -271,7 +241,7 @@ pub fn load_port_object() -> Result<()> {
         return Ok(());
     }
     set_libbpf_print();
-    ensure_switch_module()?;
+    crate::modules::ensure_switch()?;
     // Pins of a load cut short before its link was pinned.
     for name in OBJ_PINS {
         let _ = std::fs::remove_file(obj_pin(name));

@@ -3,7 +3,7 @@
 //! of the objects (maps of their own), so they can run next to a live
 //! testbed. They need the testbed kernel and `rxecc_switch.ko`.
 
-use crate::switch::{ensure_switch_module, mark_skel, port_skel};
+use crate::switch::{mark_skel, port_skel};
 use anyhow::{bail, Context, Result};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags, ProgramInput};
@@ -819,7 +819,7 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
 
 /// Runs every test; fails if any does.
 pub fn run() -> Result<()> {
-    ensure_switch_module()?;
+    crate::modules::ensure_switch()?;
     let mut t = Tally {
         passed: 0,
         failed: Vec::new(),
