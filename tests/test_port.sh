@@ -477,6 +477,7 @@ test_inject_gbn_stock_patched() {
 		sleep 0.5
 		kill $tpid
 		wait $tpid || true
+		assert_eq "$side: packets the capture lost" 0 "$(tb_capture_lost "$TEST_OUT/$side-capture.log")"
 		assert_eq "$side: bytes moved" $((65536 * 100)) "$(tb_bw_bytes "$TEST_OUT/$side-client.txt")"
 		drops=$(rxecc port inject --dev p1 --json | jq '.[0].applied')
 		naks=$(rx_counter 1 rcvd_seq_err)

@@ -408,7 +408,9 @@ impl Capture {
             None => Command::new("dumpcap"),
         };
         let mut child = cmd
-            .args(["-i", dev, "-P", "-f", "udp port 4791", "-w"])
+            // A 64 MiB kernel buffer, as tb_capture_start's (netns.sh says
+            // why).
+            .args(["-i", dev, "-B", "64", "-P", "-f", "udp port 4791", "-w"])
             .arg(&pcap)
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log)?)
