@@ -6,7 +6,7 @@
 # state them ("[lo..hi], default d"), from the one knob table
 # (rxe_cc/cc_core/knobs.rs).
 cc_knob_ranges() {
-	modinfo -F parm "${RXECC_CC_KO:-$RXECC_TOP/rxe_cc/rxe_cc.ko}" |
+	modinfo -F parm "$(rxecc modules cc-path)" |
 		sed -n 's/^\([a-z0-9_]*\):.* \[\([0-9]*\)\.\.\([0-9]*\)\], default [0-9]*$/\1 \2 \3/p'
 }
 

@@ -7,7 +7,7 @@
 # test-debug, where each algorithm's round takes minutes).
 verbs_ccs() {
 	[ -z "${VERBS_CCS:-}" ] || { echo "$VERBS_CCS"; return; }
-	modinfo -F parm "${RXECC_CC_KO:-$RXECC_TOP/rxe_cc/rxe_cc.ko}" | sed -n 's/^cc:[^:]*: //p' | tr -d ','
+	modinfo -F parm "$(rxecc modules cc-path)" | sed -n 's/^cc:[^:]*: //p' | tr -d ','
 }
 
 # verbs_args <tool>: perftest arguments for a short run of that program.

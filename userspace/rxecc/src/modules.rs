@@ -32,7 +32,10 @@ pub const GID_TBL_LEN: u32 = 16;
 
 fn top() -> PathBuf {
     std::env::var_os("RXECC_TOP").map_or_else(
-        || PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")),
+        || {
+            let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+            p.canonicalize().unwrap_or(p)
+        },
         PathBuf::from,
     )
 }
@@ -111,15 +114,17 @@ pub fn load_rxe(which: Rxe, gid_tbl_len: Option<u32>) -> Result<()> {
     }
 }
 
+/// Where rxe_cc.ko is (for `modinfo`: its knobs and algorithms).
+pub fn cc_ko() -> PathBuf {
+    from_env("RXECC_CC_KO", top().join("rxe_cc/rxe_cc.ko"))
+}
+
 /// Loads rxe_cc with module parameters (`cc=acc`, `acc_t_us=10000`, ...).
 pub fn load_cc(params: &[String]) -> Result<()> {
     if !loaded("rdma_rxe") {
         bail!("rdma_rxe is not loaded (rxecc modules rxe patched)");
     }
-    insmod(
-        &from_env("RXECC_CC_KO", top().join("rxe_cc/rxe_cc.ko")),
-        params,
-    )
+    insmod(&cc_ko(), params)
 }
 
 /// Makes sure `rxecc_switch.ko` (the PFC kfuncs) is loaded: the port's

@@ -22,6 +22,8 @@ pub enum Cmd {
     },
     /// Unload rxe_cc, rdma_rxe and rxecc_switch, those that are loaded.
     Unload,
+    /// Print where rxe_cc.ko is (for modinfo).
+    CcPath,
 }
 
 pub fn run(cmd: Cmd) -> Result<()> {
@@ -29,5 +31,9 @@ pub fn run(cmd: Cmd) -> Result<()> {
         Cmd::Rxe { which, gid_tbl_len } => modules::load_rxe(which, gid_tbl_len),
         Cmd::Cc { params } => modules::load_cc(&params),
         Cmd::Unload => modules::unload(),
+        Cmd::CcPath => {
+            println!("{}", modules::cc_ko().display());
+            Ok(())
+        }
     }
 }
