@@ -106,6 +106,9 @@ test_stress_knobs() {
 				writes=$((writes + 1))
 			done
 			for v in "$lo" "$hi" $((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1))); do
+				# Each value taken, in order (the random ones differ per
+				# run): what a flow that stalls was put through.
+				echo "$knob $v" >>"$TEST_OUT/taken.txt"
 				param_write "$knob" "$v" || fail "$knob refused $v (range $lo..$hi)"
 				assert_eq "$knob after writing $v" "$v" "$(param_read "$knob")"
 				param_write "$knob" "$old" || fail "$knob refused its old value $old"
@@ -115,7 +118,7 @@ test_stress_knobs() {
 	done
 	rc=0
 	wait "$flow" || rc=$?
-	[ "$rc" = 0 ] || fail "the flow under the knob writes failed: $(tail -2 "$TEST_OUT/client.txt")"
+	[ "$rc" = 0 ] || fail "the flow under the knob writes failed (values taken: taken.txt): $(tail -2 "$TEST_OUT/client.txt")"
 	tb_wait_servers || fail "the server under the knob writes failed"
 	assert_eq "bytes the flow moved" $((65536 * 1500)) "$(tb_bw_bytes "$TEST_OUT/client.txt")"
 	info "$writes knob writes during the flow; it moved $(tb_bw_bytes "$TEST_OUT/client.txt") B at $(tb_bw_mbit "$TEST_OUT/client.txt") Mb/s"
