@@ -776,6 +776,15 @@ mod tests {
         cc = "none"
     "#;
 
+    /// EXP with a `[report]` on p0 (and the recording it needs).
+    fn with_report() -> String {
+        EXP.replace(
+            "[switch]",
+            "[report]\nbottleneck = \"p0\"\nperiod_us = 10000\n[switch]",
+        )
+        .replace("hosts = 4", "hosts = 4\nrecord_interval_ms = 20")
+    }
+
     #[test]
     fn experiment_merges_into_the_topology() {
         let dir = std::env::temp_dir().join(format!("rxecc-exp-{}", std::process::id()));
@@ -848,15 +857,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("rxecc-get-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("e.toml");
-        std::fs::write(
-            &p,
-            EXP.replace(
-                "[switch]",
-                "[report]\nbottleneck = \"p0\"\nperiod_us = 10000\n[switch]",
-            )
-            .replace("hosts = 4", "hosts = 4\nrecord_interval_ms = 20"),
-        )
-        .unwrap();
+        std::fs::write(&p, with_report()).unwrap();
         // From the topology: p0 is h0's link, at 40 Mb/s here.
         assert_eq!(get(&p, "report.capacity_mbps").unwrap(), "40");
         assert_eq!(get(&p, "report.bottleneck").unwrap(), "p0");
@@ -892,12 +893,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("rxecc-rates-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("e.toml");
-        let with_report = EXP
-            .replace(
-                "[switch]",
-                "[report]\nbottleneck = \"p0\"\nperiod_us = 10000\n[switch]",
-            )
-            .replace("hosts = 4", "hosts = 4\nrecord_interval_ms = 20");
+        let with_report = with_report();
         std::fs::write(&p, &with_report).unwrap();
         let e = load(&p).unwrap();
         // The senders (every host of a Poisson workload) run at 100 Mb/s
