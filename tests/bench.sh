@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# make bench: ib_write_bw throughput of stock rdma_rxe against patched
-# rdma_rxe + rxe_cc cc=none, measured side by side in one guest boot.
-# Rounds alternate (stock, patched, stock, ...) so that drift in the shared
-# host's speed hits both sides alike. Prints the ratio; never fails on speed.
+# make bench: the testbed's numbers, part by part (BENCH_PARTS), in one
+# guest boot: what the hooks cost (stock rdma_rxe against patched), the
+# guest's capacity, the experiments' tables and the paper recipes. Rounds
+# alternate the sides compared so that drift in the shared host's speed
+# hits both alike. Prints ratios; never fails on speed.
 set -uo pipefail
 . "$RXECC_TOP/testbed/netns.sh"
 ROUNDS=${BENCH_ROUNDS:-3}
 SIZE=65536
-ITERS=${BENCH_ITERS:-2000}
 out=$RESULTS/bench
 mkdir -p "$out"
 
@@ -18,21 +18,6 @@ for p in ${BENCH_PARTS:-}; do
 	[[ " $parts_all " == *" $p "* ]] || { echo "bench: unknown part '$p' (parts: $parts_all)" >&2; exit 2; }
 done
 want() { [ -z "${BENCH_PARTS:-}" ] || [[ " $BENCH_PARTS " == *" $1 "* ]]; }
-
-run_side() { # <stock|patched> <round>
-	local side=$1 r=$2
-	tb_load_rxe "$side"
-	[ "$side" = patched ] && tb_load_cc cc=none
-	rxecc testbed up bridge2
-	tb_write_bw_server 0 $TB_PORT_BASE "$out/$side-$r-server.txt" -s $SIZE -n "$ITERS"
-	sleep 1
-	tb_write_bw_client 1 0 $TB_PORT_BASE "$out/$side-$r.txt" -s $SIZE -n "$ITERS" || echo "  $side round $r failed" >&2
-	tb_wait_servers || echo "  $side round $r: server failed" >&2
-	rxecc testbed down
-	rmmod rxe_cc 2>/dev/null || true
-	rmmod rdma_rxe
-	echo "$(tb_bw_gbits "$out/$side-$r.txt")"
-}
 
 . "$RXECC_TOP/tests/cc_incast.sh"
 . "$RXECC_TOP/tests/cc_hops.sh"
@@ -220,117 +205,33 @@ bench_table1() {
 	echo "table1: the host runs it after this boot (make paper NAME=gfc-table1)" >&2
 }
 
-bench_stock() {
-	declare -a stock patched
-	for ((r = 1; r <= ROUNDS; r++)); do
-		echo "==> bench round $r/$ROUNDS" >&2
-		stock+=("$(run_side stock "$r")")
-		patched+=("$(run_side patched "$r")")
-	done
+# An experiment file of testbed/experiments, its runs ROUNDS times,
+# through rxecc run (which switches rdma_rxe builds where a run asks for
+# one); its tables into the summary.
+bench_exp() { # <experiment> <repetitions> <title>
 	echo
-	echo "ib_write_bw, ${SIZE} B messages x $ITERS, h1 -> h0 through br0 (Gb/s)"
-	printf '%-8s %-28s %-28s\n' round "stock rdma_rxe" "patched rdma_rxe + rxe_cc none"
-	for ((r = 0; r < ROUNDS; r++)); do
-		printf '%-8s %-28s %-28s\n' $((r + 1)) "${stock[r]:-fail}" "${patched[r]:-fail}"
-	done
-	awk -v s="${stock[*]}" -v p="${patched[*]}" 'BEGIN {
-		ns = split(s, a, " "); np = split(p, b, " ")
-		for (i = 1; i <= ns; i++) ts += a[i]; for (i = 1; i <= np; i++) tp += b[i]
-		if (ns == 0 || np == 0 || ts == 0) { print "ratio: n/a (a side failed)"; exit }
-		printf "mean    %-28.3f %-28.3f\n", ts / ns, tp / np
-		printf "ratio patched/stock: %.3f\n", (tp / np) / (ts / ns)
-	}' | tee -a "$out/summary.txt"
-}
-
-# What ACKs cost a flow (issue 16): ib_write_bw h1 -> h0 on the bare
-# bridge (no port, so nothing congests) under stock rdma_rxe, cc=none, and
-# ACC and DCQCN with AckReq every n packets (ACC's own default is 1;
-# DCQCN's, 0, is rxe's: per message and every 64 packets). The algorithms
-# assume a 10 Gb/s line so that their pacing never limits the flow. Rounds
-# alternate the sides, as in the `stock` part.
-ack_side() { # <cc or stock> <ack_every> <out>: prints "Gb/s ACKs-per-packet"
-	local cc=$1 n=$2 f=$3 acks=- pkts
-	if [ "$cc" = stock ]; then
-		tb_load_rxe stock
-	else
-		tb_load_rxe patched
-		tb_load_cc cc="$cc" ack_every="$n" line_rate_mbps=10000
-	fi
-	rxecc testbed up bridge2
-	tb_write_bw_server 0 $TB_PORT_BASE "$f-server.txt" -s $SIZE -n "$ITERS"
-	sleep 1
-	tb_write_bw_client 1 0 $TB_PORT_BASE "$f.txt" -s $SIZE -n "$ITERS" || echo "  $cc/$n failed" >&2
-	tb_wait_servers || echo "  $cc/$n: server failed" >&2
-	if [ "$cc" != stock ]; then
-		pkts=$(tb_cc_total tx_packets)
-		[ "$pkts" -gt 0 ] && acks=$(awk -v a="$(tb_cc_total acks)" -v p="$pkts" 'BEGIN {printf "%.3f", a / p}')
-	fi
-	rxecc testbed down
-	rmmod rxe_cc 2>/dev/null || true
-	rmmod rdma_rxe
-	echo "$(tb_bw_gbits "$f.txt") $acks"
-}
-
-bench_acks() {
-	local sides=(stock:0 none:0 acc:1 acc:4 acc:16 dcqcn:0 dcqcn:1) side r i
-	declare -A ack_bw ack_n
-	mkdir -p "$out/acks"
-	for ((r = 1; r <= ROUNDS; r++)); do
-		echo "==> bench acks round $r/$ROUNDS" >&2
-		for side in "${sides[@]}"; do
-			read -r "ack_bw[$side,$r]" "ack_n[$side,$r]" <<<"$(ack_side "${side%:*}" "${side#*:}" "$out/acks/${side/:/-}-$r")"
-		done
-	done
-	echo
-	echo "ACK cost on an uncongested path: ib_write_bw, ${SIZE} B messages x $ITERS, h1 -> h0 on br0, $ROUNDS rounds (Gb/s)" | tee -a "$out/summary.txt"
-	printf '%-10s %-10s %-24s %-10s %s\n' cc ack_every "per round" "mean" "of stock  ACKs per packet" | tee -a "$out/summary.txt"
-	for side in "${sides[@]}"; do
-		local vals="" a=""
-		for ((r = 1; r <= ROUNDS; r++)); do
-			vals+="${ack_bw[$side,$r]:-fail} "
-			a=${ack_n[$side,$r]:-$a}
-		done
-		awk -v side="$side" -v v="$vals" -v st="$(for ((i = 1; i <= ROUNDS; i++)); do echo -n "${ack_bw[stock:0,$i]:-} "; done)" -v a="${a:--}" 'BEGIN {
-			n = split(v, x, " "); m = split(st, y, " "); s = 0; t = 0; k = 0; j = 0
-			for (i = 1; i <= n; i++) if (x[i] + 0 > 0) { s += x[i]; k++ }
-			for (i = 1; i <= m; i++) if (y[i] + 0 > 0) { t += y[i]; j++ }
-			split(side, c, ":")
-			mean = k ? s / k : 0; smean = j ? t / j : 0
-			printf "%-10s %-10s %-24s %-10s %-9s %s\n", c[1], c[1] == "stock" ? "-" : c[2], v, \
-				k ? sprintf("%.3f", mean) : "fail", (k && smean) ? sprintf("%.3f", mean / smean) : "-", a
-		}'
-	done | tee -a "$out/summary.txt"
-}
-
-# Pacing accuracy across the guest's usable range: cc=fixed pins the payload
-# rate; goodput is perftest's average, in MiB/s for precision.
-bench_pacing() {
-	echo
-	echo "pacing accuracy: cc=fixed, ${SIZE} B messages, about 2 s per rate"
-	printf '%-18s %-16s %-10s %-14s %s\n' "fixed_rate_mbps" "goodput Mb/s" "error" "timer fires" "mean lateness"
+	echo "$3 (testbed/experiments/$1.toml)" | tee -a "$out/summary.txt"
 	tb_load_rxe patched
-	tb_load_cc cc=fixed
-	rxecc testbed up bridge2
-	export TB_REPORT_GBITS=0
-	for rate in ${BENCH_PACING_RATES:-50 100 200 400 600}; do
-		echo "$rate" >/sys/module/rxe_cc/parameters/fixed_rate_mbps
-		f0=$(tb_cc_total pacer_fires)
-		l0=$(tb_cc_total pacer_late_ns)
-		iters=$((rate * 1000000 * 2 / 8 / SIZE + 1))
-		tb_write_bw_server 0 $TB_PORT_BASE "$out/pacing-$rate-server.txt" -s $SIZE -n $iters
-		sleep 1
-		tb_write_bw_client 1 0 $TB_PORT_BASE "$out/pacing-$rate.txt" -s $SIZE -n $iters || echo "  $rate Mb/s failed" >&2
-		tb_wait_servers || echo "  $rate Mb/s: server failed" >&2
-		bw=$(tb_bw_mbit "$out/pacing-$rate.txt")
-		f=$(($(tb_cc_total pacer_fires) - f0))
-		l=$(($(tb_cc_total pacer_late_ns) - l0))
-		printf '%-18s %-16s %-10s %-14s %s\n' "$rate" "${bw:-fail}" \
-			"$(awk -v b="${bw:-0}" -v r="$rate" 'BEGIN {printf "%+.1f%%", (b - r) * 100 / r}')" \
-			"$f" "$([ "$f" -gt 0 ] && echo "$((l / f / 1000)) us" || echo -)"
-	done | tee -a "$out/summary.txt"
-	rxecc testbed down
-	rmmod rxe_cc
-	rmmod rdma_rxe
+	tb_load_cc cc=none
+	rxecc run "$RXECC_TOP/testbed/experiments/$1.toml" --repetitions "$2" --out "$out/$1" |
+		tee -a "$out/summary.txt"
+	rxecc modules unload
+}
+
+# Stock rdma_rxe against patched rdma_rxe + rxe_cc cc=none, one flow,
+# rounds alternating the builds; the ratio of their medians.
+bench_stock() {
+	bench_exp stock "$ROUNDS" "what the hooks cost: stock rdma_rxe against patched + rxe_cc none, one flow h1 -> h0"
+}
+
+# What ACKs cost a flow (issue 16): an AckReq every n packets.
+bench_acks() {
+	bench_exp acks "$ROUNDS" "ACK cost on an uncongested path, h1 -> h0"
+}
+
+# Pacing accuracy across the guest's usable range (cc=fixed).
+bench_pacing() {
+	bench_exp pacing 1 "pacing accuracy: cc=fixed, one flow at each rate"
 }
 
 # The emulated port's usable range: one flow through p0 at increasing port

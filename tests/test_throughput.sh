@@ -40,3 +40,35 @@ test_throughput() {
 		|| fail "tx_bytes $tx is not within [moved, 1.05 x moved] ($moved)"
 	info "bw ${bw} Gb/s; perftest moved $moved B; rxe_cc tx $tx B, acked $(tb_cc_total acked_bytes) B, $(tb_cc_total acks) ACKs"
 }
+
+# rxecc run switches rdma_rxe builds between runs (stock.toml: the stock
+# build, then the patched one with rxe_cc) and puts the caller's modules
+# and knobs back at the end; each run's rxe.txt names the build that ran,
+# by the loaded module's build ID.
+test_run_rxe_builds() {
+	local out=$TEST_OUT/run exp=$RXECC_TOP/testbed/experiments/stock.toml
+	tb_load_rxe patched
+	tb_load_cc cc=none acc_t_us=12345
+	rxecc run "$exp" --repetitions 1 --out "$out" >"$TEST_OUT/summary.txt" 2>"$TEST_OUT/run.txt" ||
+		fail "rxecc run: $(grep -v '^rxecc: ' "$TEST_OUT/run.txt" | tail -3)"
+	cat "$TEST_OUT/summary.txt" >&2
+	assert_eq "build of the stock run" stock "$(cut -d' ' -f1 "$out/stock/rxe.txt")"
+	assert_eq "build of the patched run" patched "$(cut -d' ' -f1 "$out/patched/rxe.txt")"
+	[ "$(cut -d' ' -f2 "$out/stock/rxe.txt")" != "$(cut -d' ' -f2 "$out/patched/rxe.txt")" ] ||
+		fail "the two runs' rdma_rxe have one build ID"
+	[ ! -e "$out/stock/rxe_cc-totals.txt" ] || fail "the stock run has rxe_cc counters"
+	local bytes tx
+	bytes=$(awk 'NR == 2 {print $5}' "$out/flows.txt")
+	tx=$(awk '$1 == "tx_bytes" {print $2}' "$out/patched/rxe_cc-totals.txt")
+	((${tx:-0} >= bytes)) || fail "rxe_cc sent ${tx:-no} bytes in the patched run, fewer than the flow's $bytes"
+	local run
+	for run in stock patched; do
+		assert_eq "$run: repetitions with a rate" 1 "$(jq -r ".[] | select(.run == \"$run\" and .metric == \"flow_mbps\") | .n" "$out/metrics.json")"
+		assert_gt "$run: rate, Mb/s" "$(jq -r ".[] | select(.run == \"$run\" and .metric == \"flow_mbps\") | .median" "$out/metrics.json")" 0
+	done
+	assert_eq "stock over itself" 1 "$(jq -r '.[] | select(.run == "stock") | .of_baseline' "$out/metrics.json")"
+	assert_eq "rdma_rxe's build ID after the run" "$(cut -d' ' -f2 "$out/patched/rxe.txt")" \
+		"$(od -An -tx1 -j16 /sys/module/rdma_rxe/notes/.note.gnu.build-id | tr -d ' \n')"
+	assert_eq "acc_t_us after the run" 12345 "$(cat /sys/module/rxe_cc/parameters/acc_t_us)"
+	info "$(grep -A3 '^per run' "$TEST_OUT/summary.txt" | tail -2 | tr -s ' ' | tr '\n' ';')"
+}

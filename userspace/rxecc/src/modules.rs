@@ -14,14 +14,27 @@ use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
 /// Which rdma_rxe.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Rxe {
     /// rxe_glue's build, with the CC hooks and fixes.
+    #[default]
     Patched,
     /// The patched build but for fix 2 (go-back-N past a retried WQE).
     WithoutFix2,
     /// The kernel's own.
     Stock,
+}
+
+impl Rxe {
+    /// As the command line and experiment files name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rxe::Patched => "patched",
+            Rxe::WithoutFix2 => "without-fix2",
+            Rxe::Stock => "stock",
+        }
+    }
 }
 
 /// The GID table a patched rdma_rxe gets (rxe_glue fix 3): a host here
@@ -93,25 +106,49 @@ pub fn load_rxe(which: Rxe, gid_tbl_len: Option<u32>) -> Result<()> {
             let _ = insmod(&ko, &[]);
         }
     }
-    let (ko, params) = match which {
-        Rxe::Patched => (
-            from_env("RXECC_RXE_KO", top().join("build/rxe/rdma_rxe.ko")),
-            true,
-        ),
-        Rxe::WithoutFix2 => (
-            from_env(
-                "RXECC_RXE_WITHOUT_FIX2_KO",
-                top().join("build/rxe-without-fix2/rdma_rxe.ko"),
-            ),
-            true,
-        ),
-        Rxe::Stock => (k.join("drivers/infiniband/sw/rxe/rdma_rxe.ko"), false),
-    };
-    match (params, gid_tbl_len) {
+    let ko = rxe_ko(which)?;
+    match (which != Rxe::Stock, gid_tbl_len) {
         (true, n) => insmod(&ko, &[format!("gid_tbl_len={}", n.unwrap_or(GID_TBL_LEN))]),
         (false, None) => insmod(&ko, &[]),
         (false, Some(_)) => bail!("the stock rdma_rxe takes no gid_tbl_len"),
     }
+}
+
+/// Where `which` rdma_rxe.ko is.
+fn rxe_ko(which: Rxe) -> Result<PathBuf> {
+    Ok(match which {
+        Rxe::Patched => from_env("RXECC_RXE_KO", top().join("build/rxe/rdma_rxe.ko")),
+        Rxe::WithoutFix2 => from_env(
+            "RXECC_RXE_WITHOUT_FIX2_KO",
+            top().join("build/rxe-without-fix2/rdma_rxe.ko"),
+        ),
+        Rxe::Stock => kdir()?.join("drivers/infiniband/sw/rxe/rdma_rxe.ko"),
+    })
+}
+
+/// The loaded rdma_rxe's GNU build ID note, as the kernel shows it
+/// (`/sys/module/rdma_rxe/notes/.note.gnu.build-id`: the ELF note, header,
+/// name and the ID), or None if none is loaded. (The testbed kernel does
+/// not give modules a `srcversion`.)
+pub fn rxe_build_note() -> Option<Vec<u8>> {
+    std::fs::read("/sys/module/rdma_rxe/notes/.note.gnu.build-id")
+        .ok()
+        .filter(|n| n.len() > 16)
+}
+
+/// Which build the loaded rdma_rxe is: the one whose .ko file holds the
+/// loaded module's build ID note; None if none is loaded or it is none
+/// of them.
+pub fn loaded_rxe() -> Option<Rxe> {
+    let note = rxe_build_note()?;
+    [Rxe::Patched, Rxe::WithoutFix2, Rxe::Stock]
+        .into_iter()
+        .find(|w| {
+            rxe_ko(*w)
+                .ok()
+                .and_then(|ko| std::fs::read(ko).ok())
+                .is_some_and(|bytes| bytes.windows(note.len()).any(|x| x == note.as_slice()))
+        })
 }
 
 /// Where rxe_cc.ko is (for `modinfo`: its knobs and algorithms).
@@ -145,7 +182,23 @@ pub fn ensure_switch() -> Result<()> {
 /// Unloads whichever of rxe_cc, rdma_rxe and rxecc_switch are loaded, in
 /// that order (rxe_cc uses rdma_rxe).
 pub fn unload() -> Result<()> {
-    for m in ["rxe_cc", "rdma_rxe", "rxecc_switch"] {
+    rmmod(&["rxe_cc", "rdma_rxe", "rxecc_switch"])
+}
+
+/// Puts `which` rdma_rxe in place of the one loaded, with rxe_cc (its
+/// knobs at their defaults) on a patched build: `rxecc run`'s runs of
+/// another build. No rxe device may exist (the testbed is down).
+pub fn switch_rxe(which: Rxe) -> Result<()> {
+    rmmod(&["rxe_cc", "rdma_rxe"])?;
+    load_rxe(which, None)?;
+    if which != Rxe::Stock {
+        load_cc(&[])?;
+    }
+    Ok(())
+}
+
+fn rmmod(modules: &[&str]) -> Result<()> {
+    for m in modules.iter().copied() {
         if !loaded(m) {
             continue;
         }

@@ -122,6 +122,15 @@ pub struct NamedMetrics {
     /// did not complete.
     #[serde(default)]
     pub flows: BTreeMap<String, FlowSel>,
+    /// rxe_cc's counters over the run (its `totals`): one name, the
+    /// count; two, the first over the second (`["acks", "tx_packets"]`:
+    /// ACKs per packet). None for a run on the stock rdma_rxe.
+    #[serde(default)]
+    pub counters: BTreeMap<String, Vec<String>>,
+    /// With repetitions or a baseline, the runs' metrics are also
+    /// printed per run across its repetitions (median [min-max], into
+    /// metrics.json), each as a ratio of this run's median.
+    pub baseline: Option<String>,
 }
 
 /// One flow of the flow file, or several taken together.
@@ -143,7 +152,10 @@ impl FlowSel {
 
 impl NamedMetrics {
     pub(crate) fn is_empty(&self) -> bool {
-        self.ports.is_empty() && self.peak_ingress.is_empty() && self.flows.is_empty()
+        self.ports.is_empty()
+            && self.peak_ingress.is_empty()
+            && self.flows.is_empty()
+            && self.counters.is_empty()
     }
 
     /// Every port it names is one of `built`'s, every flow one of
@@ -163,6 +175,12 @@ impl NamedMetrics {
                         .join(", ")
                 );
             }
+        }
+        for (name, c) in &self.counters {
+            ensure!(
+                matches!(c.len(), 1 | 2) && c.iter().all(|n| !n.is_empty()),
+                "[metrics] counters.{name}: one counter of rxe_cc's totals, or two (the first over the second)"
+            );
         }
         if let Some(n) = flows {
             for (name, sel) in &self.flows {
@@ -233,6 +251,11 @@ pub struct Run {
     /// `[[inject]]` (docs/switch.md).
     #[serde(default)]
     pub inject: Vec<toml::Table>,
+    /// The rdma_rxe build the run loads: patched (rxe_glue's, with
+    /// rxe_cc; the default), without-fix2, or stock (the kernel's own,
+    /// with no rxe_cc: cc = "none" and no knobs).
+    #[serde(default)]
+    pub rxe: crate::modules::Rxe,
 }
 
 fn default_op() -> String {
@@ -358,6 +381,13 @@ pub fn load(path: &Path) -> Result<Experiment> {
                 .map_or(0, |i| text[..run_at + i].matches('\n').count() + 1)
         };
         ensure!(
+            r.rxe != crate::modules::Rxe::Stock || (r.cc == "none" && r.knobs.is_empty()),
+            "{}:{}: run {}: the stock rdma_rxe has no rxe_cc: cc = \"none\" and no knobs",
+            path.display(),
+            at("rxe"),
+            r.label
+        );
+        ensure!(
             cc_core::alg::AlgId::from_name(&r.cc).is_some(),
             "{}:{}: run {}: cc '{}' is not one of rxe_cc's: {}",
             path.display(),
@@ -395,6 +425,9 @@ pub fn load(path: &Path) -> Result<Experiment> {
                 def.help
             );
         }
+    }
+    if let Some(b) = &e.metrics.baseline {
+        find_run(&e, path, b).context("[metrics] baseline")?;
     }
     let base = path.parent().unwrap_or(Path::new("."));
     let flows = match &e.workload {
@@ -484,6 +517,8 @@ fn resolve_rates(
                 .join(", ")
         };
         match given {
+            // The stock rdma_rxe has no rxe_cc to tell.
+            None if r.rxe == crate::modules::Rxe::Stock => {}
             None => {
                 r.knobs
                     .insert("line_rate_mbps".into(), toml::Value::Integer(hi.1 as i64));
@@ -959,6 +994,53 @@ mod tests {
             let e = format!("{:#}", load(&p).unwrap_err());
             assert!(e.contains(why), "{e}");
             assert!(e.contains("dumbbell.toml") || why.contains("workload"), "names the topology: {e}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn other_rxe_builds_and_metrics_across_runs() {
+        let dir = std::env::temp_dir().join(format!("rxecc-rxe-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("e.toml");
+        let stock = EXP.replace(
+            "label = \"none\"\n        cc = \"none\"",
+            "label = \"stock\"\n        cc = \"none\"\n        rxe = \"stock\"",
+        ) + "\n[metrics]\nbaseline = \"stock\"\ncounters = { acks_per_packet = [\"acks\", \"tx_packets\"] }\n";
+        std::fs::write(&p, &stock).unwrap();
+        let e = load(&p).unwrap();
+        assert_eq!(e.runs[1].rxe, crate::modules::Rxe::Stock);
+        assert_eq!(e.runs[0].rxe, crate::modules::Rxe::Patched);
+        // No rxe_cc on the stock build: no line rate to give it.
+        assert!(e.runs[1].knobs.is_empty());
+        assert_eq!(e.metrics.baseline.as_deref(), Some("stock"));
+        for (text, why) in [
+            (
+                stock.replace(
+                    "rxe = \"stock\"",
+                    "rxe = \"stock\"\nknobs = { acc_t_us = 100 }",
+                ),
+                "run stock: the stock rdma_rxe has no rxe_cc",
+            ),
+            (
+                stock.replace("baseline = \"stock\"", "baseline = \"stok\""),
+                "has no run 'stok' (it has dcqcn, stock)",
+            ),
+            (
+                stock.replace(
+                    "\"acks\", \"tx_packets\"",
+                    "\"acks\", \"tx_packets\", \"naks\"",
+                ),
+                "counters.acks_per_packet: one counter of rxe_cc's totals, or two",
+            ),
+            (
+                stock.replace("rxe = \"stock\"", "rxe = \"stcok\""),
+                "unknown variant `stcok`",
+            ),
+        ] {
+            std::fs::write(&p, &text).unwrap();
+            let e = format!("{:#}", load(&p).unwrap_err());
+            assert!(e.contains(why), "{e}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -422,14 +422,22 @@ impl Built {
         n.guest.as_ref().unwrap_or(&n.name).get_ref()
     }
 
-    /// Host `h`'s link rate, Mb/s (its NIC's line rate).
+    /// Host `h`'s link rate, Mb/s (its NIC's line rate); none on a plain
+    /// bridge.
     pub fn host_rate_mbps(&self, h: usize) -> Option<u64> {
         let name = self.topo.hosts.get(h)?.name.get_ref();
         let t = &self.topo;
-        t.links
+        let l = t
+            .links
             .iter()
-            .find(|l| l.a.get_ref() == name || l.b.get_ref() == name)
-            .map(|l| l.rate_mbps.unwrap_or(t.defaults.rate_mbps))
+            .find(|l| l.a.get_ref() == name || l.b.get_ref() == name)?;
+        let other = if l.a.get_ref() == name { &l.b } else { &l.a };
+        // A plain bridge's links have no rate: the guest's CPU sets it.
+        let plain = t
+            .switches
+            .iter()
+            .any(|s| s.name.get_ref() == other.get_ref() && !s.emulate);
+        (!plain).then(|| l.rate_mbps.unwrap_or(t.defaults.rate_mbps))
     }
 
     /// Every guest, in the order of the file's first node in each.
@@ -1179,7 +1187,9 @@ pub fn host_mac(h: usize) -> String {
 
 /// Bottleneck rate, Mb/s, of the shortest path between hosts `a` and `b`
 /// (hosts are never transit), as the simulator's routing computes it;
-/// None if there is no path.
+/// None if there is no path. A plain bridge's links have no rate (the
+/// guest's CPU sets it): a path of those alone is `u64::MAX`, and its
+/// flows cross in no time on the wire.
 pub fn path_rate_mbps(topo: &Topology, a: usize, b: usize) -> Option<u64> {
     let nh = topo.hosts.len();
     let mut idx: BTreeMap<&str, usize> = BTreeMap::new();
@@ -1198,7 +1208,12 @@ pub fn path_rate_mbps(topo: &Topology, a: usize, b: usize) -> Option<u64> {
         ) else {
             continue;
         };
-        let r = l.rate_mbps.unwrap_or(topo.defaults.rate_mbps);
+        let plain = |i: usize| i >= nh && !topo.switches[i - nh].emulate;
+        let r = if plain(x) || plain(y) {
+            u64::MAX
+        } else {
+            l.rate_mbps.unwrap_or(topo.defaults.rate_mbps)
+        };
         adj[x].push((y, r));
         adj[y].push((x, r));
     }
@@ -1276,6 +1291,9 @@ b = "br0"
         assert!(b.plan.ports.is_empty());
         assert_eq!(b.plan.veths, ["p0", "p1"]);
         assert_eq!(b.host_port(1), Some("p1"));
+        // No rate: the guest's CPU sets it.
+        assert_eq!(b.host_rate_mbps(1), None);
+        assert_eq!(path_rate_mbps(&b.topo, 1, 0), Some(u64::MAX));
         let e = p(&PLAIN.replace(
             "emulate = false",
             "emulate = false\npfc = true\nxoff_bytes = 9",

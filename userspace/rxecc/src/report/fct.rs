@@ -332,16 +332,20 @@ impl RunSummary {
     ) -> Self {
         let mut f: Vec<f64> = lines.iter().map(|l| l.fct_ns as f64 / 1e6).collect();
         f.sort_by(f64::total_cmp);
+        // A flow with no standalone FCT (a plain bridge's, unmeasured base
+        // RTT) has no slowdown.
         let mut sd: Vec<f64> = lines
             .iter()
-            .map(|l| (l.fct_ns as f64 / l.standalone_ns.max(1) as f64).max(1.0))
+            .filter(|l| l.standalone_ns > 0)
+            .map(|l| (l.fct_ns as f64 / l.standalone_ns as f64).max(1.0))
             .collect();
         sd.sort_by(f64::total_cmp);
         let mut by_size: Vec<&Fct> = lines.iter().collect();
         by_size.sort_by_key(|l| l.size);
         let mut short: Vec<f64> = by_size[..by_size.len().div_ceil(10)]
             .iter()
-            .map(|l| (l.fct_ns as f64 / l.standalone_ns.max(1) as f64).max(1.0))
+            .filter(|l| l.standalone_ns > 0)
+            .map(|l| (l.fct_ns as f64 / l.standalone_ns as f64).max(1.0))
             .collect();
         short.sort_by(f64::total_cmp);
         RunSummary {

@@ -99,6 +99,115 @@ pub fn median(v: &mut [f64]) -> f64 {
     }
 }
 
+/// One metric of one run across its repetitions.
+#[derive(Debug, PartialEq, serde::Serialize)]
+pub struct Across {
+    pub run: String,
+    pub metric: String,
+    /// Repetitions that had the metric, of `reps`.
+    pub n: usize,
+    pub reps: usize,
+    pub median: Option<f64>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    /// The median over the baseline run's median.
+    pub of_baseline: Option<f64>,
+}
+
+/// An experiment's named metrics per run across its repetitions
+/// (`samples`: each repetition's run label and metrics, in the order run),
+/// and, with a baseline run, each median as a ratio of the baseline's:
+/// the table `rxecc run` prints and the rows of its metrics.json.
+pub fn across_runs(
+    samples: &[(&str, &BTreeMap<String, Option<f64>>)],
+    baseline: Option<&str>,
+) -> (String, Vec<Across>) {
+    let mut order: Vec<&str> = Vec::new();
+    let mut metrics: Vec<&str> = Vec::new();
+    for (run, m) in samples {
+        if !order.contains(run) {
+            order.push(run);
+        }
+        for k in m.keys() {
+            if !metrics.contains(&k.as_str()) {
+                metrics.push(k);
+            }
+        }
+    }
+    let stat = |run: &str, key: &str| -> Across {
+        let mut v: Vec<f64> = samples
+            .iter()
+            .filter(|(r, _)| *r == run)
+            .filter_map(|(_, m)| m.get(key).copied().flatten())
+            .filter(|x| x.is_finite())
+            .collect();
+        let reps = samples.iter().filter(|(r, _)| *r == run).count();
+        let med = (!v.is_empty()).then(|| median(&mut v));
+        Across {
+            run: run.to_string(),
+            metric: key.to_string(),
+            n: v.len(),
+            reps,
+            median: med,
+            min: v.first().copied(),
+            max: v.last().copied(),
+            of_baseline: None,
+        }
+    };
+    let mut rows = Vec::new();
+    for run in &order {
+        for key in &metrics {
+            let mut a = stat(run, key);
+            if let (Some(b), Some(m)) = (baseline, a.median) {
+                a.of_baseline = stat(b, key).median.filter(|d| *d != 0.0).map(|d| m / d);
+            }
+            rows.push(a);
+        }
+    }
+    let f = |x: f64| {
+        if x.abs() >= 100.0 || x.fract() == 0.0 {
+            format!("{x:.0}")
+        } else {
+            format!("{x:.3}")
+        }
+    };
+    let reps = samples.len().checked_div(order.len().max(1)).unwrap_or(0);
+    let mut s = format!("per run, over {reps} repetitions: median [min-max]");
+    if let Some(b) = baseline {
+        let _ = write!(s, "; of {b}: the median over {b}'s");
+    }
+    let _ = write!(s, "\n{:<12}", "run");
+    for key in &metrics {
+        let _ = write!(s, " {key:>26}");
+        if let Some(b) = baseline {
+            let _ = write!(s, " {:>9}", format!("of {b}"));
+        }
+    }
+    s.push('\n');
+    for run in &order {
+        let _ = write!(s, "{run:<12}");
+        for a in rows.iter().filter(|a| a.run == *run) {
+            let cell = match (a.median, a.min, a.max) {
+                (Some(m), Some(lo), Some(hi)) => {
+                    let mut c = format!("{} [{}-{}]", f(m), f(lo), f(hi));
+                    if a.n < a.reps {
+                        let _ = write!(c, " ({}/{})", a.n, a.reps);
+                    }
+                    c
+                }
+                _ => "-".into(),
+            };
+            let _ = write!(s, " {cell:>26}");
+            if baseline.is_some() {
+                let r = a.of_baseline.map_or("-".into(), |r| format!("{r:.3}"));
+                let _ = write!(s, " {r:>9}");
+            }
+        }
+        s.push('\n');
+    }
+    (s, rows)
+}
+
 /// One group as a row per run (in the reports' order) and a column per
 /// metric: the median only, "never" where no repetition had it, and how
 /// many did where some did not ("2.9 (2/3)").
@@ -183,6 +292,36 @@ pub fn table(groups: &[(String, Group)]) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn across_runs_takes_medians_and_ratios() {
+        let m = |v: Option<f64>| BTreeMap::from([("flow_mbps".to_string(), v)]);
+        let (s1, s2, s3) = (m(Some(800.0)), m(Some(600.0)), m(Some(700.0)));
+        let (p1, p2, p3) = (m(Some(760.0)), m(None), m(Some(740.0)));
+        let samples = [
+            ("stock", &s1),
+            ("patched", &p1),
+            ("stock", &s2),
+            ("patched", &p2),
+            ("stock", &s3),
+            ("patched", &p3),
+        ];
+        let (table, rows) = across_runs(&samples, Some("stock"));
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].median, Some(700.0));
+        assert_eq!((rows[0].min, rows[0].max), (Some(600.0), Some(800.0)));
+        assert_eq!(rows[0].of_baseline, Some(1.0));
+        assert_eq!((rows[1].n, rows[1].reps), (2, 3));
+        assert_eq!(rows[1].median, Some(750.0));
+        assert_eq!(rows[1].of_baseline, Some(750.0 / 700.0));
+        assert!(table.contains("700 [600-800]"), "{table}");
+        assert!(table.contains("750 [740-760] (2/3)"), "{table}");
+        assert!(table.contains("1.071"), "{table}");
+        let (table, rows) = across_runs(&samples, None);
+        assert!(rows.iter().all(|r| r.of_baseline.is_none()));
+        assert!(!table.contains("of stock"), "{table}");
+    }
+
     use super::*;
 
     #[test]

@@ -10,6 +10,7 @@ use crate::config::experiment::{
     find, find_run, load, topology_for, value_text, Experiment, NamedMetrics, Run, Workload,
 };
 use crate::config::{topology, workload};
+use crate::modules::{self, Rxe};
 use crate::report::fct;
 use crate::{switch, testbed};
 use anyhow::{bail, ensure, Context, Result};
@@ -90,6 +91,36 @@ fn named_metrics(nm: &NamedMetrics, dir: &Path) -> Result<BTreeMap<String, Optio
             m.insert(format!("{name}_mbps"), rate);
         }
     }
+    if !nm.counters.is_empty() {
+        // Absent on the stock rdma_rxe: no rxe_cc, no counters.
+        let totals: Option<BTreeMap<String, u64>> =
+            std::fs::read_to_string(dir.join("rxe_cc-totals.txt"))
+                .ok()
+                .map(|t| parse_totals(&t));
+        for (name, c) in &nm.counters {
+            let Some(t) = &totals else {
+                m.insert(name.clone(), None);
+                continue;
+            };
+            let get = |k: &String| {
+                t.get(k).copied().with_context(|| {
+                    format!(
+                        "counters.{name}: rxe_cc's totals have no '{k}' (they have {})",
+                        t.keys().cloned().collect::<Vec<_>>().join(", ")
+                    )
+                })
+            };
+            let v = match c.as_slice() {
+                [a] => Some(get(a)? as f64),
+                [a, b] => {
+                    let (a, b) = (get(a)?, get(b)?);
+                    (b > 0).then(|| a as f64 / b as f64)
+                }
+                _ => bail!("counters.{name}: one counter or two"),
+            };
+            m.insert(name.clone(), v);
+        }
+    }
     Ok(m)
 }
 
@@ -116,9 +147,12 @@ fn read_params() -> Result<BTreeMap<String, String>> {
 
 /// rxe_cc's `totals` (counters of every QP destroyed since it loaded).
 fn read_totals() -> BTreeMap<String, u64> {
-    std::fs::read_to_string("/sys/kernel/debug/rxe_cc/totals")
-        .unwrap_or_default()
-        .lines()
+    parse_totals(&std::fs::read_to_string("/sys/kernel/debug/rxe_cc/totals").unwrap_or_default())
+}
+
+/// `name count` lines.
+fn parse_totals(text: &str) -> BTreeMap<String, u64> {
+    text.lines()
         .filter_map(|l| {
             let (k, v) = l.split_once(' ')?;
             Some((k.to_string(), v.trim().parse().ok()?))
@@ -145,10 +179,28 @@ fn run_one(
     base_rtt_ns: u64,
 ) -> Result<usize> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    write_param("cc", &run.cc)?;
-    for (k, v) in &run.knobs {
-        write_param(k, &value_text(v)?)?;
+    let with_cc = run.rxe != Rxe::Stock;
+    if with_cc {
+        write_param("cc", &run.cc)?;
+        for (k, v) in &run.knobs {
+            write_param(k, &value_text(v)?)?;
+        }
     }
+    // Which rdma_rxe ran: the build whose file holds the loaded module's
+    // build ID, which follows (hex).
+    let id: String = modules::rxe_build_note()
+        .unwrap_or_default()
+        .iter()
+        .skip(16)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    std::fs::write(
+        out.join("rxe.txt"),
+        format!(
+            "{} {id}\n",
+            modules::loaded_rxe().map_or("unknown", Rxe::name)
+        ),
+    )?;
     let totals_before = read_totals();
     let (_, topo_text) = topology_for(e, run, base)?;
     let topo_file = out.join("topology.toml");
@@ -205,14 +257,24 @@ fn run_one(
             .min()
             .unwrap_or(0);
         let sim = built.sim_ports();
-        let pfc = switch::PfcEvents::start()?;
-        let qlen = QlenDumper::start(
-            &sim,
-            out.join("qlen.txt"),
-            e.qlen_interval_ms.max(1),
-            sync.join("epoch"),
-            t0_ns,
-        )?;
+        // A plain bridge has no port programs, hence no PAUSE to hear of.
+        let pfc = if built.plan.ports.is_empty() {
+            None
+        } else {
+            Some(switch::PfcEvents::start()?)
+        };
+        let qlen = if pfc.is_some() {
+            Some(QlenDumper::start(
+                &sim,
+                out.join("qlen.txt"),
+                e.qlen_interval_ms.max(1),
+                sync.join("epoch"),
+                t0_ns,
+            )?)
+        } else {
+            std::fs::write(out.join("qlen.txt"), "")?;
+            None
+        };
         let rec = if e.record_interval_ms > 0 {
             Some(
                 Command::new(std::env::current_exe()?)
@@ -311,7 +373,9 @@ fn run_one(
                 );
             }
         }
-        qlen.stop()?;
+        if let Some(q) = qlen {
+            q.stop()?;
+        }
         for c in captures {
             c.stop_and_judge(out)?;
         }
@@ -325,7 +389,11 @@ fn run_one(
             .filter_map(|p| Some((switch::port_id(&p.dev)?, p)))
             .collect();
         let mut pfc_txt = String::new();
-        for ev in pfc.stop()? {
+        for ev in pfc
+            .map(switch::PfcEvents::stop)
+            .transpose()?
+            .unwrap_or_default()
+        {
             if let Some(p) = by_id.get(&ev.port_id) {
                 pfc_txt.push_str(&format!(
                     "{} {} {} {} {}\n",
@@ -340,12 +408,14 @@ fn run_one(
         std::fs::write(out.join("pfc.txt"), pfc_txt)?;
         std::fs::write(out.join("ports.jsonl"), ports_jsonl()?)?;
         // rxe_cc's totals count since the module loaded: this run's share.
-        let mut totals = String::new();
-        for (k, v) in read_totals() {
-            let b = totals_before.get(&k).copied().unwrap_or(0);
-            totals.push_str(&format!("{k} {}\n", v.saturating_sub(b)));
+        if with_cc {
+            let mut totals = String::new();
+            for (k, v) in read_totals() {
+                let b = totals_before.get(&k).copied().unwrap_or(0);
+                totals.push_str(&format!("{k} {}\n", v.saturating_sub(b)));
+            }
+            std::fs::write(out.join("rxe_cc-totals.txt"), totals)?;
         }
-        std::fs::write(out.join("rxe_cc-totals.txt"), totals)?;
         // rxe's own counters say why a NAK or a retransmission happened
         // (RNR, sequence error, timeout); the devices are this run's.
         let counters = Command::new("rdma")
@@ -627,6 +697,7 @@ fn measure_base_rtt(e: &Experiment, base: &Path, out: &Path) -> Result<u64> {
         knobs: BTreeMap::new(),
         switch: toml::Table::new(),
         inject: Vec::new(),
+        rxe: Rxe::Patched,
     };
     eprintln!("rxecc run: measuring the base RTT (20 one-packet flows, h0 <-> h1, no CC) ...");
     let done = run_one(e, &probe, base, &file, &flows, &dir, 0)?;
@@ -745,37 +816,62 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     let mut k = 0;
     let mut incomplete = Vec::new();
     let mut tables: Vec<(String, PathBuf)> = Vec::new();
-    for rep in 1..=e.repetitions {
-        for r in &e.runs {
-            k += 1;
-            let label = if e.repetitions > 1 {
-                format!("{}-{rep}", r.label)
-            } else {
-                r.label.clone()
-            };
-            let dir = out.join(&label);
-            eprintln!(
-                "rxecc run: [{k}/{total}] {label}: cc={}, {} flows ...",
-                r.cc,
-                flows.len()
-            );
-            let t0 = Instant::now();
-            let res = run_one(&e, r, base, &flows_file, &flows, &dir, base_rtt_ns);
-            for (name, v) in &saved {
-                let _ = std::fs::write(Path::new(PARAMS).join(name), v);
+    // A run of another rdma_rxe build swaps the modules; the caller's
+    // (patched, with its knobs) are back when the runs end, however.
+    let mut loaded = Rxe::Patched;
+    let mut runs = || -> Result<()> {
+        for rep in 1..=e.repetitions {
+            for r in &e.runs {
+                if r.rxe != loaded {
+                    eprintln!("rxecc run: rdma_rxe: the {} build", r.rxe.name());
+                    modules::switch_rxe(r.rxe)?;
+                    loaded = r.rxe;
+                }
+                k += 1;
+                let label = if e.repetitions > 1 {
+                    format!("{}-{rep}", r.label)
+                } else {
+                    r.label.clone()
+                };
+                let dir = out.join(&label);
+                eprintln!(
+                    "rxecc run: [{k}/{total}] {label}: cc={}{}, {} flows ...",
+                    r.cc,
+                    if r.rxe == Rxe::Patched {
+                        String::new()
+                    } else {
+                        format!(" on the {} rdma_rxe", r.rxe.name())
+                    },
+                    flows.len()
+                );
+                let t0 = Instant::now();
+                let res = run_one(&e, r, base, &flows_file, &flows, &dir, base_rtt_ns);
+                for (name, v) in &saved {
+                    let _ = std::fs::write(Path::new(PARAMS).join(name), v);
+                }
+                let done = res.with_context(|| format!("run {label}"))?;
+                eprintln!(
+                    "rxecc run: [{k}/{total}] {label}: {done} of {} flows completed in {:.0} s",
+                    flows.len(),
+                    t0.elapsed().as_secs_f64()
+                );
+                if done < flows.len() {
+                    incomplete.push(label.clone());
+                }
+                tables.push((label, dir.join("fct.txt")));
             }
-            let done = res.with_context(|| format!("run {label}"))?;
-            eprintln!(
-                "rxecc run: [{k}/{total}] {label}: {done} of {} flows completed in {:.0} s",
-                flows.len(),
-                t0.elapsed().as_secs_f64()
-            );
-            if done < flows.len() {
-                incomplete.push(label.clone());
-            }
-            tables.push((label, dir.join("fct.txt")));
+        }
+        Ok(())
+    };
+    let ran = runs();
+    if loaded != Rxe::Patched {
+        eprintln!("rxecc run: rdma_rxe: the patched build, with rxe_cc, again");
+        modules::switch_rxe(Rxe::Patched)?;
+        for (name, v) in &saved {
+            let _ = std::fs::write(Path::new(PARAMS).join(name), v);
         }
     }
+    ran?;
     // Every run's fct.txt, read once for both tables.
     let mut raw = Vec::new();
     for (label, f) in &tables {
@@ -833,6 +929,21 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     let table = fct::summary_table(&sums);
     print!("{table}");
     std::fs::write(out.join("summary.txt"), &table)?;
+    if !e.metrics.is_empty() && (e.repetitions > 1 || e.metrics.baseline.is_some()) {
+        let samples: Vec<(&str, &BTreeMap<String, Option<f64>>)> = run_labels(&e)
+            .into_iter()
+            .zip(&sums)
+            .map(|(r, s)| (r.label.as_str(), &s.named))
+            .collect();
+        let (table, rows) =
+            crate::report::spread::across_runs(&samples, e.metrics.baseline.as_deref());
+        print!("{table}");
+        std::fs::write(out.join("metrics.txt"), &table)?;
+        std::fs::write(
+            out.join("metrics.json"),
+            serde_json::to_string_pretty(&rows)?,
+        )?;
+    }
     let mut engaged = Vec::new();
     for ((label, f), r) in tables.iter().zip(run_labels(&e)) {
         let totals =
@@ -1062,6 +1173,7 @@ mod tests {
             ports = { trunk = ["p0", "v1"] }
             peak_ingress = { any = ["p0", "p1"] }
             flows = { big = 0, small = 1, both = [0, 1], big2 = [0], pair = [0, 2] }
+            counters = { acks = ["acks"], acks_per_packet = ["acks", "tx_packets"] }
             [[run]]
             label = "none"
             cc = "none"
@@ -1115,6 +1227,18 @@ mod tests {
         assert_eq!(m["big2_mbps"], Some(100.0));
         // 2 MB from the first post (1 us) to the last completion (160 ms).
         assert_eq!(m["pair_mbps"], Some(100.0));
+        // A run on the stock rdma_rxe: no rxe_cc, no counters.
+        assert_eq!(m["acks"], None);
+        std::fs::write(dir.join("rxe_cc-totals.txt"), "tx_packets 400\nacks 100\n").unwrap();
+        let m = named_metrics(&e.metrics, &dir).unwrap();
+        assert_eq!(m["acks"], Some(100.0));
+        assert_eq!(m["acks_per_packet"], Some(0.25));
+        std::fs::write(dir.join("rxe_cc-totals.txt"), "tx_packets 400\n").unwrap();
+        let err = format!("{:#}", named_metrics(&e.metrics, &dir).unwrap_err());
+        assert!(
+            err.contains("rxe_cc's totals have no 'acks' (they have tx_packets)"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
