@@ -22,6 +22,8 @@ APT_PKGS=(
 	# guest and testbed
 	qemu-system-x86 rdma-core ibverbs-utils perftest iproute2 bpftool
 	libbpf-dev iputils-ping procps tshark
+	# the tests' and the bench's JSON (rxecc's outputs, measured rows)
+	jq
 	# flowgen's headers (verbs and the RDMA connection manager)
 	libibverbs-dev librdmacm-dev
 	# rdma-core's Python bindings, for tests/qp_churn.py

@@ -35,45 +35,45 @@ want() { [ -z "${BENCH_PARTS:-}" ] || [[ " $BENCH_PARTS " == *" $1 "* ]]; }
 # The host's time is the mtime the host gives a file of the shared results
 # directory as it is written.
 bench_clock() {
-	local f=$out/.host-clock g0 h0 g1 h1 g2 h2 i
+	local f=$out/.host-clock rows=$out/clock.jsonl g0 h0 g1 h1 g2 h2 i
 	host_now() { : >"$f"; stat -c %.3Y "$f"; }
-	guest_now() { awk '{print $1}' /proc/uptime; }
+	guest_now() { cut -d' ' -f1 /proc/uptime; }
 	echo
-	echo "the guest's clock: $RXECC_CLOCK, $(nproc) vCPU(s), $(dmesg | grep -o 'tsc: Detected [0-9.]* MHz' | tail -1)" | tee -a "$out/summary.txt"
+	echo "the guest's clock: $RXECC_CLOCK, $(nproc) vCPU(s), $(dmesg | grep -o 'tsc: Detected [0-9.]* MHz' | tail -1); busy: a shell loop of 1e6 turns, idle: sleep 20" | tee -a "$out/summary.txt"
 	g0=$(guest_now) h0=$(host_now)
 	for ((i = 0; i < 1000000; i++)); do :; done
 	g1=$(guest_now) h1=$(host_now)
 	sleep 20
 	g2=$(guest_now) h2=$(host_now)
-	awk -v g0="$g0" -v g1="$g1" -v g2="$g2" -v h0="$h0" -v h1="$h1" -v h2="$h2" 'BEGIN {
-		printf "busy (a shell loop of 1e6 turns): %.2f s of guest time in %.2f s of host time, %.3f guest s per host s\n", g1 - g0, h1 - h0, (g1 - g0) / (h1 - h0)
-		printf "idle (sleep 20): %.2f s of guest time in %.2f s of host time, %.3f guest s per host s\n", g2 - g1, h2 - h1, (g2 - g1) / (h2 - h1)
-	}' | tee -a "$out/summary.txt"
-	rm -f "$f"
+	rm -f "$f" "$rows"
+	measured_row "$rows" busy guest_s="$(jq -n "$g1 - $g0")" host_s="$(jq -n "$h1 - $h0")" guest_s_per_host_s="$(jq -n "($g1 - $g0) / ($h1 - $h0)")"
+	measured_row "$rows" idle guest_s="$(jq -n "$g2 - $g1")" host_s="$(jq -n "$h2 - $h1")" guest_s_per_host_s="$(jq -n "($g2 - $g1) / ($h2 - $h1)")"
+	measured_table "$rows" | tee -a "$out/summary.txt"
 }
 
 # Where `rxecc testbed up` spends its time, on each shipped topology: its
 # own line (net with rdma link, the programs' load beside it, ports,
 # markers, INT), with the guest's clock around it and `down` after.
 bench_up() {
-	local topo name t0 t1 t2
+	local topo name t0 t1 t2 rows=$out/up.jsonl
 	echo
 	echo "rxecc testbed up on each topology (the guest's $RXECC_CLOCK clock; phases from rxecc)" | tee -a "$out/summary.txt"
 	tb_load_rxe patched
 	tb_load_cc cc=none
 	mkdir -p "$out/up"
+	rm -f "$rows"
 	for topo in "$RXECC_TOP"/testbed/topologies/*.toml; do
 		name=$(basename "$topo" .toml)
-		t0=$(date +%s.%N)
+		t0=$(date +%s%N)
 		rxecc testbed up "$topo" 2>"$out/up/$name.txt" || { echo "$name: up failed: $(tail -1 "$out/up/$name.txt")"; continue; }
-		t1=$(date +%s.%N)
+		t1=$(date +%s%N)
 		rxecc testbed down 2>>"$out/up/$name.txt" || echo "$name: down failed"
-		t2=$(date +%s.%N)
-		awk -v n="$name" -v a="$t0" -v b="$t1" -v c="$t2" -v p="$(grep -o 'attached in .*' "$out/up/$name.txt")" \
-			'BEGIN {printf "%-9s up %.2f s, down %.2f s; rxecc: %s\n", n, b - a, c - b, p}'
+		t2=$(date +%s%N)
+		measured_row "$rows" "$name" up_s="$(jq -n "($t1 - $t0) / 1e9")" down_s="$(jq -n "($t2 - $t1) / 1e9")"
+		echo "$name: rxecc: $(grep -o 'attached in .*' "$out/up/$name.txt")"
 	done | tee -a "$out/summary.txt"
-	rmmod rxe_cc
-	rmmod rdma_rxe
+	measured_table "$rows" | tee -a "$out/summary.txt"
+	rxecc modules unload
 }
 
 # What fault injection costs a port (docs/switch.md): one flow through p0
@@ -84,8 +84,8 @@ bench_up() {
 # a commit before injection, adds its ports (loaded with its own programs)
 # as a third side: the cost of injection when off.
 bench_inject() {
-	local r side iters=$((1600 * 1000000 * 2 / 8 / SIZE + 1)) i sides="off rules" bin
-	declare -A sum
+	local r side iters=$((1600 * 1000000 * 2 / 8 / SIZE + 1)) i sides="off rules" bin rows=$out/inject.jsonl
+	rm -f "$rows"
 	[ -z "${BENCH_RXECC_BEFORE:-}" ] || sides="before off rules"
 	echo
 	echo "fault injection's cost: ib_write_bw through p0 at 1600 Mb/s, no rules against 8 rules that select nothing${BENCH_RXECC_BEFORE:+, and the ports before injection} (Mb/s)" | tee -a "$out/summary.txt"
@@ -119,15 +119,10 @@ bench_inject() {
 			sleep 1
 			tb_write_bw_client 1 0 $TB_PORT_BASE "$out/inject-$side-$r.txt" -s $SIZE -n $iters || echo "  inject $side round $r failed" >&2
 			tb_wait_servers || echo "  inject $side round $r: server failed" >&2
-			sum[$side]="${sum[$side]:-} $(tb_bw_mbit "$out/inject-$side-$r.txt")"
+			measured_row "$rows" "$side" mbps="$(tb_bw_mbit "$out/inject-$side-$r.txt")"
 		done
 	done
-	for side in $sides; do
-		echo "$side ${sum[$side]}"
-	done | awk '{n = 0; t = 0; for (i = 2; i <= NF; i++) {t += $i; n++}; m[NR] = t / n; name[NR] = $1; line[NR] = $0}
-		END {
-			for (i = 1; i <= NR; i++) printf "%-8s %s (mean %.1f, %.3f of no rules)\n", name[i], substr(line[i], length(name[i]) + 2), m[i], m[i] / m[name[1] == "before" ? 2 : 1]
-		}' | tee -a "$out/summary.txt"
+	measured_table "$rows" --baseline off | tee -a "$out/summary.txt"
 	detach "$bin"
 	rxecc testbed down
 	rmmod rdma_rxe
@@ -138,11 +133,11 @@ bench_inject() {
 # 100 Mb/s): goodput, and how the hosts recovered (the receiver's
 # out-of-sequence requests and duplicates, the sender's NAKs and retries).
 bench_inject_gbn() {
-	local side r every=${BENCH_GBN_EVERY:-100}
+	local side r every=${BENCH_GBN_EVERY:-100} rows=$out/inject-gbn.jsonl
 	echo
-	echo "go-back-N under injected drops (every ${every}th data packet at p1), stock against patched rdma_rxe, 200 x 64 KB h1 -> h0 at 100 Mb/s" | tee -a "$out/summary.txt"
-	printf '%-8s %-6s %-10s %-8s %-8s %-12s %-10s %-10s %s
-' side round "Mb/s" matched dropped out_of_seq duplicate seq_naks retries | tee -a "$out/summary.txt"
+	echo "go-back-N under injected drops (every ${every}th data packet at p1), stock against patched rdma_rxe, 200 x 64 KB h1 -> h0 at 100 Mb/s: goodput, packets the rule matched and dropped, the receiver's out-of-sequence and duplicate requests, the sender's sequence NAKs and retries" | tee -a "$out/summary.txt"
+	rm -f "$rows"
+	c() { cat "/sys/class/infiniband/rxe$1/ports/1/hw_counters/$2"; }
 	for ((r = 1; r <= ${BENCH_GBN_ROUNDS:-2}; r++)); do
 		for side in stock patched; do
 			tb_load_rxe "$side"
@@ -155,18 +150,16 @@ bench_inject_gbn() {
 			sleep 1
 			tb_write_bw_client 1 0 $TB_PORT_BASE "$out/gbn-$side-$r.txt" -s $SIZE -n 200 || echo "  gbn $side round $r failed" >&2
 			tb_wait_servers || echo "  gbn $side round $r: server failed" >&2
-			c() { cat "/sys/class/infiniband/rxe$1/ports/1/hw_counters/$2"; }
-			printf '%-8s %-6s %-10s %-8s %-8s %-12s %-10s %-10s %s
-' "$side" "$r" "$(tb_bw_mbit "$out/gbn-$side-$r.txt")" \
-				"$(rxecc port inject --dev p1 --json | jq '.[0].matched')" "$(rxecc port inject --dev p1 --json | jq '.[0].applied')" \
-				"$(c 0 out_of_seq_request)" "$(c 0 duplicate_request)" "$(c 1 rcvd_seq_err)" "$(c 1 completer_retry_err)" | tee -a "$out/summary.txt"
+			measured_row "$rows" "$side" mbps="$(tb_bw_mbit "$out/gbn-$side-$r.txt")" \
+				matched="$(rxecc port inject --dev p1 --json | jq '.[0].matched')" dropped="$(rxecc port inject --dev p1 --json | jq '.[0].applied')" \
+				out_of_seq="$(c 0 out_of_seq_request)" duplicate="$(c 0 duplicate_request)" seq_naks="$(c 1 rcvd_seq_err)" retries="$(c 1 completer_retry_err)"
 			rxecc port detach --dev p1
 			rxecc port detach --dev p0
 			rxecc testbed down
-			rmmod rxe_cc 2>/dev/null || true
-			rmmod rdma_rxe
+			rxecc modules unload
 		done
 	done
+	measured_table "$rows" --baseline stock | tee -a "$out/summary.txt"
 }
 
 # The go-back-N livelock of rdma_rxe without fix 2 (docs/switch.md,
@@ -174,23 +167,23 @@ bench_inject_gbn() {
 # cc=fixed paces h1's flow, then pacing it below its retransmit timeout:
 # what each rxe moves in the window after, with and without the fix.
 bench_inject_livelock() {
-	local name r rc retries moved sent
+	local name r rc retries moved sent rows=$out/inject-livelock.jsonl
 	echo
-	echo "go-back-N livelock by injection: ACKs held 2 s at p0, then $RETRY_RATE_LO Mb/s paced (16.8 ms timeout), bytes acknowledged in the next $RETRY_WINDOW_S s" | tee -a "$out/summary.txt"
-	printf '%-14s %-6s %-8s %-13s %-14s %-10s %s\n' rdma_rxe round retries "pkts sent" "bytes acked" "Mb/s" completed | tee -a "$out/summary.txt"
+	echo "go-back-N livelock by injection: ACKs held 2 s at p0, then $RETRY_RATE_LO Mb/s paced (16.8 ms timeout): retries while held, then packets sent and bytes acknowledged in the next $RETRY_WINDOW_S s, and whether the flow completed (1) or was killed (0)" | tee -a "$out/summary.txt"
 	TEST_OUT=$out/livelock
 	mkdir -p "$TEST_OUT"
+	rm -f "$rows"
 	for ((r = 1; r <= ${BENCH_LIVELOCK_ROUNDS:-2}; r++)); do
 		for name in without-fix2 patched; do
 			rc=0
 			retry_delayed_acks $name || rc=$?
 			read -r retries moved sent <"$TEST_OUT/$name.result" || retries=- moved=- sent=-
-			printf '%-14s %-6s %-8s %-13s %-14s %-10s %s\n' $name "$r" "$retries" "$sent" "$moved" \
-				"$(awk -v b="$moved" -v t="$RETRY_WINDOW_S" 'BEGIN {if (b + 0 == b) printf "%.3f", b * 8 / t / 1e6; else print "-"}')" \
-				"$([ "$rc" = 0 ] && echo yes || echo "no (killed)")" | tee -a "$out/summary.txt"
+			measured_row "$rows" $name retries="$retries" pkts_sent="$sent" bytes_acked="$moved" \
+				mbps="$(jq -n "$moved * 8 / $RETRY_WINDOW_S / 1e6" 2>/dev/null)" completed=$((rc == 0))
 			tb_reset
 		done
 	done
+	measured_table "$rows" | tee -a "$out/summary.txt"
 }
 
 # The run-to-run spread needs boots of its own: the host runs it after
@@ -239,14 +232,12 @@ bench_pacing() {
 # port). Where it falls clearly below the setting, the guest's CPU, not the
 # port, is the bottleneck. The last row has no port at all, for reference.
 bench_port() {
+	local rate r iters bw deq rows=$out/port.jsonl
 	tb_load_rxe patched
 	echo
-	echo "switch port rate: one ib_write_bw flow, ${SIZE} B messages, about 2 s per rate"
-	printf '%-14s %-16s %-14s %-10s %s\n' "port Mb/s" "goodput Mb/s" "wire Mb/s" "of set" "stalls (>2 ms late)"
+	echo "switch port rate: one ib_write_bw flow, ${SIZE} B messages, about 2 s per rate: goodput, the wire rate (goodput x wire bytes / payload bytes, counted by the port), its share of the set rate, and stalls (>2 ms late); the last row has no port" | tee -a "$out/summary.txt"
 	rxecc testbed up bridge2
-	# The highest set rate the port carries within 3% (where the
-	# experiments' link rates can go), in port-within.
-	echo none >"$out/port-within"
+	rm -f "$rows"
 	for rate in ${BENCH_PORT_RATES:-100 200 400 600 800 1000 1200 1600} none; do
 		r=${rate/none/1000}
 		iters=$((r * 1000000 * 2 / 8 / SIZE + 1))
@@ -260,21 +251,21 @@ bench_port() {
 		bw=$(tb_bw_mbit "$out/port-$rate.txt")
 		if [ "$rate" != none ]; then
 			rxecc port stats --dev p0 --json >"$out/port-$rate.json"
-			wire=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print('%.1f' % (float(sys.argv[2]) * s['deq_bytes'] / int(sys.argv[3])))" \
-				"$out/port-$rate.json" "${bw:-0}" $((iters * SIZE)))
-			stalls=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['stalls'])" "$out/port-$rate.json")
 			rxecc port detach --dev p0
-			printf '%-14s %-16s %-14s %-10s %s\n' "$rate" "${bw:-fail}" "$wire" \
-				"$(awk -v w="$wire" -v r="$rate" 'BEGIN {printf "%.3f", w / r}')" "$stalls"
-			awk -v w="$wire" -v r="$rate" 'BEGIN {exit !(w >= 0.97 * r && w <= 1.03 * r)}' && echo "$rate" >"$out/port-within"
+			deq=$(jq .deq_bytes "$out/port-$rate.json")
+			measured_row "$rows" "$rate" goodput_mbps="$bw" wire_mbps="$(jq -n "$bw * $deq / $((iters * SIZE))" 2>/dev/null)" \
+				of_set="$(jq -n "$bw * $deq / $((iters * SIZE)) / $rate" 2>/dev/null)" stalls="$(jq .stalls "$out/port-$rate.json")"
 		else
-			printf '%-14s %-16s %-14s %-10s %s\n' "(no port)" "${bw:-fail}" - - -
+			measured_row "$rows" "(no port)" goodput_mbps="$bw"
 		fi
-	done | tee -a "$out/summary.txt"
+	done
+	measured_table "$rows" | tee -a "$out/summary.txt"
+	# The highest set rate the port carries within 3% (where the
+	# experiments' link rates can go), in port-within.
+	jq -rs '[.[] | select(.of_set != null and .of_set >= 0.97 and .of_set <= 1.03) | .run] | last // "none"' "$rows" >"$out/port-within"
 	echo "highest set rate within 3%: $(cat "$out/port-within") Mb/s" | tee -a "$out/summary.txt"
 	rxecc testbed down
-	rmmod rxe_cc 2>/dev/null || true
-	rmmod rdma_rxe 2>/dev/null || true
+	rxecc modules unload
 }
 
 # Congestion control, side by side in this one run: the 4->1 incast under
@@ -331,8 +322,7 @@ bench_latejoin() {
 		tb_load_cc cc=none
 		rxecc run "$exp" --out "$d" >"$d.txt" 2>"$d.log" || echo "  round $r: $(tail -1 "$d.log")" >&2
 		rxecc modules unload
-		python3 "$RXECC_TOP/tests/cc_latejoin.py" "$(rxecc experiment get "$exp" report.period_us)" \
-			"hpcc=$d/hpcc/rec" "fncc=$d/fncc/rec" | tee -a "$out/summary.txt"
+		grep "late joiner" "$d/table.txt" | tee -a "$out/summary.txt"
 	done
 }
 
@@ -383,26 +373,20 @@ bench_recipe_runs() {
 # the incast's bottleneck under none, ACC and DCQCN. Against none: the
 # aggregate rate, and the kernel CPU that the algorithm adds per QP.
 bench_scale() {
-	local q cc row base_cpu base_bw
+	local q cc rows
 	echo
-	echo "QPs per host: one ib_send_bw with Q QPs h1 -> h0 through the incast's ${CCI_RATE_MBPS} Mb/s bottleneck, ${CCS_SECS} s each" | tee -a "$out/summary.txt"
-	printf '%-6s %-7s %-10s %-8s %-12s %-11s %-16s %-18s %s\n' QPs cc "Mb/s" "of none" "timer fires/s" "kernel CPU" "added us/s per QP" "rxe_cc us/s per QP" "QPs moved" | tee -a "$out/summary.txt"
+	echo "QPs per host: one ib_send_bw with Q QPs h1 -> h0 through the incast's ${CCI_RATE_MBPS} Mb/s bottleneck, ${CCS_SECS} s each: Mb/s, rxe_cc's timer fires/s, the guest's kernel CPU share, the QPs that moved data, rxe_cc's own us/s per QP" | tee -a "$out/summary.txt"
 	for q in ${BENCH_SCALE_QPS:-1 16 64 256}; do
+		rows=$out/scale/q$q.jsonl
+		mkdir -p "$out/scale"
+		rm -f "$rows"
 		for cc in none acc dcqcn; do
-			row=$(ccs_run "$cc" "$q" "$out/scale/q$q/$cc") || echo "  cc=$cc with $q QPs: the run failed" >&2
-			row=${row##*$'\n'} # its last line; the tools may print before it
-			read -r bw fires cpu moved own <<<"$row"
-			if [ "$cc" = none ]; then
-				base_bw=$bw base_cpu=$cpu
-			fi
-			awk -v q="$q" -v cc="$cc" -v bw="${bw:-fail}" -v f="${fires:-0}" -v c="${cpu:-0}" -v m="${moved:-0}" -v own="${own:--}" \
-				-v bb="${base_bw:-fail}" -v bc="${base_cpu:-0}" -v n="$(nproc)" 'BEGIN {
-				of = (bw + 0 > 0 && bb + 0 > 0) ? sprintf("%.3f", bw / bb) : "-"
-				# Added kernel CPU per QP, in us of one CPU per second.
-				add = cc == "none" ? "-" : sprintf("%.1f", (c - bc) * n * 1e6 / q)
-				printf "%-6s %-7s %-10s %-8s %-12s %-11s %-16s %-18s %s of %s\n", q, cc, bw, of, f, sprintf("%.1f%%", c * 100), add, own, m, q
-			}'
+			# shellcheck disable=SC2046 # name=value words
+			measured_row "$rows" "$cc" $(ccs_run "$cc" "$q" "$out/scale/q$q/$cc" | tail -1) ||
+				echo "  cc=$cc with $q QPs: the run failed" >&2
 		done
+		echo "$q QPs"
+		measured_table "$rows" --baseline none
 	done | tee -a "$out/summary.txt"
 }
 

@@ -36,8 +36,10 @@ ccs_cc_cpu_ns() {
 	echo $(($(tb_cc_total hook_ns) + $(tb_cc_total timer_ns)))
 }
 
-# ccs_run <cc> <qps> <out>: one run; prints "aggregate_mbps fires_per_s
-# kernel_cpu_share qps_moved rxe_cc_us_per_s_per_qp" (or "fail" as the rate).
+# ccs_run <cc> <qps> <out>: one run; prints its measurements as
+# name=value words (bench_row's): the aggregate rate (fail if the run
+# failed), rxe_cc's timer fires per second, the guest's kernel CPU share,
+# the QPs that moved data, and rxe_cc's own CPU per QP (us per second).
 ccs_run() {
 	# shellcheck disable=SC2034 # TB_BW_TOOL: read by tb_write_bw_server/client
 	local cc=$1 q=$2 out=$3 TB_BW_TOOL=ib_send_bw TB_REPORT_GBITS=0
@@ -86,9 +88,9 @@ ccs_run() {
 	rxecc modules unload
 	bw=$(tb_bw_mbit "$out/client.txt")
 	[ "$rc" = 0 ] && [ -n "$bw" ] || bw=fail
-	awk -v bw="$bw" -v f=$((f1 - f0)) -v c=$((c1 - c0)) -v ns=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" \
-		-v n="$(nproc)" -v moved="$moved" -v k=$((k1 - k0)) -v q="$q" 'BEGIN {
-		s = ns / 1e9
-		printf "%s %.0f %.3f %d %.2f\n", bw, f / s, c / hz / s / n, moved, k / 1e3 / s / q
-	}'
+	local secs
+	secs=$(jq -n "($t1 - $t0) / 1e9")
+	echo "mbps=$bw fires_per_s=$(jq -n "$((f1 - f0)) / $secs")" \
+		"kernel_cpu=$(jq -n "$((c1 - c0)) / $(getconf CLK_TCK) / $secs / $(nproc)")" \
+		"qps_moved=$moved rxe_cc_us_per_s_per_qp=$(jq -n "$((k1 - k0)) / 1e3 / $secs / $q")"
 }

@@ -22,6 +22,8 @@ export RXECC_TOP=$top
 RESULTS=${RESULTS:-$top/build/results}
 out=$RESULTS/test_vms
 rxecc=$top/userspace/target/release/rxecc
+# measured_table's `rxecc`, as in the guest.
+PATH=$top/userspace/target/release:$PATH
 # The bottleneck (h0's link), T and the senders' line rate, from the
 # topology; ACC's T as testbed/experiments/incast.toml's (3 packets per
 # flow per period at the fair share).
@@ -121,18 +123,18 @@ for layout in $layouts; do
 done
 
 {
-	echo "guests' clock: ${VMS_CLOCK:-host} (VMS_CLOCK, docs/vms.md)"
-	printf '%-8s %9s %9s %9s %9s %8s %7s %6s %8s %8s %9s %8s %7s\n' layout "h1 Mb/s" "h2 Mb/s" "tput" "conv T" "in band" pauses halts "peak KB" "late ms" "RTT ms" "tau ms" "time s"
+	echo "guests' clock: ${VMS_CLOCK:-host} (VMS_CLOCK, docs/vms.md); per layout: each flow's and the total rate (Mb/s), ACC's convergence (T), time in band, pauses, halts, peak queue (KB), the pacer's mean lateness, the RTT between guests and tau (ms), and the layout's time (s)"
+	rm -f "$out/table.jsonl"
 	for layout in $layouts; do
 		[ -f "$out/$layout/report.json" ] || continue
-		f1=$(tb_bw_mbit "$out/$layout/client1.txt") || f1=0
-		f2=$(tb_bw_mbit "$out/$layout/client2.txt") || f2=0
 		read -r late rtt tau <<<"$(facts $layout)"
-		printf '%-8s %9.1f %9.1f %9.1f %9s %8.0f%% %6s %6s %8.0f %8s %9s %8s %7s\n' "$layout" "$f1" "$f2" \
-			"$(rj $layout throughput_mbps)" "$(awk -v c="$(rj $layout converge_periods)" 'BEGIN {if (c == "null") print "never"; else printf "%.1f", c}')" "$(awk -v b="$(rj $layout in_band)" 'BEGIN {print b * 100}')" \
-			"$(rj $layout pauses)" "$(rj $layout halts)" "$(awk -v q="$(rj $layout peak_queue_bytes)" 'BEGIN {print q / 1024}')" \
-			"$late" "$rtt" "$tau" "$(cat "$out/$layout/seconds")"
+		measured_row "$out/table.jsonl" "$layout" h1_mbps="$(tb_bw_mbit "$out/$layout/client1.txt")" \
+			h2_mbps="$(tb_bw_mbit "$out/$layout/client2.txt")" tput_mbps="$(rj $layout throughput_mbps)" \
+			converge_T="$(rj $layout converge_periods)" in_band="$(rj $layout in_band)" pauses="$(rj $layout pauses)" \
+			halts="$(rj $layout halts)" peak_kb="$(jq -n "$(rj $layout peak_queue_bytes) / 1024")" \
+			late_ms="$late" rtt_ms="$rtt" tau_ms="$tau" time_s="$(cat "$out/$layout/seconds")"
 	done
+	[ -f "$out/table.jsonl" ] && measured_table "$out/table.jsonl"
 	[ -f "$out/several/clock_error_ms" ] && echo "three guests: recordings merged onto h0's guest's clock, within $(cat "$out/several/clock_error_ms") ms"
 } | tee "$out/table.txt" >&2
 echo "test_vms: $((SECONDS - start)) s" >&2

@@ -13,3 +13,23 @@ for r in json.load(open(sys.argv[1])):
 	awk -v l="$1" -v k="$2" '$1 == l && $2 == k {print $3; found = 1; exit}
 		END {if (!found) {print "rj: no " k " for " l " in report.json" > "/dev/stderr"; exit 1}}' "$flat"
 }
+
+# measured_row <file> <run> [name=value ...]: one measured row (a JSON
+# object per line) for `rxecc spread --measured`, which tables the rows:
+# per run, median [min-max] over the rows that repeat it. A value that is
+# not a number (a failed measurement) is null.
+measured_row() {
+	local f=$1 run=$2
+	shift 2
+	jq -nc --arg run "$run" '$ARGS.positional
+		| map(capture("^(?<k>[^=]+)=(?<v>.*)$") | {(.k): (.v | tonumber? // null)})
+		| add + {run: $run}' --args "$@" >>"$f"
+}
+
+# measured_table <rows> [rxecc spread args]: the rows' table on stdout,
+# its cells as JSON beside the rows (<rows>.json for <rows>.jsonl).
+measured_table() {
+	local f=$1
+	shift
+	rxecc spread --measured "$f" --json "${f%.jsonl}.json" "$@"
+}

@@ -48,7 +48,8 @@ enum Cmd {
     /// Run-to-run spread of repeated experiments: per run and metric,
     /// the median and range of each group's report.json files, groups
     /// side by side (tests/repro.sh: the demo's incast in separate boots
-    /// under each guest clock).
+    /// under each guest clock); or of rows a script measured
+    /// (--measured).
     Spread(cli::spread::Args),
     /// The cargo model (the module's own algorithms) on an incast
     /// experiment's scenario, beside the testbed's runs of it: the

@@ -83,8 +83,55 @@ pub struct Experiment {
     /// and the paper recipes.
     #[serde(default)]
     pub metrics: NamedMetrics,
+    /// False where the runs are not meant to congest anything (a flow
+    /// on an idle path): a run whose algorithm shows none of its signals
+    /// is then no warning.
+    #[serde(default = "yes")]
+    pub expect_signals: bool,
     #[serde(rename = "run")]
     pub runs: Vec<Run>,
+    /// Each run's testbed, resolved when the file loads (`load`), in the
+    /// runs' order.
+    #[serde(skip)]
+    pub scenarios: Vec<Scenario>,
+}
+
+/// One run's testbed: the topology with the experiment's and the run's
+/// settings merged in, parsed and checked once, when the file loads;
+/// `rxecc run` brings it up as it is.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The run's label.
+    pub label: String,
+    /// The merged topology as TOML: what the run's `topology.toml`
+    /// records.
+    pub text: String,
+    /// The topology file it came from.
+    pub file: PathBuf,
+    pub built: topology::Built,
+}
+
+impl Experiment {
+    /// The resolved testbed of the run labelled `label`.
+    pub fn scenario(&self, label: &str) -> Result<&Scenario> {
+        self.scenarios
+            .iter()
+            .find(|s| s.label == label)
+            .with_context(|| format!("no run '{label}' (or the file was not loaded)"))
+    }
+}
+
+/// A run's testbed: the topology merged with `e`'s and `run`'s settings,
+/// parsed and checked.
+pub(crate) fn scenario_for(e: &Experiment, run: &Run, base: &Path) -> Result<Scenario> {
+    let (file, text) = topology_for(e, run, base)?;
+    let built = topology::parse(&file, &text)?;
+    Ok(Scenario {
+        label: run.label.clone(),
+        text,
+        file,
+        built,
+    })
 }
 
 /// `rxecc report`'s set-up: what the runs' convergence is measured against.
@@ -439,18 +486,18 @@ pub fn load(path: &Path) -> Result<Experiment> {
         }
         _ => None,
     };
-    let mut builts = Vec::new();
+    let mut scenarios = Vec::new();
     for r in &e.runs {
-        let (file, text) = topology_for(&e, r, base)?;
-        let built = topology::parse(&file, &text)?;
+        let sc = scenario_for(&e, r, base)?;
         if !e.metrics.is_empty() {
             e.metrics
-                .check(&built, flows.as_ref().map(Vec::len))
+                .check(&sc.built, flows.as_ref().map(Vec::len))
                 .with_context(|| format!("{}: run {}", path.display(), r.label))?;
         }
-        builts.push((file, built));
+        scenarios.push(sc);
     }
-    resolve_rates(&mut e, path, &text, &builts, flows.as_deref())?;
+    resolve_rates(&mut e, path, &text, &scenarios, flows.as_deref())?;
+    e.scenarios = scenarios;
     Ok(e)
 }
 
@@ -485,7 +532,7 @@ fn resolve_rates(
     e: &mut Experiment,
     path: &Path,
     text: &str,
-    builts: &[(PathBuf, topology::Built)],
+    scenarios: &[Scenario],
     flows: Option<&[workload::Flow]>,
 ) -> Result<()> {
     let line = |needle: &str, from: usize| {
@@ -494,7 +541,8 @@ fn resolve_rates(
             .map_or(0, |i| text[..from + i].matches('\n').count() + 1)
     };
     let mut senders_rate = None;
-    for (r, (file, b)) in e.runs.iter_mut().zip(builts) {
+    for (r, sc) in e.runs.iter_mut().zip(scenarios) {
+        let (file, b) = (&sc.file, &sc.built);
         let hosts = senders_of(&e.workload, e.hosts, b, flows);
         let mut rates: Vec<(usize, u64)> = hosts
             .iter()
@@ -546,7 +594,7 @@ fn resolve_rates(
             _ => {}
         }
     }
-    if let (Some(rep), Some((file, b))) = (&mut e.report, builts.first()) {
+    if let (Some(rep), Some(Scenario { file, built: b, .. })) = (&mut e.report, scenarios.first()) {
         let port = b.port(&rep.bottleneck).with_context(|| {
             format!(
                 "{}: [report] bottleneck '{}' is not a port of {} (its ports: {})",
@@ -578,7 +626,7 @@ fn resolve_rates(
 }
 
 /// The topology text with the experiment's and the run's settings merged in.
-pub(crate) fn topology_for(e: &Experiment, run: &Run, base: &Path) -> Result<(PathBuf, String)> {
+fn topology_for(e: &Experiment, run: &Run, base: &Path) -> Result<(PathBuf, String)> {
     let file = match find(base, &e.topology, "testbed/topologies") {
         Ok(p) => p,
         Err(_) => topology::resolve(&e.topology)?,
@@ -680,14 +728,13 @@ pub(crate) fn find_run<'a>(e: &'a Experiment, path: &Path, label: &str) -> Resul
 /// `rxecc experiment topology`: the topology one run brings up.
 pub fn run_topology(path: &Path, label: &str) -> Result<String> {
     let e = load(path)?;
-    let run = find_run(&e, path, label)?;
-    let (file, text) = topology_for(&e, run, path.parent().unwrap_or(Path::new(".")))?;
-    // Checked as `rxecc testbed up` will check it.
-    topology::parse(&file, &text)?;
+    find_run(&e, path, label)?;
+    let sc = e.scenario(label)?;
     Ok(format!(
-        "# {}, run {label}: {} with the run's settings (rxecc experiment topology)\n{text}",
+        "# {}, run {label}: {} with the run's settings (rxecc experiment topology)\n{}",
         path.display(),
-        file.display()
+        sc.file.display(),
+        sc.text
     ))
 }
 
@@ -695,9 +742,8 @@ pub fn run_topology(path: &Path, label: &str) -> Result<String> {
 /// checked, with the run's settings merged in (for `rxecc model`).
 pub fn run_built(path: &Path, label: &str) -> Result<(Experiment, topology::Built)> {
     let e = load(path)?;
-    let run = find_run(&e, path, label)?;
-    let (file, text) = topology_for(&e, run, path.parent().unwrap_or(Path::new(".")))?;
-    let built = topology::parse(&file, &text)?;
+    find_run(&e, path, label)?;
+    let built = e.scenario(label)?.built.clone();
     Ok((e, built))
 }
 
@@ -828,10 +874,10 @@ mod tests {
         std::fs::write(&p, EXP).unwrap();
         let e = load(&p).unwrap();
         assert_eq!(e.runs.len(), 2);
-        let (_, text) = topology_for(&e, &e.runs[0], &dir).unwrap();
-        let t = dir.join("t.toml");
-        std::fs::write(&t, &text).unwrap();
-        let b = topology::load(&t).unwrap();
+        // Each run's testbed, resolved as the file loaded, by label (the
+        // order `--runs` may change).
+        assert_eq!(e.scenarios.len(), 2);
+        let b = &e.scenario("dcqcn").unwrap().built;
         let sw = &b.topo.switches[0];
         assert!(sw.red.is_some() && sw.pfc);
         assert_eq!(b.topo.links[0].rate_mbps, Some(40));
@@ -844,9 +890,17 @@ mod tests {
             .links
             .iter()
             .all(|l| *l.a.get_ref() != "h4" && *l.b.get_ref() != "h4"));
-        let (_, text) = topology_for(&e, &e.runs[1], &dir).unwrap();
-        std::fs::write(&t, &text).unwrap();
-        assert!(topology::load(&t).unwrap().topo.switches[0].red.is_none());
+        let none = e.scenario("none").unwrap();
+        assert!(none.built.topo.switches[0].red.is_none());
+        assert!(none.file.ends_with("dumbbell.toml"));
+        // What the run records as its topology.toml is the same testbed.
+        let t = dir.join("t.toml");
+        std::fs::write(&t, &none.text).unwrap();
+        assert_eq!(
+            topology::load(&t).unwrap().plan.ports,
+            none.built.plan.ports
+        );
+        assert!(e.scenario("acc").is_err());
 
         for (bad, why) in [
             (

@@ -54,7 +54,7 @@ fn default_burst() -> u64 {
 }
 
 /// A topology file.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
     /// Free text, printed by `up`.
@@ -76,7 +76,7 @@ pub struct Topology {
     pub injects: Vec<switch::InjectRule>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkDefaults {
     #[serde(default = "default_rate")]
@@ -103,7 +103,7 @@ impl Default for LinkDefaults {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Switch {
     pub name: Spanned<String>,
@@ -232,7 +232,7 @@ pub struct TcdCfg {
     pub stall_us: u64,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Host {
     pub name: Spanned<String>,
@@ -241,7 +241,7 @@ pub struct Host {
     pub guest: Option<Spanned<String>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Link {
     pub a: Spanned<String>,
@@ -255,7 +255,7 @@ pub struct Link {
 }
 
 /// At switch `at`, traffic to host `to` leaves towards switch `via`.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Route {
     pub at: Spanned<String>,
@@ -349,6 +349,7 @@ pub struct Plan {
 }
 
 /// A parsed and checked topology, with what it takes to build it.
+#[derive(Clone, Debug)]
 pub struct Built {
     pub topo: Topology,
     pub plan: Plan,

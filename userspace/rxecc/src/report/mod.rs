@@ -144,6 +144,13 @@ pub struct Metrics {
     pub deadlocks: usize,
     pub deadlocked_ms: f64,
     pub first_deadlock: Option<String>,
+    /// A late joiner (a second flow starting at least a period after the
+    /// first, FNCC's Fig. 13): the first flow's rate when the second
+    /// started, and the time from then to the first flow's first rate
+    /// below 90% of it, in ms and periods T (None: it never slowed).
+    pub join_rate_mbps: Option<f64>,
+    pub join_slowdown_ms: Option<f64>,
+    pub join_slowdown_periods: Option<f64>,
 }
 
 /// The rows of one of `rxecc record`'s CSV files, by column name.
@@ -418,6 +425,7 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
         let q = total_q.range(from..=f).map(|(_, q)| *q).max().unwrap_or(0);
         q as f64 * 8.0 / c * 1e3
     });
+    let join = join_reaction(flows, setup.period_ns);
     Ok(Metrics {
         label: run.label.clone(),
         flows: flows.len(),
@@ -459,7 +467,31 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
                 ms(d.t_ns) / 1e3
             )
         }),
+        join_rate_mbps: join.map(|(r, _)| r as f64 / 1e6),
+        join_slowdown_ms: join.and_then(|(_, d)| d).map(|d| d as f64 / 1e6),
+        join_slowdown_periods: join.and_then(|(_, d)| d).map(|d| d as f64 / period),
     })
+}
+
+/// A late joiner: the flow that started second, at least `period_ns`
+/// after the first. Returns the first flow's rate (bit/s) at the join and
+/// the time from the join to its first rate below 90% of that, if any;
+/// None without a late joiner.
+pub fn join_reaction(flows: &[Flow], period_ns: u64) -> Option<(u64, Option<u64>)> {
+    let mut by_start: Vec<&Flow> = flows.iter().collect();
+    by_start.sort_by_key(|f| f.start_ns);
+    let (first, second) = (by_start.first()?, by_start.get(1)?);
+    let join = second.start_ns;
+    if join.saturating_sub(first.start_ns) < period_ns.max(1) {
+        return None;
+    }
+    let r0 = first.rate.iter().take_while(|(t, _)| *t <= join).last()?.1;
+    let slow = first
+        .rate
+        .iter()
+        .find(|(t, r)| *t > join && r.saturating_mul(10) < r0.saturating_mul(9))
+        .map(|(t, _)| t - join);
+    Some((r0, slow))
 }
 
 /// Time spent deadlocked: each start to its end, or to the last port
@@ -574,6 +606,18 @@ pub fn table(ms: &[Metrics], setup: &Setup) -> String {
             format!("{}/{}", opt(m.first_round_actual_ms, 1), opt(m.first_round_ideal_ms, 1))
         );
     }
+    for m in ms {
+        if let Some(r) = m.join_rate_mbps {
+            s += &format!(
+                "{}: late joiner: the first flow at {r:.1} Mb/s when the second started; first below 90% of it {}\n",
+                m.label,
+                match (m.join_slowdown_ms, m.join_slowdown_periods) {
+                    (Some(ms), Some(t)) => format!("{ms:.1} ms ({t:.2} T) later"),
+                    _ => "never".into(),
+                }
+            );
+        }
+    }
     for m in ms.iter().filter(|m| m.deadlocks > 0) {
         s += &format!(
             "{}: {} deadlock(s), {:.1} s deadlocked; first: {}\n",
@@ -589,6 +633,25 @@ pub fn table(ms: &[Metrics], setup: &Setup) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn late_joiner_reaction() {
+        let flow = |start: u64, rate: Vec<(u64, u64)>| Flow {
+            start_ns: start,
+            rate,
+            ..Default::default()
+        };
+        let first = flow(0, vec![(0, 40), (5_000, 40), (21_000, 37), (23_000, 30)]);
+        // The joiner at 20 us: the first flow's 40 first falls below 36 at 23 us.
+        let flows = [first.clone(), flow(20_000, vec![(20_000, 10)])];
+        assert_eq!(join_reaction(&flows, 10_000), Some((40, Some(3_000))));
+        // Together within a period: no late joiner.
+        assert_eq!(join_reaction(&flows, 30_000), None);
+        // One flow, or a first flow that never slows.
+        assert_eq!(join_reaction(&flows[..1], 10_000), None);
+        let steady = [flow(0, vec![(0, 40)]), flow(20_000, vec![(20_000, 10)])];
+        assert_eq!(join_reaction(&steady, 10_000), Some((40, None)));
+    }
 
     #[test]
     fn median_of_odd_and_even_counts() {

@@ -99,6 +99,9 @@ pub fn median(v: &mut [f64]) -> f64 {
     }
 }
 
+/// A run's metrics by name; None where it had none.
+pub type Named = BTreeMap<String, Option<f64>>;
+
 /// One metric of one run across its repetitions.
 #[derive(Debug, PartialEq, serde::Serialize)]
 pub struct Across {
@@ -118,10 +121,7 @@ pub struct Across {
 /// (`samples`: each repetition's run label and metrics, in the order run),
 /// and, with a baseline run, each median as a ratio of the baseline's:
 /// the table `rxecc run` prints and the rows of its metrics.json.
-pub fn across_runs(
-    samples: &[(&str, &BTreeMap<String, Option<f64>>)],
-    baseline: Option<&str>,
-) -> (String, Vec<Across>) {
+pub fn across_runs(samples: &[(&str, &Named)], baseline: Option<&str>) -> (String, Vec<Across>) {
     let mut order: Vec<&str> = Vec::new();
     let mut metrics: Vec<&str> = Vec::new();
     for (run, m) in samples {
@@ -172,40 +172,103 @@ pub fn across_runs(
         }
     };
     let reps = samples.len().checked_div(order.len().max(1)).unwrap_or(0);
-    let mut s = format!("per run, over {reps} repetitions: median [min-max]");
+    let mut s = if reps > 1 {
+        format!("per run, over {reps} repetitions: median [min-max]")
+    } else {
+        "per run".to_string()
+    };
     if let Some(b) = baseline {
         let _ = write!(s, "; of {b}: the median over {b}'s");
     }
-    let _ = write!(s, "\n{:<12}", "run");
+    // The cells first: each column as wide as its widest.
+    let cell = |a: &Across| match (a.median, a.min, a.max) {
+        (Some(m), Some(lo), Some(hi)) => {
+            let mut c = if lo == hi {
+                f(m)
+            } else {
+                format!("{} [{}-{}]", f(m), f(lo), f(hi))
+            };
+            if a.n < a.reps {
+                let _ = write!(c, " ({}/{})", a.n, a.reps);
+            }
+            c
+        }
+        _ => "-".into(),
+    };
+    let ratio = |a: &Across| a.of_baseline.map_or("-".into(), |r| format!("{r:.3}"));
+    let mut head = vec!["run".to_string()];
     for key in &metrics {
-        let _ = write!(s, " {key:>26}");
+        head.push(key.to_string());
         if let Some(b) = baseline {
-            let _ = write!(s, " {:>9}", format!("of {b}"));
+            head.push(format!("of {b}"));
         }
     }
-    s.push('\n');
+    let mut table = vec![head];
     for run in &order {
-        let _ = write!(s, "{run:<12}");
+        let mut line = vec![run.to_string()];
         for a in rows.iter().filter(|a| a.run == *run) {
-            let cell = match (a.median, a.min, a.max) {
-                (Some(m), Some(lo), Some(hi)) => {
-                    let mut c = format!("{} [{}-{}]", f(m), f(lo), f(hi));
-                    if a.n < a.reps {
-                        let _ = write!(c, " ({}/{})", a.n, a.reps);
-                    }
-                    c
-                }
-                _ => "-".into(),
-            };
-            let _ = write!(s, " {cell:>26}");
+            line.push(cell(a));
             if baseline.is_some() {
-                let r = a.of_baseline.map_or("-".into(), |r| format!("{r:.3}"));
-                let _ = write!(s, " {r:>9}");
+                line.push(ratio(a));
+            }
+        }
+        table.push(line);
+    }
+    let widths: Vec<usize> = (0..table[0].len())
+        .map(|i| {
+            table
+                .iter()
+                .map(|l| l.get(i).map_or(0, |c| c.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    s.push('\n');
+    for line in &table {
+        for (i, (c, w)) in line.iter().zip(&widths).enumerate() {
+            if i == 0 {
+                let _ = write!(s, "{c:<w$}");
+            } else {
+                let _ = write!(s, "  {c:>w$}");
             }
         }
         s.push('\n');
     }
     (s, rows)
+}
+
+/// Measured rows, a JSON object per line with the run's label (`run`)
+/// and its metrics (numbers, or null where a repetition had none), for
+/// [`across_runs`]: what a script measured, tabled here.
+pub fn read_measured(name: &str, text: &str) -> Result<Vec<(String, Named)>> {
+    let mut rows = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let at = || format!("{name}:{}", i + 1);
+        let v: Value = serde_json::from_str(line).with_context(|| format!("{}: not JSON", at()))?;
+        let obj = v
+            .as_object()
+            .with_context(|| format!("{}: not a JSON object", at()))?;
+        let run = obj
+            .get("run")
+            .and_then(Value::as_str)
+            .with_context(|| format!("{}: no \"run\" label", at()))?;
+        let mut m = BTreeMap::new();
+        for (k, x) in obj.iter().filter(|(k, _)| *k != "run") {
+            let n = match x {
+                Value::Null => None,
+                Value::Number(n) => n.as_f64(),
+                _ => anyhow::bail!("{}: {k} = {x}: a number or null", at()),
+            };
+            m.insert(k.clone(), n);
+        }
+        rows.push((run.to_string(), m));
+    }
+    anyhow::ensure!(!rows.is_empty(), "{name}: no rows");
+    Ok(rows)
 }
 
 /// One group as a row per run (in the reports' order) and a column per
@@ -292,6 +355,33 @@ pub fn table(groups: &[(String, Group)]) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn measured_rows_are_read_and_tabled() {
+        let rows = read_measured(
+            "m.jsonl",
+            "{\"run\":\"100\",\"wire_mbps\":99.5,\"stalls\":0}\n\n{\"run\":\"200\",\"wire_mbps\":null,\"stalls\":3}\n",
+        )
+        .unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1].1["wire_mbps"], None);
+        let samples: Vec<_> = rows.iter().map(|(r, m)| (r.as_str(), m)).collect();
+        let (table, _) = across_runs(&samples, None);
+        assert!(table.starts_with("per run\n"), "{table}");
+        assert!(table.contains("99.500"), "one value, no range: {table}");
+        for (text, why) in [
+            ("{\"wire_mbps\":1}", "m.jsonl:1: no \"run\" label"),
+            (
+                "{\"run\":\"a\",\"x\":\"fast\"}",
+                "m.jsonl:1: x = \"fast\": a number or null",
+            ),
+            ("[1]", "m.jsonl:1: not a JSON object"),
+            ("", "m.jsonl: no rows"),
+        ] {
+            let e = read_measured("m.jsonl", text).unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
+        }
+    }
 
     #[test]
     fn across_runs_takes_medians_and_ratios() {

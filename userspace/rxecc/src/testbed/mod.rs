@@ -298,6 +298,15 @@ pub fn up_logged(
         }
         b.nic_devs.insert(port.to_string(), dev.to_string());
     }
+    up_built(&b, dry_run, log)
+}
+
+/// Brings up a topology already parsed and checked (`rxecc run`'s runs:
+/// crate::config::experiment::Scenario); `down` reads what it built, and
+/// the flow-control switch its thresholds, from `b.plan.file`.
+pub fn up_built(b: &Built, dry_run: bool, log: bool) -> Result<()> {
+    let file = &b.plan.file;
+    let guest = b.guest.as_deref();
     if !dry_run && Path::new(STATE_FILE).exists() {
         bail!("a topology is up already ({STATE_FILE}): run `rxecc testbed down` first");
     }
@@ -327,7 +336,7 @@ pub fn up_logged(
         std::fs::write(STATE_FILE, serde_json::to_string_pretty(&b.plan)?)
             .context("writing the testbed state")?;
     }
-    let res = build(&b, &r, dry_run);
+    let res = build(b, &r, dry_run);
     if res.is_err() && !dry_run {
         eprintln!("rxecc: bring-up failed; tearing down what was built");
         let _ = down();
