@@ -20,16 +20,14 @@ status=$RESULTS/.guest-status
 rm -f "$status"
 
 # The guest's clock (docs/architecture.md, "The guest's clock").
-# virtual, the default: QEMU icount on one vCPU, one instruction per
-# nanosecond of guest time while it runs, the host's pace while it idles
-# (sleep=on), never slowed to the host's (align=off). Its timers fire on
-# time whatever the host schedules, at the cost of single-threaded TCG.
-# host: multi-threaded TCG on 2 vCPUs, where the guest's clock is the
-# host's and its timers fire when the host runs a vCPU thread.
-clock_opts=(--cpus 2)
+# virtual, the default: QEMU icount on one vCPU (TB_ICOUNT_OPTS). Its
+# timers fire on time whatever the host schedules, at the cost of
+# single-threaded TCG. host: multi-threaded TCG on 2 vCPUs, where the
+# guest's clock is the host's and its timers fire when the host runs a
+# vCPU thread.
 case ${RXECC_CLOCK:=virtual} in
-virtual) clock_opts=(--cpus 1 --qemu-opts "-icount shift=0,sleep=on,align=off") ;;
-host) ;;
+virtual) cpus=1 qopts=$TB_ICOUNT_OPTS ;;
+host) cpus=2 qopts= ;;
 *) die "RXECC_CLOCK=$RXECC_CLOCK: expected 'virtual' (QEMU icount, the default) or 'host' (multi-threaded TCG)" ;;
 esac
 export RXECC_CLOCK
@@ -47,14 +45,8 @@ script=$RESULTS/.guest-cmd.sh
 settings=$(compgen -e | { grep -E '^(BENCH|CHAIN|INCAST|PAPER|STRESS|TEST_TIMEOUT|VERBS)_|^TB_(TEST_TIMEOUT|TRACE)$|^RXECC_(KDIR_FILE|RXE_KO|RXE_WITHOUT_FIX2_KO|CC_KO|SWITCH_KO|DEBUG_KERNEL|CLOCK)$|^RESULTS$' || true; } | while read -r v; do
 	printf 'export %s=%q\n' "$v" "${!v}"
 done)
-cat >"$script" <<SCRIPT
-echo @@rxecc-guest-command@@
-cd '$top' || exit 99
-$settings
-. testbed/guest-env.sh || exit 99
-( $CMD )
-echo \$? > '$status'
-SCRIPT
+tb_guest_script "$script" "$top" "$settings" "( $CMD )
+echo \$? > '$status'"
 # The guest kernel's console goes to guest-console.log; only the command's
 # own lines (after its start marker, without the kernel's "[ seconds ]"
 # prefix) reach stdout, unless GUEST_CONSOLE=1. When virtme-ng falls back
@@ -84,8 +76,8 @@ GUEST_APPEND=${GUEST_APPEND:-tsc=reliable}
 # kasan_multi_shot: a report in one test must not silence the next.
 [ -z "${RXECC_DEBUG_KERNEL:-}" ] || GUEST_APPEND="$GUEST_APPEND no5lvl kasan_multi_shot"
 boot() {
-	timeout "${GUEST_TIMEOUT:-1800}" vng --run "$kdir" --disable-kvm --memory 2G --append "$GUEST_APPEND" \
-		"${clock_opts[@]}" --verbose --rwdir "$RESULTS" --exec "bash $script" 2>&1 | tee "$console" |
+	tb_vng_cmd "$kdir" "$cpus" 2G "$GUEST_APPEND" "$qopts" "$RESULTS" "$script"
+	timeout "${GUEST_TIMEOUT:-1800}" "${TB_VNG[@]}" 2>&1 | tee "$console" |
 		if [ -n "${GUEST_CONSOLE:-}" ]; then cat; else
 			# sed -u: mawk fills its whole input buffer before it acts on a line,
 			# which holds a slow guest's output back for minutes.
@@ -98,7 +90,7 @@ stopped=
 for attempt in 1 2 3; do
 	boot
 	rc=$?
-	[ -f "$status" ] || grep -qE $'^@@rxecc-guest-command@@\r?$' "$console" && break
+	[ -f "$status" ] || tb_guest_started "$console" && break
 	# vng stopped by a signal (someone stopping the run): no second boot.
 	case $rc in 130 | 137 | 143) stopped=$rc && break ;; esac
 	echo "warning: the guest died while booting (attempt $attempt); console tail:" >&2

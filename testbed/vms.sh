@@ -52,7 +52,7 @@ rm -rf "$VMS_OUT" && mkdir -p "$VMS_OUT/barrier"
 # each its own, while the links between them carry frames in host time.
 case ${VMS_CLOCK:=host} in
 host) icount= ;;
-virtual) icount="-icount shift=0,sleep=on,align=off" ;;
+virtual) icount=$TB_ICOUNT_OPTS ;;
 *) die "VMS_CLOCK=$VMS_CLOCK: expected 'host' (the default) or 'virtual' (QEMU icount in each guest)" ;;
 esac
 
@@ -73,21 +73,14 @@ launch() {
 	largs[i]="$cpus"$'\t'"$mem"$'\t'"$qopts"
 	qopts="$icount${icount:+${qopts:+ }}$qopts"
 	macs=$(awk -v g="$g" '$1 == "nic" && $2 == g {printf "%s%s=%s", s, $3, $4; s = " "}' <<<"$plan")
-	cat >"$VMS_OUT/$g.cmd.sh" <<GUEST
-echo @@rxecc-guest-command@@
-cd '$top' || exit 99
-$settings
-export VMS_GUEST='$([ "$one" = 1 ] || echo "$g")' VMS_GUESTS='${guests[*]}' VMS_TOPO='$topo_file' VMS_SCRIPT='$script' VMS_NHOSTS=$VMS_NHOSTS VMS_NIC_MACS='$macs' RESULTS='$RESULTS' RXECC_CLOCK=$VMS_CLOCK
-. testbed/guest-env.sh || exit 99
-. testbed/vms-guest.sh
+	tb_guest_script "$VMS_OUT/$g.cmd.sh" "$top" "$settings
+export VMS_GUEST='$([ "$one" = 1 ] || echo "$g")' VMS_GUESTS='${guests[*]}' VMS_TOPO='$topo_file' VMS_SCRIPT='$script' VMS_NHOSTS=$VMS_NHOSTS VMS_NIC_MACS='$macs' RESULTS='$RESULTS' RXECC_CLOCK=$VMS_CLOCK" \
+		". testbed/vms-guest.sh
 vms_guest_run >'$VMS_OUT/$g.log' 2>&1
-echo \$? >'$VMS_OUT/$g.status'
-GUEST
+echo \$? >'$VMS_OUT/$g.status'"
 	# Its own process group, so that stop_all takes QEMU with it.
-	# shellcheck disable=SC2086 # qopts is a list of QEMU options
-	setsid timeout "${VMS_TIMEOUT:-1200}" vng --run "$kdir" --disable-kvm --cpus "$cpus" --memory "$mem" \
-		--append tsc=reliable --verbose --rwdir "$RESULTS" ${qopts:+--qemu-opts="$qopts"} \
-		--exec "bash $VMS_OUT/$g.cmd.sh" >"$VMS_OUT/$g.console.log" 2>&1 </dev/null &
+	tb_vng_cmd "$kdir" "$cpus" "$mem" tsc=reliable "$qopts" "$RESULTS" "$VMS_OUT/$g.cmd.sh"
+	setsid timeout "${VMS_TIMEOUT:-1200}" "${TB_VNG[@]}" >"$VMS_OUT/$g.console.log" 2>&1 </dev/null &
 	pids[i]=$!
 }
 
@@ -166,7 +159,7 @@ while ((ndone < ${#guests[@]})); do
 		# command starts (testbed/guest.sh says why): boot it again, twice
 		# at most. (One vCPU cannot race itself; a relaunched guest's link
 		# sockets get the host's default buffer.)
-		if [ ! -f "$VMS_OUT/$g.status" ] && ! grep -q '^@@rxecc-guest-command@@$' "$VMS_OUT/$g.console.log" &&
+		if [ ! -f "$VMS_OUT/$g.status" ] && ! tb_guest_started "$VMS_OUT/$g.console.log" &&
 			((${tries[i]:-1} < 3)); then
 			tries[i]=$((${tries[i]:-1} + 1))
 			cp "$VMS_OUT/$g.console.log" "$VMS_OUT/$g.console.$((tries[i] - 1)).log"

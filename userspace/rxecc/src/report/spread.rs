@@ -183,7 +183,7 @@ pub fn across_runs(samples: &[(&str, &Named)], baseline: Option<&str>) -> (Strin
     // The cells first: each column as wide as its widest.
     let cell = |a: &Across| match (a.median, a.min, a.max) {
         (Some(m), Some(lo), Some(hi)) => {
-            let mut c = if lo == hi {
+            let mut c = if f(lo) == f(hi) {
                 f(m)
             } else {
                 format!("{} [{}-{}]", f(m), f(lo), f(hi))
