@@ -278,11 +278,12 @@ RING_CC_EXP=$RXECC_TOP/testbed/experiments/ring-cc.toml
 # QPs each) under that run's CC with PFC, `rxecc record` watching for
 # deadlocks, until the flows end or a deadlock is recorded (then flow
 # control goes off, so that the flows' bytes drain before perftest is
-# stopped). Prints one line: the run, the deadlock if any, the flows'
-# rates, pauses and drops. Returns 1 if set-up failed, 2 if the flows
+# stopped). Prints its row (summary.jsonl and .json): seconds to the
+# deadlock if any, C, the flows' rates, pauses, peak ingress, marks and
+# drops. Returns 1 if set-up failed, 2 if the flows
 # neither ended nor deadlocked in time.
 ring_cc_run() {
-	local label=$1 out=$2 n=${3:-60} t limit rc=0 rec s rate dl=none h t0
+	local label=$1 out=$2 n=${3:-60} t limit rc=0 rec s rate dl=- h t0
 	tb_fresh_dir "$out"
 	tb_load_rxe patched || return 1
 	# shellcheck disable=SC2046 # the knobs are name=value words
@@ -308,7 +309,7 @@ ring_cc_run() {
 		sleep 0.1
 	done
 	if grep -q ',start,' "$out/rec/deadlocks.csv" 2>/dev/null; then
-		dl=$(awk -F, -v t0="$t0" '$2 == "start" {printf "%.1f s in", ($1 - t0) / 1e9; exit}' "$out/rec/deadlocks.csv")
+		dl=$(awk -F, -v t0="$t0" '$2 == "start" {print ($1 - t0) / 1e9; exit}' "$out/rec/deadlocks.csv")
 		rxecc port stats --json >"$out/locked.jsonl"
 		rxecc testbed flow-control --mode none 2>/dev/null
 		sleep 2
@@ -329,12 +330,14 @@ ring_cc_run() {
 	# Deadlocked: the counters as it stood (releasing it with flow control
 	# off drops what the senders still push into the full buffers).
 	[ -f "$out/locked.jsonl" ] && s=$out/locked.jsonl
-	printf '%-6s deadlock: %-16s rates (Mb/s, C = %s): %s  ring pauses %s, peak ingress %s KB, marks CE %s UE %s, drops %s\n' \
-		"$label" "$dl" "$rate" \
-		"$(for h in 0 1 2; do printf '%s ' "$(tb_bw_mbit "$out/$label-f$h.txt")"; done)" \
-		"$(psum "$s" pfc_rx_xoff 'x*')" "$(($(psum "$s" max:ingress.max_bytes 'x*') / 1024))" \
-		"$(($(psum "$s" tcd_ce) + $(psum "$s" red_above_marked) + $(psum "$s" red_between_marked)))" "$(psum "$s" tcd_ue)" \
-		"$(psum "$s" drops)" | tee "$out/summary.txt"
+	rm -f "$out/summary.jsonl"
+	measured_row "$out/summary.jsonl" "$label" deadlock_after_s="$dl" c_mbps="$rate" \
+		f0_mbps="$(tb_bw_mbit "$out/$label-f0.txt")" f1_mbps="$(tb_bw_mbit "$out/$label-f1.txt")" \
+		f2_mbps="$(tb_bw_mbit "$out/$label-f2.txt")" ring_pauses="$(psum "$s" pfc_rx_xoff 'x*')" \
+		peak_ingress_kb="$(($(psum "$s" max:ingress.max_bytes 'x*') / 1024))" \
+		ce_marks="$(($(psum "$s" tcd_ce) + $(psum "$s" red_above_marked) + $(psum "$s" red_between_marked)))" \
+		ue_marks="$(psum "$s" tcd_ue)" drops="$(psum "$s" drops)"
+	measured_table "$out/summary.jsonl" | tee "$out/summary.txt"
 	rxecc testbed down
 	rmmod rxe_cc
 	rmmod rdma_rxe
