@@ -820,8 +820,10 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     let mut incomplete = Vec::new();
     let mut tables: Vec<(String, PathBuf)> = Vec::new();
     // A run of another rdma_rxe build swaps the modules; the caller's
-    // (patched, with its knobs) are back when the runs end, however.
-    let mut loaded = Rxe::Patched;
+    // (its build, rxe_cc and its knobs) are back when the runs end,
+    // however they end.
+    let caller = modules::loaded_rxe().unwrap_or(Rxe::Patched);
+    let mut loaded = caller;
     let mut runs = || -> Result<()> {
         for rep in 1..=e.repetitions {
             for r in &e.runs {
@@ -869,9 +871,12 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
         Ok(())
     };
     let ran = runs();
-    if loaded != Rxe::Patched {
-        eprintln!("rxecc run: rdma_rxe: the patched build, with rxe_cc, again");
-        modules::switch_rxe(Rxe::Patched)?;
+    if loaded != caller {
+        eprintln!(
+            "rxecc run: rdma_rxe: the {} build, with rxe_cc, again",
+            caller.name()
+        );
+        modules::switch_rxe(caller)?;
         for (name, v) in &saved {
             let _ = std::fs::write(Path::new(PARAMS).join(name), v);
         }
