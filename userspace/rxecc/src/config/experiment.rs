@@ -815,6 +815,11 @@ pub fn run_rate_mbps(path: &Path, label: &str) -> Result<u64> {
 pub fn run_knobs(path: &Path, label: &str) -> Result<Vec<String>> {
     let e = load(path)?;
     let run = find_run(&e, path, label)?;
+    ensure!(
+        run.rxe != crate::modules::Rxe::Stock,
+        "{}: run {label} is on the stock rdma_rxe: no rxe_cc, no knobs",
+        path.display()
+    );
     let mut v = vec![format!("cc={}", run.cc)];
     for (k, x) in &run.knobs {
         v.push(format!("{k}={}", value_text(x)?));
@@ -1068,6 +1073,10 @@ mod tests {
         // No rxe_cc on the stock build: no line rate to give it.
         assert!(e.runs[1].knobs.is_empty());
         assert_eq!(e.metrics.baseline.as_deref(), Some("stock"));
+        assert!(run_knobs(&p, "stock")
+            .unwrap_err()
+            .to_string()
+            .contains("run stock is on the stock rdma_rxe: no rxe_cc, no knobs"));
         for (text, why) in [
             (
                 stock.replace(
