@@ -126,29 +126,51 @@ fn rxe_ko(which: Rxe) -> Result<PathBuf> {
     })
 }
 
-/// The loaded rdma_rxe's GNU build ID note, as the kernel shows it
-/// (`/sys/module/rdma_rxe/notes/.note.gnu.build-id`: the ELF note, header,
-/// name and the ID), or None if none is loaded. (The testbed kernel does
-/// not give modules a `srcversion`.)
-pub fn rxe_build_note() -> Option<Vec<u8>> {
-    std::fs::read("/sys/module/rdma_rxe/notes/.note.gnu.build-id")
-        .ok()
-        .filter(|n| n.len() > 16)
+/// The loaded rdma_rxe's GNU build ID (hex), from the note the kernel
+/// shows (`/sys/module/rdma_rxe/notes/.note.gnu.build-id`); None if none
+/// is loaded. (The testbed kernel gives modules no `srcversion`.)
+pub fn rxe_build_id() -> Option<String> {
+    let note = std::fs::read("/sys/module/rdma_rxe/notes/.note.gnu.build-id").ok()?;
+    build_id_in(&note).map(hex)
 }
 
-/// Which build the loaded rdma_rxe is: the one whose .ko file holds the
-/// loaded module's build ID note; None if none is loaded or it is none
-/// of them.
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The descriptor of the first GNU build ID note in `bytes` (an ELF file,
+/// or the note alone), found by the note's fixed header (name size 4,
+/// type NT_GNU_BUILD_ID, name "GNU") rather than by parsing the ELF.
+fn build_id_in(bytes: &[u8]) -> Option<&[u8]> {
+    const TAIL: [u8; 8] = [3, 0, 0, 0, b'G', b'N', b'U', 0];
+    let at = bytes
+        .windows(TAIL.len())
+        .enumerate()
+        .filter(|(i, w)| *w == TAIL && *i >= 8)
+        .map(|(i, _)| i)
+        .find(|i| bytes[i - 8..i - 4] == [4, 0, 0, 0])?;
+    let len = u32::from_le_bytes(bytes[at - 4..at].try_into().ok()?) as usize;
+    bytes.get(at + TAIL.len()..at + TAIL.len() + len)
+}
+
+/// Which build the loaded rdma_rxe is: the one whose .ko file has the
+/// loaded module's build ID; None if none is loaded or it is none of
+/// them. Each build's ID is read from its file once per process.
 pub fn loaded_rxe() -> Option<Rxe> {
-    let note = rxe_build_note()?;
-    [Rxe::Patched, Rxe::WithoutFix2, Rxe::Stock]
-        .into_iter()
-        .find(|w| {
-            rxe_ko(*w)
-                .ok()
-                .and_then(|ko| std::fs::read(ko).ok())
-                .is_some_and(|bytes| bytes.windows(note.len()).any(|x| x == note.as_slice()))
-        })
+    static IDS: std::sync::OnceLock<Vec<(Rxe, Option<String>)>> = std::sync::OnceLock::new();
+    let id = rxe_build_id()?;
+    IDS.get_or_init(|| {
+        [Rxe::Patched, Rxe::WithoutFix2, Rxe::Stock]
+            .into_iter()
+            .map(|w| {
+                let ko = rxe_ko(w).ok().and_then(|ko| std::fs::read(ko).ok());
+                (w, ko.as_deref().and_then(build_id_in).map(hex))
+            })
+            .collect()
+    })
+    .iter()
+    .find(|(_, k)| k.as_deref() == Some(id.as_str()))
+    .map(|(w, _)| *w)
 }
 
 /// Where rxe_cc.ko is (for `modinfo`: its knobs and algorithms).
@@ -211,4 +233,24 @@ fn rmmod(modules: &[&str]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn build_id_by_its_note() {
+        // A note as the kernel shows it, and inside other bytes.
+        let mut note = vec![4, 0, 0, 0, 3, 0, 0, 0, 3, 0, 0, 0, b'G', b'N', b'U', 0];
+        note.extend([0xab, 0xcd, 0xef]);
+        assert_eq!(build_id_in(&note), Some(&[0xab, 0xcd, 0xef][..]));
+        let mut file = vec![3, 0, 0, 0, b'G', b'N', b'U', 0, 9, 9];
+        file.extend(&note);
+        file.extend([1, 2, 3]);
+        assert_eq!(build_id_in(&file).map(hex).as_deref(), Some("abcdef"));
+        // Cut short, or no note.
+        assert_eq!(build_id_in(&note[..17]), None);
+        assert_eq!(build_id_in(b"no note here"), None);
+    }
 }

@@ -187,19 +187,14 @@ fn run_one(
             write_param(k, &value_text(v)?)?;
         }
     }
-    // Which rdma_rxe ran: the build whose file holds the loaded module's
-    // build ID, which follows (hex).
-    let id: String = modules::rxe_build_note()
-        .unwrap_or_default()
-        .iter()
-        .skip(16)
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    // Which rdma_rxe ran: the build whose file has the loaded module's
+    // build ID, which follows.
     std::fs::write(
         out.join("rxe.txt"),
         format!(
-            "{} {id}\n",
-            modules::loaded_rxe().map_or("unknown", Rxe::name)
+            "{} {}\n",
+            modules::loaded_rxe().map_or("unknown", Rxe::name),
+            modules::rxe_build_id().unwrap_or_default()
         ),
     )?;
     let totals_before = read_totals();
