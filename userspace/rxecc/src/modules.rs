@@ -155,22 +155,24 @@ fn build_id_in(bytes: &[u8]) -> Option<&[u8]> {
 
 /// Which build the loaded rdma_rxe is: the one whose .ko file has the
 /// loaded module's build ID; None if none is loaded or it is none of
-/// them. Each build's ID is read from its file once per process.
+/// them. A build's ID is read from its file (9 MB) once per process, and
+/// only when the builds before it did not match.
 pub fn loaded_rxe() -> Option<Rxe> {
-    static IDS: std::sync::OnceLock<Vec<(Rxe, Option<String>)>> = std::sync::OnceLock::new();
+    use std::sync::OnceLock;
+    static IDS: [OnceLock<Option<String>>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let id = rxe_build_id()?;
-    IDS.get_or_init(|| {
-        [Rxe::Patched, Rxe::WithoutFix2, Rxe::Stock]
-            .into_iter()
-            .map(|w| {
-                let ko = rxe_ko(w).ok().and_then(|ko| std::fs::read(ko).ok());
-                (w, ko.as_deref().and_then(build_id_in).map(hex))
+    [Rxe::Patched, Rxe::WithoutFix2, Rxe::Stock]
+        .into_iter()
+        .zip(&IDS)
+        .find(|(w, cell)| {
+            cell.get_or_init(|| {
+                let ko = rxe_ko(*w).ok().and_then(|ko| std::fs::read(ko).ok())?;
+                build_id_in(&ko).map(hex)
             })
-            .collect()
-    })
-    .iter()
-    .find(|(_, k)| k.as_deref() == Some(id.as_str()))
-    .map(|(w, _)| *w)
+            .as_deref()
+                == Some(id.as_str())
+        })
+        .map(|(w, _)| w)
 }
 
 /// Where rxe_cc.ko is (for `modinfo`: its knobs and algorithms).
