@@ -150,8 +150,9 @@ bench_inject_gbn() {
 			sleep 1
 			tb_write_bw_client 1 0 $TB_PORT_BASE "$out/gbn-$side-$r.txt" -s $SIZE -n 200 || echo "  gbn $side round $r failed" >&2
 			tb_wait_servers || echo "  gbn $side round $r: server failed" >&2
+			rxecc port inject --dev p1 --json >"$out/gbn-$side-$r-rules.json"
 			measured_row "$rows" "$side" mbps="$(tb_bw_mbit "$out/gbn-$side-$r.txt")" \
-				matched="$(rxecc port inject --dev p1 --json | jq '.[0].matched')" dropped="$(rxecc port inject --dev p1 --json | jq '.[0].applied')" \
+				matched="$(jq '.[0].matched' "$out/gbn-$side-$r-rules.json")" dropped="$(jq '.[0].applied' "$out/gbn-$side-$r-rules.json")" \
 				out_of_seq="$(c 0 out_of_seq_request)" duplicate="$(c 0 duplicate_request)" seq_naks="$(c 1 rcvd_seq_err)" retries="$(c 1 completer_retry_err)"
 			rxecc port detach --dev p1
 			rxecc port detach --dev p0
@@ -232,7 +233,7 @@ bench_pacing() {
 # port). Where it falls clearly below the setting, the guest's CPU, not the
 # port, is the bottleneck. The last row has no port at all, for reference.
 bench_port() {
-	local rate r iters bw deq rows=$out/port.jsonl
+	local rate r iters bw wire rows=$out/port.jsonl
 	tb_load_rxe patched
 	echo
 	echo "switch port rate: one ib_write_bw flow, ${SIZE} B messages, about 2 s per rate: goodput, the wire rate (goodput x wire bytes / payload bytes, counted by the port), its share of the set rate, and stalls (>2 ms late); the last row has no port" | tee -a "$out/summary.txt"
@@ -252,9 +253,9 @@ bench_port() {
 		if [ "$rate" != none ]; then
 			rxecc port stats --dev p0 --json >"$out/port-$rate.json"
 			rxecc port detach --dev p0
-			deq=$(jq .deq_bytes "$out/port-$rate.json")
-			measured_row "$rows" "$rate" goodput_mbps="$bw" wire_mbps="$(jq -n "$bw * $deq / $((iters * SIZE))" 2>/dev/null)" \
-				of_set="$(jq -n "$bw * $deq / $((iters * SIZE)) / $rate" 2>/dev/null)" stalls="$(jq .stalls "$out/port-$rate.json")"
+			wire=$(jq -n "$bw * $(jq .deq_bytes "$out/port-$rate.json") / $((iters * SIZE))" 2>/dev/null)
+			measured_row "$rows" "$rate" goodput_mbps="$bw" wire_mbps="$wire" \
+				of_set="$(jq -n "$wire / $rate" 2>/dev/null)" stalls="$(jq .stalls "$out/port-$rate.json")"
 		else
 			measured_row "$rows" "(no port)" goodput_mbps="$bw"
 		fi

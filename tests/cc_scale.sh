@@ -37,7 +37,7 @@ ccs_cc_cpu_ns() {
 }
 
 # ccs_run <cc> <qps> <out>: one run; prints its measurements as
-# name=value words (bench_row's): the aggregate rate (fail if the run
+# name=value words (measured_row's): the aggregate rate (fail if the run
 # failed), rxe_cc's timer fires per second, the guest's kernel CPU share,
 # the QPs that moved data, and rxe_cc's own CPU per QP (us per second).
 ccs_run() {

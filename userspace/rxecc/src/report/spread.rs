@@ -66,13 +66,7 @@ impl Group {
         let mut s = v.clone();
         let med = median(&mut s);
         let n = s.len();
-        let f = |x: f64| {
-            if x.abs() >= 100.0 || x.fract() == 0.0 {
-                format!("{x:.0}")
-            } else {
-                format!("{x:.2}")
-            }
-        };
+        let f = |x: f64| num(x, 2);
         let mut c = format!("{} [{}-{}]", f(med), f(s[0]), f(s[n - 1]));
         if n < self.reps {
             let _ = write!(c, " ({n}/{})", self.reps);
@@ -88,6 +82,16 @@ impl Group {
 }
 
 /// Reads `GROUP=report.json` arguments into groups, in first-seen order.
+/// A value for a table cell: whole above 100 or where it is whole, else
+/// with `prec` decimals.
+fn num(x: f64, prec: usize) -> String {
+    if x.abs() >= 100.0 || x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.prec$}")
+    }
+}
+
 /// The median of `v` (sorted in place; not empty).
 pub fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -164,13 +168,7 @@ pub fn across_runs(samples: &[(&str, &Named)], baseline: Option<&str>) -> (Strin
             rows.push(a);
         }
     }
-    let f = |x: f64| {
-        if x.abs() >= 100.0 || x.fract() == 0.0 {
-            format!("{x:.0}")
-        } else {
-            format!("{x:.3}")
-        }
-    };
+    let f = |x: f64| num(x, 3);
     let reps = samples.len().checked_div(order.len().max(1)).unwrap_or(0);
     let mut s = if reps > 1 {
         format!("per run, over {reps} repetitions: median [min-max]")
