@@ -22,7 +22,6 @@ want() { [ -z "${BENCH_PARTS:-}" ] || [[ " $BENCH_PARTS " == *" $1 "* ]]; }
 . "$RXECC_TOP/tests/cc_incast.sh"
 . "$RXECC_TOP/tests/cc_hops.sh"
 . "$RXECC_TOP/tests/test_switch.sh"
-. "$RXECC_TOP/tests/cc_scale.sh"
 . "$RXECC_TOP/tests/lib.sh"
 . "$RXECC_TOP/tests/test_gfc.sh"
 . "$RXECC_TOP/tests/test_cc.sh"
@@ -76,91 +75,17 @@ bench_up() {
 	rxecc modules unload
 }
 
-# What fault injection costs a port (docs/switch.md): one flow through p0
-# set above what the guest carries, so the CPU is the limit, with no rules
-# (one branch per packet, and the held list's lookups) and with 8 rules
-# that select nothing (the whole path: parse the BTH, take the lock, test
-# each rule), rounds alternating. BENCH_RXECC_BEFORE, an rxecc built from
-# a commit before injection, adds its ports (loaded with its own programs)
-# as a third side: the cost of injection when off.
+# What fault injection costs when its rules select nothing
+# (inject-cost.toml): the rate with eight rules against none.
 bench_inject() {
-	local r side iters=$((1600 * 1000000 * 2 / 8 / SIZE + 1)) i sides="off rules" bin rows=$out/inject.jsonl
-	rm -f "$rows"
-	[ -z "${BENCH_RXECC_BEFORE:-}" ] || sides="before off rules"
-	echo
-	echo "fault injection's cost: ib_write_bw through p0 at 1600 Mb/s, no rules against 8 rules that select nothing${BENCH_RXECC_BEFORE:+, and the ports before injection} (Mb/s)" | tee -a "$out/summary.txt"
-	tb_load_rxe patched
-	rxecc testbed up bridge2
-	attach() { # <rxecc binary>: this tree's kernel helper for both
-		RXECC_SWITCH_KO=${RXECC_SWITCH_KO:-$RXECC_TOP/switch-ebpf/kmod/rxecc_switch.ko} "$1" port attach --dev p0 --rate-mbps 1600
-		RXECC_SWITCH_KO=${RXECC_SWITCH_KO:-$RXECC_TOP/switch-ebpf/kmod/rxecc_switch.ko} "$1" port attach --dev p1 --rate-mbps 1600
-	}
-	detach() {
-		"$1" port detach --dev p1
-		"$1" port detach --dev p0
-	}
-	bin=rxecc
-	attach $bin
-	for ((r = 1; r <= ${BENCH_INJECT_ROUNDS:-3}; r++)); do
-		for side in $sides; do
-			# Each binary's own programs: the other's are unloaded first.
-			if [ "$side" = before ] && [ $bin = rxecc ]; then
-				detach rxecc && bin=$BENCH_RXECC_BEFORE && attach $bin
-			elif [ "$side" != before ] && [ $bin != rxecc ]; then
-				detach "$bin" && bin=rxecc && attach $bin
-			fi
-			[ "$side" = before ] || rxecc port inject --dev p1 --clear
-			if [ "$side" = rules ]; then
-				for ((i = 0; i < 8; i++)); do
-					rxecc port inject --dev p1 --action drop --qpn $((0xfff000 + i)) 2>/dev/null
-				done
-			fi
-			tb_write_bw_server 0 $TB_PORT_BASE "$out/inject-$side-$r-server.txt" -s $SIZE -n $iters
-			sleep 1
-			tb_write_bw_client 1 0 $TB_PORT_BASE "$out/inject-$side-$r.txt" -s $SIZE -n $iters || echo "  inject $side round $r failed" >&2
-			tb_wait_servers || echo "  inject $side round $r: server failed" >&2
-			measured_row "$rows" "$side" mbps="$(tb_bw_mbit "$out/inject-$side-$r.txt")"
-		done
-	done
-	measured_table "$rows" --baseline off | tee -a "$out/summary.txt"
-	detach "$bin"
-	rxecc testbed down
-	rmmod rdma_rxe
+	bench_exp inject-cost "${BENCH_INJECT_ROUNDS:-3}" "fault injection's cost: one flow through the ports at 1600 Mb/s, no rules against 8 that select nothing"
 }
 
 # Stock rdma_rxe against patched rdma_rxe + rxe_cc none under the same
-# injected drops (every BENCH_GBN_EVERY-th data packet at p1, h1 -> h0 at
-# 100 Mb/s): goodput, and how the hosts recovered (the receiver's
-# out-of-sequence requests and duplicates, the sender's NAKs and retries).
+# injected drops (inject-gbn.toml): goodput, and the checkers' table of
+# the hosts' reaction at p1 (sequence NAKs, go-back-N and its latency).
 bench_inject_gbn() {
-	local side r every=${BENCH_GBN_EVERY:-100} rows=$out/inject-gbn.jsonl
-	echo
-	echo "go-back-N under injected drops (every ${every}th data packet at p1), stock against patched rdma_rxe, 200 x 64 KB h1 -> h0 at 100 Mb/s: goodput, packets the rule matched and dropped, the receiver's out-of-sequence and duplicate requests, the sender's sequence NAKs and retries" | tee -a "$out/summary.txt"
-	rm -f "$rows"
-	c() { cat "/sys/class/infiniband/rxe$1/ports/1/hw_counters/$2"; }
-	for ((r = 1; r <= ${BENCH_GBN_ROUNDS:-2}; r++)); do
-		for side in stock patched; do
-			tb_load_rxe "$side"
-			[ "$side" = patched ] && tb_load_cc cc=none
-			rxecc testbed up bridge2
-			rxecc port attach --dev p0 --rate-mbps 100
-			rxecc port attach --dev p1 --rate-mbps 100
-			rxecc port inject --dev p1 --action drop --every "$every" 2>/dev/null
-			tb_write_bw_server 0 $TB_PORT_BASE "$out/gbn-$side-$r-server.txt" -s $SIZE -n 200
-			sleep 1
-			tb_write_bw_client 1 0 $TB_PORT_BASE "$out/gbn-$side-$r.txt" -s $SIZE -n 200 || echo "  gbn $side round $r failed" >&2
-			tb_wait_servers || echo "  gbn $side round $r: server failed" >&2
-			rxecc port inject --dev p1 --json >"$out/gbn-$side-$r-rules.json"
-			measured_row "$rows" "$side" mbps="$(tb_bw_mbit "$out/gbn-$side-$r.txt")" \
-				matched="$(jq '.[0].matched' "$out/gbn-$side-$r-rules.json")" dropped="$(jq '.[0].applied' "$out/gbn-$side-$r-rules.json")" \
-				out_of_seq="$(c 0 out_of_seq_request)" duplicate="$(c 0 duplicate_request)" seq_naks="$(c 1 rcvd_seq_err)" retries="$(c 1 completer_retry_err)"
-			rxecc port detach --dev p1
-			rxecc port detach --dev p0
-			rxecc testbed down
-			rxecc modules unload
-		done
-	done
-	measured_table "$rows" --baseline stock | tee -a "$out/summary.txt"
+	bench_exp inject-gbn "${BENCH_GBN_ROUNDS:-2}" "go-back-N under injected drops, stock against patched rdma_rxe"
 }
 
 # The go-back-N livelock of rdma_rxe without fix 2 (docs/switch.md,
@@ -370,25 +295,21 @@ bench_recipe_runs() {
 	rmmod rdma_rxe
 }
 
-# QPs per host (tests/cc_scale.sh): 1 to 256 QPs in one perftest through
-# the incast's bottleneck under none, ACC and DCQCN. Against none: the
-# aggregate rate, and the kernel CPU that the algorithm adds per QP.
+# QPs per host (testbed/experiments/scale.toml): 1 to 256 QPs h1 -> h0
+# through the incast's bottleneck under none, ACC and DCQCN. Against none:
+# the goodput, the guest's kernel CPU, and what rxe_cc's timers and hooks
+# cost per QP.
 bench_scale() {
-	local q cc rows
-	echo
-	echo "QPs per host: one ib_send_bw with Q QPs h1 -> h0 through the incast's ${CCI_RATE_MBPS} Mb/s bottleneck, ${CCS_SECS} s each: Mb/s, rxe_cc's timer fires/s, the guest's kernel CPU share, the QPs that moved data, rxe_cc's own us/s per QP" | tee -a "$out/summary.txt"
+	local q
+	tb_load_rxe patched
+	tb_load_cc cc=none
 	for q in ${BENCH_SCALE_QPS:-1 16 64 256}; do
-		rows=$out/scale/q$q.jsonl
-		mkdir -p "$out/scale"
-		rm -f "$rows"
-		for cc in none acc dcqcn; do
-			# shellcheck disable=SC2046 # name=value words
-			measured_row "$rows" "$cc" $(ccs_run "$cc" "$q" "$out/scale/q$q/$cc" | tail -1) ||
-				echo "  cc=$cc with $q QPs: the run failed" >&2
-		done
-		echo "$q QPs"
-		measured_table "$rows" --baseline none
-	done | tee -a "$out/summary.txt"
+		echo
+		echo "QPs per host: $q QP(s) h1 -> h0 (testbed/experiments/scale.toml --qps $q)" | tee -a "$out/summary.txt"
+		rxecc run "$RXECC_TOP/testbed/experiments/scale.toml" --qps "$q" --out "$out/scale/q$q" |
+			tee -a "$out/summary.txt"
+	done
+	rxecc modules unload
 }
 
 # Flow completion times (docs/workloads.md): WebSearch at 50% load on

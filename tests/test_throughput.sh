@@ -72,3 +72,30 @@ test_run_rxe_builds() {
 	assert_eq "acc_t_us after the run" 12345 "$(cat /sys/module/rxe_cc/parameters/acc_t_us)"
 	info "$(grep -A3 '^per run' "$TEST_OUT/summary.txt" | tail -2 | tr -s ' ' | tr '\n' ';')"
 }
+
+# QPs per host through rxecc run (scale.toml --qps): each sender's bytes
+# split over Q QPs, every one of which completes; the run's CPU metrics
+# measured over its traffic. ACC's period timers fire per QP, no CC has
+# none, so ACC's fires per second must be above none's.
+test_run_qps() {
+	local out=$TEST_OUT/run q=16 exp=$RXECC_TOP/testbed/experiments/scale.toml run
+	tb_load_rxe patched
+	tb_load_cc cc=none
+	rxecc run "$exp" --qps $q --runs none,acc --out "$out" >"$TEST_OUT/summary.txt" 2>"$TEST_OUT/run.txt" ||
+		fail "rxecc run --qps $q: $(grep -v '^rxecc: ' "$TEST_OUT/run.txt" | tail -3)"
+	cat "$TEST_OUT/summary.txt" >&2
+	assert_eq "flows in the flow file" $q "$(head -1 "$out/flows.txt")"
+	m() { jq -r ".[] | select(.label == \"$1\") | .$2" "$out/summary.json"; }
+	for run in none acc; do
+		assert_eq "$run: QPs that completed" $q "$(m $run flows)"
+		assert_eq "$run: flows faster than the wire" 0 "$(m $run faster_than_wire)"
+		assert_gt "$run: goodput, kb/s" "$(m $run all_mbps | jq '. * 1000 | floor')" 0
+		assert_gt "$run: kernel CPU, per mille" "$(m $run kernel_cpu | jq '. * 1000 | floor')" 0
+		assert_gt "$run: kernel CPU under all of it, per mille" 1000 "$(m $run kernel_cpu | jq '. * 1000 | floor')"
+	done
+	assert_gt "timer fires per second: acc over none" "$(m acc timer_fires_per_s | jq floor)" "$(m none timer_fires_per_s | jq floor)"
+	assert_gt "acc: rxe_cc's ns per second per QP" "$(m acc rxe_cc_us_per_qp_s | jq '. * 1000 | floor')" 0
+	assert_eq "acc's kernel CPU against none's, tabled" 1 \
+		"$(jq '[.[] | select(.run == "acc" and .metric == "kernel_cpu" and .of_baseline != null)] | length' "$out/metrics.json")"
+	info "$q QPs: $(grep -A4 '^per run' "$TEST_OUT/summary.txt" | tail -4 | tr -s ' ' | tr '\n' ';')"
+}

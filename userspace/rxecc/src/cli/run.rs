@@ -25,6 +25,10 @@ pub struct Args {
     /// instead of the file's `repetitions`.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repetitions: Option<u32>,
+    /// QPs per sender of an incast workload, instead of the file's
+    /// `qps`: each sender's bytes are split over them.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub qps: Option<u32>,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -35,6 +39,7 @@ pub fn run(args: Args) -> Result<()> {
         op,
         timeout_s,
         repetitions,
+        qps,
     } = args;
     rxecc::run::experiment::run(
         &experiment,
@@ -44,6 +49,7 @@ pub fn run(args: Args) -> Result<()> {
             op,
             timeout_s,
             repetitions,
+            qps,
         },
     )?;
     Ok(())

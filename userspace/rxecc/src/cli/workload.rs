@@ -35,16 +35,21 @@ pub enum Cmd {
         #[arg(short, long)]
         out: PathBuf,
     },
-    /// Senders each send SIZE bytes to the receiver at once, every PERIOD,
-    /// ROUNDS times (destination port 200, the simulator's incast).
+    /// Senders each send SIZE bytes (over QPS QPs) to the receiver at once,
+    /// every PERIOD, ROUNDS times (destination port 200, the simulator's incast).
     Incast {
         /// Sending hosts, e.g. 1,2,3,4.
         #[arg(long, value_delimiter = ',', required = true)]
         senders: Vec<u32>,
         #[arg(long)]
         receiver: u32,
+        /// Bytes per sender and round.
         #[arg(long)]
         size: u64,
+        /// QPs per sender (flows that start together), over which its
+        /// bytes are split.
+        #[arg(long, default_value_t = 1)]
+        qps: u32,
         /// Seconds between rounds.
         #[arg(long)]
         period: f64,
@@ -83,11 +88,12 @@ pub fn run(cmd: Cmd) -> Result<()> {
             senders,
             receiver,
             size,
+            qps,
             period,
             rounds,
             out,
         } => (
-            workload::incast(&senders, receiver, size, period, rounds)?,
+            workload::incast(&senders, receiver, size, qps, period, rounds)?,
             out,
         ),
     };

@@ -33,6 +33,10 @@ pub struct Experiment {
     /// (flowgen --sync-dir), not a fixed lead.
     #[serde(default = "default_setup")]
     pub setup_s: u64,
+    /// Seconds between the testbed's bring-up and the flows' set-up
+    /// (default 0).
+    #[serde(default)]
+    pub settle_s: f64,
     /// Seconds after time 0 before an unfinished run is given up.
     #[serde(default = "default_timeout")]
     pub timeout_s: u64,
@@ -69,10 +73,21 @@ pub struct Experiment {
     /// run (a run's own `switch` comes on top).
     #[serde(default)]
     pub switch: toml::Table,
+    /// The rate of every link that has none of its own in the topology
+    /// (its `[defaults] rate_mbps`), Mb/s; `links` come on top.
+    pub rate_mbps: Option<u64>,
     /// Link overrides: a link of the topology with the same `a` and `b`
     /// takes these fields.
     #[serde(default)]
     pub links: Vec<toml::Table>,
+    /// Fault-injection rules of every run, added to the topology's
+    /// `[[inject]]` (docs/switch.md); a run's own `inject` follow.
+    #[serde(default)]
+    pub inject: Vec<toml::Table>,
+    /// rxe_cc knobs of every run on the patched build; a run's own
+    /// `knobs` come on top.
+    #[serde(default)]
+    pub knobs: BTreeMap<String, toml::Value>,
     /// Port devices (switch ports or host NICs, e.g. "p1") whose RoCEv2
     /// traffic each run captures (`<run>/<dev>.pcap`, dumpcap) and judges
     /// as `rxecc check` does (`<run>/check-<dev>.json`); the runs' check
@@ -174,25 +189,36 @@ pub struct NamedMetrics {
     /// ACKs per packet). None for a run on the stock rdma_rxe.
     #[serde(default)]
     pub counters: BTreeMap<String, Vec<String>>,
+    /// The cost of the run's traffic, from time 0 to the last flow's end:
+    /// `kernel_cpu`, the guest's system, irq and softirq time as a share
+    /// of all its CPUs' time; and from rxe_cc's totals (null on the stock
+    /// rdma_rxe) `timer_fires_per_s`, its period and pacer timers' fires
+    /// per second, and `rxe_cc_us_per_qp_s`, its own CPU (hooks and timer
+    /// callbacks) in us per second per flow.
+    #[serde(default)]
+    pub cpu: bool,
     /// With repetitions or a baseline, the runs' metrics are also
     /// printed per run across its repetitions (median [min-max], into
     /// metrics.json), each as a ratio of this run's median.
     pub baseline: Option<String>,
 }
 
-/// One flow of the flow file, or several taken together.
+/// One flow of the flow file, several taken together, or "all" of them.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum FlowSel {
     One(u32),
     Many(Vec<u32>),
+    All(String),
 }
 
 impl FlowSel {
-    pub(crate) fn ids(&self) -> &[u32] {
+    /// The flows it names, of a workload of `n`.
+    pub(crate) fn ids(&self, n: usize) -> Vec<u32> {
         match self {
-            FlowSel::One(i) => std::slice::from_ref(i),
-            FlowSel::Many(v) => v,
+            FlowSel::One(i) => vec![*i],
+            FlowSel::Many(v) => v.clone(),
+            FlowSel::All(_) => (0..n as u32).collect(),
         }
     }
 }
@@ -203,6 +229,7 @@ impl NamedMetrics {
             && self.peak_ingress.is_empty()
             && self.flows.is_empty()
             && self.counters.is_empty()
+            && !self.cpu
     }
 
     /// Every port it names is one of `built`'s, every flow one of
@@ -229,12 +256,20 @@ impl NamedMetrics {
                 "[metrics] counters.{name}: one counter of rxe_cc's totals, or two (the first over the second)"
             );
         }
+        for (name, sel) in &self.flows {
+            if let FlowSel::All(s) = sel {
+                ensure!(
+                    s == "all",
+                    "[metrics] flows.{name}: \"{s}\": a flow's line in the flow file (0 = the first), a list of them, or \"all\""
+                );
+            }
+        }
         if let Some(n) = flows {
             for (name, sel) in &self.flows {
-                ensure!(!sel.ids().is_empty(), "[metrics] flows.{name}: no flow");
-                for id in sel.ids() {
+                ensure!(!sel.ids(n).is_empty(), "[metrics] flows.{name}: no flow");
+                for id in sel.ids(n) {
                     ensure!(
-                        (*id as usize) < n,
+                        (id as usize) < n,
                         "[metrics] flows.{name}: flow {id}, but the workload has {n} flows (0 to {})",
                         n.saturating_sub(1)
                     );
@@ -276,7 +311,12 @@ pub enum Workload {
     Incast {
         senders: Vec<u32>,
         receiver: u32,
+        /// Bytes per sender and round.
         size: u64,
+        /// QPs per sender, over which its bytes are split (`rxecc run
+        /// --qps` overrides it).
+        #[serde(default = "one")]
+        qps: u32,
         period_s: f64,
         rounds: u32,
     },
@@ -365,6 +405,32 @@ pub fn load(path: &Path) -> Result<Experiment> {
         anyhow::anyhow!("{}:{line}: {}", path.display(), err.message())
     })?;
     ensure!(!e.runs.is_empty(), "{}: no [[run]]", path.display());
+    for (k, v) in &e.knobs {
+        let line = text
+            .find(k.as_str())
+            .map_or(0, |i| text[..i].matches('\n').count() + 1);
+        check_knob(k, v).map_err(|m| anyhow::anyhow!("{}:{line}: knobs: {m}", path.display()))?;
+    }
+    ensure!(
+        e.settle_s.is_finite() && (0.0..=600.0).contains(&e.settle_s),
+        "{}: settle_s = {}: 0 to 600 seconds",
+        path.display(),
+        e.settle_s
+    );
+    ensure!(
+        e.rate_mbps != Some(0),
+        "{}: rate_mbps = 0: a link needs a rate",
+        path.display()
+    );
+    for r in e
+        .runs
+        .iter_mut()
+        .filter(|r| r.rxe != crate::modules::Rxe::Stock)
+    {
+        for (k, v) in &e.knobs {
+            r.knobs.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
     ensure!(
         ["write", "send", "read"].contains(&e.op.as_str()),
         "{}: op '{}': write, send or read",
@@ -444,33 +510,9 @@ pub fn load(path: &Path) -> Result<Experiment> {
             cc_core::alg::ALGS.map(|a| a.name()).join(", ")
         );
         for (k, v) in &r.knobs {
-            ensure!(
-                k != "cc",
-                "{}:{}: run {}: knob 'cc' (set the algorithm with cc = ...)",
-                path.display(),
-                at(k),
-                r.label
-            );
-            let Some(def) = cc_core::knobs::KNOBS.iter().find(|d| d.name == k) else {
-                bail!(
-                    "{}:{}: run {}: '{k}' is not a knob of rxe_cc; valid names: {}",
-                    path.display(),
-                    at(k),
-                    r.label,
-                    cc_core::knobs::KNOBS.map(|d| d.name).join(", ")
-                );
-            };
-            let n = v.as_integer();
-            ensure!(
-                n.is_some_and(|n| n >= i64::from(def.min) && n <= i64::from(def.max)),
-                "{}:{}: run {}: {k} = {v}: an integer in [{}, {}] ({})",
-                path.display(),
-                at(k),
-                r.label,
-                def.min,
-                def.max,
-                def.help
-            );
+            check_knob(k, v).map_err(|m| {
+                anyhow::anyhow!("{}:{}: run {}: {m}", path.display(), at(k), r.label)
+            })?;
         }
     }
     if let Some(b) = &e.metrics.baseline {
@@ -625,6 +667,29 @@ fn resolve_rates(
     Ok(())
 }
 
+/// A knob's name and value against rxe_cc's table (cc_core): an error
+/// that says what is valid.
+fn check_knob(k: &str, v: &toml::Value) -> std::result::Result<(), String> {
+    if k == "cc" {
+        return Err("knob 'cc' (set the algorithm with cc = ...)".into());
+    }
+    let Some(def) = cc_core::knobs::KNOBS.iter().find(|d| d.name == k) else {
+        return Err(format!(
+            "'{k}' is not a knob of rxe_cc; valid names: {}",
+            cc_core::knobs::KNOBS.map(|d| d.name).join(", ")
+        ));
+    };
+    if v.as_integer()
+        .is_some_and(|n| n >= i64::from(def.min) && n <= i64::from(def.max))
+    {
+        return Ok(());
+    }
+    Err(format!(
+        "{k} = {v}: an integer in [{}, {}] ({})",
+        def.min, def.max, def.help
+    ))
+}
+
 /// The topology text with the experiment's and the run's settings merged in.
 fn topology_for(e: &Experiment, run: &Run, base: &Path) -> Result<(PathBuf, String)> {
     let file = match find(base, &e.topology, "testbed/topologies") {
@@ -643,6 +708,15 @@ fn topology_for(e: &Experiment, run: &Run, base: &Path) -> Result<(PathBuf, Stri
                 }
             }
         }
+    }
+    if let Some(rate) = e.rate_mbps {
+        let defaults = t
+            .entry("defaults")
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let toml::Value::Table(defaults) = defaults else {
+            bail!("{}: [defaults] is not a table", file.display());
+        };
+        defaults.insert("rate_mbps".into(), toml::Value::Integer(rate as i64));
     }
     for o in &e.links {
         let (Some(a), Some(b)) = (o.get("a"), o.get("b")) else {
@@ -668,14 +742,20 @@ fn topology_for(e: &Experiment, run: &Run, base: &Path) -> Result<(PathBuf, Stri
             file.display()
         );
     }
-    if !run.inject.is_empty() {
+    if !e.inject.is_empty() || !run.inject.is_empty() {
         let injects = t
             .entry("inject")
             .or_insert_with(|| toml::Value::Array(Vec::new()));
         let toml::Value::Array(injects) = injects else {
             bail!("{}: inject is not an array of tables", file.display());
         };
-        injects.extend(run.inject.iter().cloned().map(toml::Value::Table));
+        injects.extend(
+            e.inject
+                .iter()
+                .chain(&run.inject)
+                .cloned()
+                .map(toml::Value::Table),
+        );
     }
     if let Some(n) = e.hosts {
         keep_hosts(&mut t, n as usize);
@@ -1053,6 +1133,59 @@ mod tests {
             let e = format!("{:#}", load(&p).unwrap_err());
             assert!(e.contains(why), "{e}");
             assert!(e.contains("dumbbell.toml") || why.contains("workload"), "names the topology: {e}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn one_rate_and_knobs_for_every_run() {
+        let dir = std::env::temp_dir().join(format!("rxecc-every-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("e.toml");
+        // Every link at 60 but h0's (the override on top), and one knob
+        // for both runs, which dcqcn's own replaces.
+        let every = EXP.replace(
+            "hosts = 4\n",
+            "hosts = 4\nrate_mbps = 60\nknobs = { rpg_time_reset = 7, dce_tcp_rtt = 9 }\n",
+        );
+        std::fs::write(&p, &every).unwrap();
+        let e = load(&p).unwrap();
+        let b = &e.scenario("none").unwrap().built;
+        let rates: Vec<_> = b
+            .topo
+            .links
+            .iter()
+            .map(|l| l.rate_mbps.unwrap_or(b.topo.defaults.rate_mbps))
+            .collect();
+        assert_eq!(rates, [40, 60, 60, 60]);
+        let knob = |run: &str, k: &str| {
+            let r = e.runs.iter().find(|r| r.label == run).unwrap();
+            r.knobs.get(k).and_then(toml::Value::as_integer)
+        };
+        assert_eq!(knob("dcqcn", "rpg_time_reset"), Some(20000));
+        assert_eq!(knob("none", "rpg_time_reset"), Some(7));
+        assert_eq!(
+            (knob("dcqcn", "dce_tcp_rtt"), knob("none", "dce_tcp_rtt")),
+            (Some(9), Some(9))
+        );
+        assert_eq!(
+            knob("none", "line_rate_mbps"),
+            Some(60),
+            "derived from the links"
+        );
+        for (bad, why) in [
+            (
+                every.replace("dce_tcp_rtt = 9", "dce_tcp_rt = 9"),
+                "e.toml:5: knobs: 'dce_tcp_rt' is not a knob of rxe_cc",
+            ),
+            (
+                every.replace("rate_mbps = 60", "rate_mbps = 0"),
+                "rate_mbps = 0: a link needs a rate",
+            ),
+        ] {
+            std::fs::write(&p, bad).unwrap();
+            let err = format!("{:#}", load(&p).unwrap_err());
+            assert!(err.contains(why), "{err}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

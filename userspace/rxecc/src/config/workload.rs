@@ -164,11 +164,14 @@ impl Poisson<'_> {
 }
 
 /// `senders` each send `size` bytes to `receiver` at once, every
-/// `period_s`, `rounds` times (destination port 200: incast).
+/// `period_s`, `rounds` times (destination port 200: incast), each
+/// sender's bytes split over `qps` flows (QPs: flowgen gives every flow
+/// its own) that start together, the first `size % qps` a byte longer.
 pub fn incast(
     senders: &[u32],
     receiver: u32,
     size: u64,
+    qps: u32,
     period_s: f64,
     rounds: u32,
 ) -> Result<Vec<Flow>> {
@@ -179,17 +182,24 @@ pub fn incast(
     );
     ensure!(size > 0 && rounds > 0, "size and rounds must be positive");
     ensure!(period_s > 0.0, "the period must be positive");
+    ensure!(
+        qps >= 1 && size >= u64::from(qps),
+        "{qps} QPs per sender: at least 1, and at most the size ({size} bytes)"
+    );
+    let (each, longer) = (size / u64::from(qps), size % u64::from(qps));
     let mut flows = Vec::new();
     for r in 0..rounds {
         for &src in senders {
-            flows.push(Flow {
-                src,
-                dst: receiver,
-                pg: PG,
-                dport: DPORT_INCAST,
-                size,
-                start_s: BASE_S + f64::from(r) * period_s,
-            });
+            for q in 0..u64::from(qps) {
+                flows.push(Flow {
+                    src,
+                    dst: receiver,
+                    pg: PG,
+                    dport: DPORT_INCAST,
+                    size: each + u64::from(q < longer),
+                    start_s: BASE_S + f64::from(r) * period_s,
+                });
+            }
         }
     }
     Ok(flows)
@@ -318,8 +328,21 @@ mod tests {
         assert_eq!((cw[0].dport, cw[0].size), (DPORT, 1000));
         assert!(parse("t", "3\n0 1 3 100 1000 2.0\n").is_err(), "count");
         assert!(parse("t", "1\n0 1 3 100 x 2.0\n").is_err());
-        let inc = incast(&[1, 2], 0, 1000, 0.1, 3).unwrap();
+        let inc = incast(&[1, 2], 0, 1000, 1, 0.1, 3).unwrap();
         assert_eq!(inc.len(), 6);
-        assert!(incast(&[0, 1], 0, 1, 0.1, 1).is_err());
+        assert!(incast(&[0, 1], 0, 1, 1, 0.1, 1).is_err());
+        // Each sender's bytes over its QPs, none lost.
+        let q = incast(&[1, 2], 0, 1003, 4, 0.1, 1).unwrap();
+        assert_eq!(q.len(), 8);
+        assert_eq!(
+            q.iter().filter(|f| f.src == 1).map(|f| f.size).sum::<u64>(),
+            1003
+        );
+        assert_eq!((q[0].size, q[3].size), (251, 250));
+        assert!(
+            incast(&[1], 0, 3, 4, 0.1, 1).is_err(),
+            "more QPs than bytes"
+        );
+        assert!(incast(&[1], 0, 3, 0, 0.1, 1).is_err(), "no QP");
     }
 }

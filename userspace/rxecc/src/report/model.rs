@@ -100,11 +100,17 @@ fn scenario(path: &Path, label: &str, rtt_us: u64) -> Result<Option<Scenario>> {
         senders,
         receiver,
         size,
+        qps,
         ..
     }) = &e.workload
     else {
         bail!("{}: the model runs incast workloads only", path.display());
     };
+    ensure!(
+        *qps == 1,
+        "{}: the model takes one QP per sender (the workload has {qps})",
+        path.display()
+    );
     let knobs = Knobs::new(run)?;
     let sender_ports: Vec<String> = senders
         .iter()

@@ -33,11 +33,17 @@ pub struct Overrides {
     pub timeout_s: Option<u64>,
     /// The file's `repetitions`.
     pub repetitions: Option<u32>,
+    /// An incast workload's QPs per sender.
+    pub qps: Option<u32>,
 }
 
 /// The named metrics of one run, from its directory: `ports.jsonl` and
 /// flowgen's records.
-fn named_metrics(nm: &NamedMetrics, dir: &Path) -> Result<BTreeMap<String, Option<f64>>> {
+fn named_metrics(
+    nm: &NamedMetrics,
+    dir: &Path,
+    n_flows: usize,
+) -> Result<BTreeMap<String, Option<f64>>> {
     let mut m = BTreeMap::new();
     if nm.is_empty() {
         return Ok(m);
@@ -79,25 +85,53 @@ fn named_metrics(nm: &NamedMetrics, dir: &Path) -> Result<BTreeMap<String, Optio
             .collect();
         let recs = fct::read_records(&csvs)?;
         for (name, sel) in &nm.flows {
-            let done: Vec<&fct::Record> = sel
-                .ids()
+            let ids = sel.ids(n_flows);
+            let done: Vec<&fct::Record> = ids
                 .iter()
                 .filter_map(|id| recs.iter().find(|r| r.id == *id && r.status == "ok"))
                 .collect();
             let start = done.iter().map(|r| r.start_ns).min().unwrap_or(0);
             let end = done.iter().map(|r| r.end_ns).max().unwrap_or(0);
             let bytes: u64 = done.iter().map(|r| r.size).sum();
-            let rate = (done.len() == sel.ids().len() && end > start)
+            let rate = (done.len() == ids.len() && end > start)
                 .then(|| bytes as f64 * 8e3 / (end - start) as f64);
             m.insert(format!("{name}_mbps"), rate);
         }
     }
+    // Absent on the stock rdma_rxe: no rxe_cc, no counters.
+    let totals: Option<BTreeMap<String, u64>> =
+        std::fs::read_to_string(dir.join("rxe_cc-totals.txt"))
+            .ok()
+            .map(|t| parse_totals(&t));
+    if nm.cpu {
+        let text = std::fs::read_to_string(dir.join("cpu.txt"))
+            .context("cpu.txt: the run did not measure its CPU")?;
+        let cpu = CpuUse::parse(&text).context("cpu.txt")?;
+        let secs = cpu.secs();
+        m.insert("kernel_cpu".into(), cpu.kernel_share());
+        let of = |keys: &[&str]| -> Option<f64> {
+            let t = totals.as_ref()?;
+            Some(
+                keys.iter()
+                    .map(|k| t.get(*k).copied().unwrap_or(0))
+                    .sum::<u64>() as f64,
+            )
+        };
+        m.insert(
+            "timer_fires_per_s".into(),
+            of(&["period_fires", "pacer_fires"])
+                .zip(secs)
+                .map(|(f, s)| f / s),
+        );
+        m.insert(
+            "rxe_cc_us_per_qp_s".into(),
+            of(&["hook_ns", "timer_ns"])
+                .zip(secs)
+                .filter(|_| n_flows > 0)
+                .map(|(ns, s)| ns / 1e3 / s / n_flows as f64),
+        );
+    }
     if !nm.counters.is_empty() {
-        // Absent on the stock rdma_rxe: no rxe_cc, no counters.
-        let totals: Option<BTreeMap<String, u64>> =
-            std::fs::read_to_string(dir.join("rxe_cc-totals.txt"))
-                .ok()
-                .map(|t| parse_totals(&t));
         for (name, c) in &nm.counters {
             let Some(t) = &totals else {
                 m.insert(name.clone(), None);
@@ -144,6 +178,82 @@ fn read_params() -> Result<BTreeMap<String, String>> {
         }
     }
     Ok(m)
+}
+
+/// The guest's CPU time over a run's traffic, from two reads of
+/// `/proc/stat`: its `cpu.txt` (`name value` lines).
+#[derive(Debug, Default, PartialEq)]
+struct CpuUse {
+    window_ns: u64,
+    /// System, irq and softirq time, in clock ticks.
+    kernel_ticks: u64,
+    /// All but idle and iowait.
+    busy_ticks: u64,
+    ticks_per_s: u64,
+    cpus: u64,
+}
+
+/// `/proc/stat`'s `cpu` line: (kernel, busy) ticks, and the CPU count.
+fn proc_stat(text: &str) -> Option<(u64, u64, u64)> {
+    let f: Vec<u64> = text
+        .lines()
+        .find(|l| l.starts_with("cpu "))?
+        .split_whitespace()
+        .skip(1)
+        .map(|v| v.parse().ok())
+        .collect::<Option<_>>()?;
+    // user nice system idle iowait irq softirq steal ...
+    let g = |i: usize| f.get(i).copied().unwrap_or(0);
+    let kernel = g(2) + g(5) + g(6);
+    let cpus = text
+        .lines()
+        .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+        .count() as u64;
+    Some((kernel, kernel + g(0) + g(1) + g(7), cpus))
+}
+
+impl CpuUse {
+    fn between(a: &str, b: &str, window_ns: u64) -> Option<Self> {
+        let ((k0, b0, _), (k1, b1, cpus)) = (proc_stat(a)?, proc_stat(b)?);
+        // SAFETY: sysconf(3) reads a constant; no memory is passed.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        Some(CpuUse {
+            window_ns,
+            kernel_ticks: k1.saturating_sub(k0),
+            busy_ticks: b1.saturating_sub(b0),
+            ticks_per_s: u64::try_from(hz).ok()?,
+            cpus,
+        })
+    }
+
+    fn to_text(&self) -> String {
+        format!(
+            "window_ns {}\nkernel_ticks {}\nbusy_ticks {}\nticks_per_s {}\ncpus {}\n",
+            self.window_ns, self.kernel_ticks, self.busy_ticks, self.ticks_per_s, self.cpus
+        )
+    }
+
+    fn parse(text: &str) -> Result<Self> {
+        let t = parse_totals(text);
+        let get = |k: &str| t.get(k).copied().with_context(|| format!("no {k}"));
+        Ok(CpuUse {
+            window_ns: get("window_ns")?,
+            kernel_ticks: get("kernel_ticks")?,
+            busy_ticks: get("busy_ticks")?,
+            ticks_per_s: get("ticks_per_s")?,
+            cpus: get("cpus")?,
+        })
+    }
+
+    fn secs(&self) -> Option<f64> {
+        (self.window_ns > 0).then(|| self.window_ns as f64 / 1e9)
+    }
+
+    /// Kernel time as a share of all CPUs' time over the window.
+    fn kernel_share(&self) -> Option<f64> {
+        let all = self.secs()? * (self.ticks_per_s * self.cpus) as f64;
+        (all > 0.0).then(|| self.kernel_ticks as f64 / all)
+    }
 }
 
 /// rxe_cc's `totals` (counters of every QP destroyed since it loaded).
@@ -229,6 +339,7 @@ fn run_one(
     }
     testbed::up_built(&built, false, false)?;
     let result = (|| -> Result<usize> {
+        std::thread::sleep(std::time::Duration::from_secs_f64(e.settle_s));
         let mut captures = Vec::new();
         for dev in &e.capture {
             let ns = built
@@ -315,7 +426,15 @@ fn run_one(
         let mut failed = Vec::new();
         let mut running = kids;
         let (mut released, mut polls) = (false, 0u32);
+        // /proc/stat at time 0 (to a poll), for cpu.txt.
+        let mut cpu_start: Option<(u64, String)> = None;
         while !running.is_empty() {
+            if cpu_start.is_none() {
+                let now = monotonic_ns();
+                if read_epoch(&sync.join("epoch")).is_some_and(|t| now >= t) {
+                    cpu_start = std::fs::read_to_string("/proc/stat").ok().map(|s| (now, s));
+                }
+            }
             let mut still = Vec::new();
             for (h, mut c) in running {
                 match c.try_wait()? {
@@ -359,6 +478,12 @@ fn run_one(
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         failed.sort_unstable();
+        if let Some((t0, stat0)) = &cpu_start {
+            let stat1 = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+            if let Some(c) = CpuUse::between(stat0, &stat1, monotonic_ns().saturating_sub(*t0)) {
+                std::fs::write(out.join("cpu.txt"), c.to_text())?;
+            }
+        }
         // Queues drain and the last XONs arrive before the readers stop.
         std::thread::sleep(std::time::Duration::from_millis(500));
         if let Some(mut r) = rec {
@@ -756,6 +881,11 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
             path.display()
         );
     };
+    ensure!(
+        o.qps.is_none() || matches!(workload, Workload::Incast { .. }),
+        "--qps: {} has no incast workload to split over QPs",
+        path.display()
+    );
     let flows = match workload {
         Workload::File { flows } => {
             let p = base.join(flows);
@@ -793,10 +923,12 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
             senders,
             receiver,
             size,
+            qps,
             period_s,
             rounds,
         } => {
-            let f = workload::incast(senders, *receiver, *size, *period_s, *rounds)?;
+            let qps = o.qps.unwrap_or(*qps);
+            let f = workload::incast(senders, *receiver, *size, qps, *period_s, *rounds)?;
             std::fs::write(&flows_file, workload::to_text(&f))?;
             f
         }
@@ -927,8 +1059,8 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
         r.deadlocks = std::fs::read_to_string(dir.join("rec/deadlocks.csv"))
             .ok()
             .map(|t| t.lines().filter(|l| l.contains(",start,")).count());
-        r.named =
-            named_metrics(&e.metrics, dir).with_context(|| format!("[metrics] of run {label}"))?;
+        r.named = named_metrics(&e.metrics, dir, flows.len())
+            .with_context(|| format!("[metrics] of run {label}"))?;
         sums.push(r);
     }
     let table = fct::summary_table(&sums);
@@ -1177,7 +1309,7 @@ mod tests {
             [metrics]
             ports = { trunk = ["p0", "v1"] }
             peak_ingress = { any = ["p0", "p1"] }
-            flows = { big = 0, small = 1, both = [0, 1], big2 = [0], pair = [0, 2] }
+            flows = { big = 0, small = 1, both = [0, 1], big2 = [0], pair = [0, 2], all = "all" }
             counters = { acks = ["acks"], acks_per_packet = ["acks", "tx_packets"] }
             [[run]]
             label = "none"
@@ -1194,6 +1326,10 @@ mod tests {
             (
                 exp.replace("small = 1", "small = 3"),
                 "flows.small: flow 3, but the workload has 3 flows",
+            ),
+            (
+                exp.replace("\"all\" }", "\"every\" }"),
+                "flows.all: \"every\": a flow's line in the flow file (0 = the first), a list of them, or \"all\"",
             ),
         ] {
             std::fs::write(&p, bad).unwrap();
@@ -1222,7 +1358,7 @@ mod tests {
              2,2,1,100,write,1000000,0,41000000,160001000,ok\n",
         )
         .unwrap();
-        let m = named_metrics(&e.metrics, &dir).unwrap();
+        let m = named_metrics(&e.metrics, &dir, 3).unwrap();
         assert_eq!(m["trunk_pauses"], Some(5.0));
         assert_eq!(m["trunk_paused_ms"], Some(3.0));
         assert_eq!(m["any_peak_kb"], Some(10.0));
@@ -1232,18 +1368,62 @@ mod tests {
         assert_eq!(m["big2_mbps"], Some(100.0));
         // 2 MB from the first post (1 us) to the last completion (160 ms).
         assert_eq!(m["pair_mbps"], Some(100.0));
+        assert_eq!(m["all_mbps"], None, "flow 1 failed");
         // A run on the stock rdma_rxe: no rxe_cc, no counters.
         assert_eq!(m["acks"], None);
         std::fs::write(dir.join("rxe_cc-totals.txt"), "tx_packets 400\nacks 100\n").unwrap();
-        let m = named_metrics(&e.metrics, &dir).unwrap();
+        let m = named_metrics(&e.metrics, &dir, 3).unwrap();
         assert_eq!(m["acks"], Some(100.0));
         assert_eq!(m["acks_per_packet"], Some(0.25));
         std::fs::write(dir.join("rxe_cc-totals.txt"), "tx_packets 400\n").unwrap();
-        let err = format!("{:#}", named_metrics(&e.metrics, &dir).unwrap_err());
+        let err = format!("{:#}", named_metrics(&e.metrics, &dir, 3).unwrap_err());
         assert!(
             err.contains("rxe_cc's totals have no 'acks' (they have tx_packets)"),
             "{err}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn cpu_use_over_a_window() {
+        let stat = |user: u64, sys: u64, idle: u64, irq: u64, soft: u64| {
+            format!(
+                "cpu  {user} 0 {sys} {idle} 5 {irq} {soft} 0 0 0\ncpu0 1 2 3 4\ncpu1 1 2 3 4\nintr 7\n"
+            )
+        };
+        // 2 s on 2 CPUs at 100 ticks/s: 400 ticks; 40 of them kernel.
+        let mut c = CpuUse::between(
+            &stat(10, 20, 30, 1, 2),
+            &stat(70, 50, 300, 5, 8),
+            2_000_000_000,
+        )
+        .unwrap();
+        c.ticks_per_s = 100;
+        assert_eq!((c.kernel_ticks, c.busy_ticks, c.cpus), (40, 100, 2));
+        assert_eq!(c.kernel_share(), Some(0.1));
+        assert_eq!(CpuUse::parse(&c.to_text()).unwrap(), c);
+        assert!(CpuUse::parse("window_ns 1\n").is_err());
+        assert!(CpuUse::between("intr 7\n", &stat(1, 1, 1, 1, 1), 1).is_none());
+        // The metrics: fires and rxe_cc's time per second, per flow.
+        let dir = std::env::temp_dir().join(format!("rxecc-cpu-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("cpu.txt"), c.to_text()).unwrap();
+        let nm = NamedMetrics {
+            cpu: true,
+            ..Default::default()
+        };
+        let m = named_metrics(&nm, &dir, 4).unwrap();
+        assert_eq!(m["kernel_cpu"], Some(0.1));
+        assert_eq!(m["timer_fires_per_s"], None, "stock: no rxe_cc");
+        std::fs::write(
+            dir.join("rxe_cc-totals.txt"),
+            "period_fires 300\npacer_fires 100\nhook_ns 6000000\ntimer_ns 2000000\n",
+        )
+        .unwrap();
+        let m = named_metrics(&nm, &dir, 4).unwrap();
+        assert_eq!(m["timer_fires_per_s"], Some(200.0));
+        // 8 ms over 2 s and 4 flows: 1000 us per second per flow.
+        assert_eq!(m["rxe_cc_us_per_qp_s"], Some(1000.0));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
