@@ -423,7 +423,12 @@ test_run_inject_check() {
 			# One RC QP per flow; the connection manager's UD MADs are none.
 			assert_eq "$run: data QPs at $p" "$flows" "$(jq '.qps | length' "$out/$run/check-$p.json")"
 			assert_eq "$run: bad ICRCs at $p" 0 "$(jq .icrc_bad "$out/$run/check-$p.json")"
-			assert_eq "$run: NAKs at $p answered wrong or not at all" 0 $(($(ck $run $p gbn_wrong) + $(ck $run $p gbn_none)))
+			# Behind the reorder (p0) a go-back's first request may be
+			# the one held back, so that its start shows at another
+			# PSN there: the requester's answers are judged at p1,
+			# before the rule.
+			[ "$run:$p" = reorder:p0 ] ||
+				assert_eq "$run: NAKs at $p answered wrong or not at all" 0 $(($(ck $run $p gbn_wrong) + $(ck $run $p gbn_none)))
 		done
 		assert_eq "$run: requests resent after their ACK" 0 "$(ck $run p1 resent_after_ack)"
 		assert_eq "$run: switch drops" 0 "$(rxecc port sum "$out/$run/ports.jsonl" drops)"

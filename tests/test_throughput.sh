@@ -90,12 +90,12 @@ test_run_qps() {
 		assert_eq "$run: QPs that completed" $q "$(m $run flows)"
 		assert_eq "$run: flows faster than the wire" 0 "$(m $run faster_than_wire)"
 		assert_gt "$run: goodput, kb/s" "$(m $run all_mbps | jq '. * 1000 | floor')" 0
-		assert_gt "$run: kernel CPU, per mille" "$(m $run kernel_cpu | jq '. * 1000 | floor')" 0
-		assert_gt "$run: kernel CPU under all of it, per mille" 1000 "$(m $run kernel_cpu | jq '. * 1000 | floor')"
+		assert_gt "$run: kernel CPU, % x 10" "$(m $run kernel_cpu_pct | jq '. * 10 | floor')" 0
+		assert_gt "$run: kernel CPU under all of it, % x 10" 1000 "$(m $run kernel_cpu_pct | jq '. * 10 | floor')"
 	done
 	assert_gt "timer fires per second: acc over none" "$(m acc timer_fires_per_s | jq floor)" "$(m none timer_fires_per_s | jq floor)"
 	assert_gt "acc: rxe_cc's ns per second per QP" "$(m acc rxe_cc_us_per_qp_s | jq '. * 1000 | floor')" 0
 	assert_eq "acc's kernel CPU against none's, tabled" 1 \
-		"$(jq '[.[] | select(.run == "acc" and .metric == "kernel_cpu" and .of_baseline != null)] | length' "$out/metrics.json")"
+		"$(jq '[.[] | select(.run == "acc" and .metric == "kernel_cpu_pct" and .of_baseline != null)] | length' "$out/metrics.json")"
 	info "$q QPs: $(grep -A4 '^per run' "$TEST_OUT/summary.txt" | tail -4 | tr -s ' ' | tr '\n' ';')"
 }

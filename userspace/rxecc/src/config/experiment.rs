@@ -190,8 +190,8 @@ pub struct NamedMetrics {
     #[serde(default)]
     pub counters: BTreeMap<String, Vec<String>>,
     /// The cost of the run's traffic, from time 0 to the last flow's end:
-    /// `kernel_cpu`, the guest's system, irq and softirq time as a share
-    /// of all its CPUs' time; and from rxe_cc's totals (null on the stock
+    /// `kernel_cpu_pct`, the guest's system, irq and softirq time as a
+    /// share of all its CPUs' time, percent; and from rxe_cc's totals (null on the stock
     /// rdma_rxe) `timer_fires_per_s`, its period and pacer timers' fires
     /// per second, and `rxe_cc_us_per_qp_s`, its own CPU (hooks and timer
     /// callbacks) in us per second per flow.

@@ -108,7 +108,10 @@ fn named_metrics(
             .context("cpu.txt: the run did not measure its CPU")?;
         let cpu = CpuUse::parse(&text).context("cpu.txt")?;
         let secs = cpu.secs();
-        m.insert("kernel_cpu".into(), cpu.kernel_share());
+        m.insert(
+            "kernel_cpu_pct".into(),
+            cpu.kernel_share().map(|x| x * 100.0),
+        );
         let of = |keys: &[&str]| -> Option<f64> {
             let t = totals.as_ref()?;
             Some(
@@ -1413,7 +1416,7 @@ mod tests {
             ..Default::default()
         };
         let m = named_metrics(&nm, &dir, 4).unwrap();
-        assert_eq!(m["kernel_cpu"], Some(0.1));
+        assert_eq!(m["kernel_cpu_pct"], Some(10.0));
         assert_eq!(m["timer_fires_per_s"], None, "stock: no rxe_cc");
         std::fs::write(
             dir.join("rxe_cc-totals.txt"),
