@@ -5,6 +5,7 @@
  *   flowgen --host ID --hosts IP0,IP1,... --flows FILE
  *           (--epoch NS | --sync-dir DIR [--sync-n N] [--setup-timeout S])
  *           [--op write|send|read] [--port P] [--out FILE] [--timeout S]
+ *           [--ack-timeout N]
  *   flowgen --now     (prints CLOCK_MONOTONIC, ns: to compute an epoch)
  *
  * The flow file is the HPCC simulator's (first line N, then
@@ -35,6 +36,12 @@
  *   read:  dst READs src's buffer (dst initiates; the data still flows
  *          src -> dst, as the flow file says).
  * A flow completes at the initiator's completion (RC: every byte acked).
+ *
+ * --ack-timeout N sets every QP's local ACK timeout to 4.096 us x 2^N (the
+ * verbs' exponent, 1 to 31; perftest's -u). Without it rdma_cm derives one
+ * from RoCE's fixed packet lifetime, about 0.5 to 1 s: shorter than one
+ * PAUSE of 65535 quanta on a slow emulated link, so a paused QP would
+ * retransmit into the paused queue.
  *
  * Completions, connection events and the start timer are waited for with
  * epoll: nothing busy-polls (the guest has two vCPUs).
@@ -110,6 +117,7 @@ static struct {
 	const char *sync_dir;
 	uint32_t sync_n;
 	unsigned int setup_timeout_s;
+	uint8_t ack_timeout;	/* 0: rdma_cm's */
 	uint64_t t_start;
 	int sfd;		/* --sync-dir: polls DIR while the epoch is unknown */
 	FILE *out;
@@ -514,6 +522,15 @@ static void poll_completions(void)
 	}
 }
 
+/* --ack-timeout, on an id whose QP has not reached RTS yet. */
+static void set_ack_timeout(struct rdma_cm_id *id)
+{
+	uint8_t t = g.ack_timeout;
+
+	if (t && rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t)))
+		die("rdma_set_option(ACK_TIMEOUT %u): %s", t, strerror(errno));
+}
+
 static void on_cm_event(void)
 {
 	struct rdma_cm_event *ev;
@@ -537,6 +554,7 @@ static void on_cm_event(void)
 		struct conn_req req = { .flow = f->id, .op = g.op };
 
 		create_qp(id);
+		set_ack_timeout(id);
 		cp.private_data = &req;
 		cp.private_data_len = sizeof(req);
 		if (rdma_connect(id, &cp))
@@ -565,6 +583,7 @@ static void on_cm_event(void)
 			if (ibv_post_recv(id->qp, &wr, &bad))
 				die("ibv_post_recv: %s", strerror(errno));
 		}
+		set_ack_timeout(id);
 		rep = (struct conn_rep){ .addr = (uintptr_t)g.buf, .rkey = g.mr->rkey };
 		cp.private_data = &rep;
 		cp.private_data_len = sizeof(rep);
@@ -675,6 +694,7 @@ static void usage(void)
 		"usage: %s --host ID --hosts IP0,IP1,... --flows FILE\n"
 		"          (--epoch NS | --sync-dir DIR [--sync-n N] [--setup-timeout S])\n"
 		"          [--op write|send|read] [--port P] [--out FILE] [--timeout S]\n"
+		"          [--ack-timeout N]\n"
 		"       %s --now\n",
 		g.prog, g.prog);
 	exit(2);
@@ -689,7 +709,8 @@ int main(int argc, char **argv)
 		{ "out", required_argument, NULL, 'w' },   { "timeout", required_argument, NULL, 't' },
 		{ "now", no_argument, NULL, 'n' },	   { "sync-dir", required_argument, NULL, 'S' },
 		{ "sync-n", required_argument, NULL, 'N' },
-		{ "setup-timeout", required_argument, NULL, 'T' }, {}
+		{ "setup-timeout", required_argument, NULL, 'T' },
+		{ "ack-timeout", required_argument, NULL, 'a' }, {}
 	};
 	const char *flows = NULL, *out = NULL;
 	char *hosts = NULL, *end;
@@ -751,6 +772,15 @@ int main(int argc, char **argv)
 		case 't':
 			g.timeout_s = positive_arg("--timeout", optarg, "not a number of seconds");
 			break;
+		case 'a': {
+			unsigned long v = positive_arg("--ack-timeout", optarg,
+						       "an exponent from 1 to 31");
+
+			if (v > 31)
+				die("--ack-timeout %s: an exponent from 1 to 31", optarg);
+			g.ack_timeout = v;
+			break;
+		}
 		default:
 			usage();
 		}

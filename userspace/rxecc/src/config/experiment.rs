@@ -33,6 +33,9 @@ pub struct Experiment {
     /// (flowgen --sync-dir), not a fixed lead.
     #[serde(default = "default_setup")]
     pub setup_s: u64,
+    /// Every QP's local ACK timeout, 4.096 us x 2^N (flowgen
+    /// --ack-timeout, perftest's -u); default rdma_cm's, about 0.5 to 1 s.
+    pub ack_timeout: Option<u8>,
     /// Seconds between the testbed's bring-up and the flows' set-up
     /// (default 0).
     #[serde(default)]
@@ -411,6 +414,12 @@ pub fn load(path: &Path) -> Result<Experiment> {
             .map_or(0, |i| text[..i].matches('\n').count() + 1);
         check_knob(k, v).map_err(|m| anyhow::anyhow!("{}:{line}: knobs: {m}", path.display()))?;
     }
+    ensure!(
+        e.ack_timeout.is_none_or(|t| (1..=31).contains(&t)),
+        "{}: ack_timeout = {}: an exponent from 1 to 31 (4.096 us x 2^N)",
+        path.display(),
+        e.ack_timeout.unwrap_or(0)
+    );
     ensure!(
         e.settle_s.is_finite() && (0.0..=600.0).contains(&e.settle_s),
         "{}: settle_s = {}: 0 to 600 seconds",

@@ -416,6 +416,12 @@ fn run_one(
                 .arg(&sync)
                 .args(["--setup-timeout", &e.setup_s.to_string(), "--op", &e.op])
                 .args(["--timeout", &e.timeout_s.to_string()])
+                .args(
+                    e.ack_timeout
+                        .map(|t| ["--ack-timeout".to_string(), t.to_string()])
+                        .iter()
+                        .flatten(),
+                )
                 .arg("--out")
                 .arg(out.join(format!("flowgen-h{h}.csv")))
                 .stdout(Stdio::null())
