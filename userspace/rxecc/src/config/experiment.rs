@@ -1191,6 +1191,14 @@ mod tests {
                 every.replace("rate_mbps = 60", "rate_mbps = 0"),
                 "rate_mbps = 0: a link needs a rate",
             ),
+            (
+                every.replace("hosts = 4", "hosts = 4\nack_timeout = 32"),
+                "ack_timeout = 32: an exponent from 1 to 31",
+            ),
+            (
+                every.replace("hosts = 4", "hosts = 4\nsettle_s = -1.0"),
+                "settle_s = -1: 0 to 600 seconds",
+            ),
         ] {
             std::fs::write(&p, bad).unwrap();
             let err = format!("{:#}", load(&p).unwrap_err());
