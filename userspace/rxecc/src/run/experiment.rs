@@ -406,8 +406,8 @@ fn run_one(
         for h in 0..n {
             let ns = built.plan.hosts[h as usize].clone();
             let log = std::fs::File::create(out.join(format!("flowgen-h{h}.log")))?;
-            let child = Command::new("ip")
-                .args(["netns", "exec", &ns])
+            let mut cmd = Command::new("ip");
+            cmd.args(["netns", "exec", &ns])
                 .arg(flowgen())
                 .args(["--host", &h.to_string(), "--hosts", &ips.join(",")])
                 .arg("--flows")
@@ -416,16 +416,14 @@ fn run_one(
                 .arg(&sync)
                 .args(["--setup-timeout", &e.setup_s.to_string(), "--op", &e.op])
                 .args(["--timeout", &e.timeout_s.to_string()])
-                .args(
-                    e.ack_timeout
-                        .map(|t| ["--ack-timeout".to_string(), t.to_string()])
-                        .iter()
-                        .flatten(),
-                )
                 .arg("--out")
                 .arg(out.join(format!("flowgen-h{h}.csv")))
                 .stdout(Stdio::null())
-                .stderr(log)
+                .stderr(log);
+            if let Some(t) = e.ack_timeout {
+                cmd.args(["--ack-timeout", &t.to_string()]);
+            }
+            let child = cmd
                 .spawn()
                 .context("starting flowgen (ip netns exec ... flowgen)")?;
             kids.push((h, child));
