@@ -16,8 +16,11 @@ kdir_file=${RXECC_KDIR_FILE:-$top/build/kdir}
 kdir=$(cat "$kdir_file" 2>/dev/null) || die "no kernel yet ($kdir_file): run 'make' first"
 RESULTS=${RESULTS:-$top/build/results}
 mkdir -p "$RESULTS"
-status=$RESULTS/.guest-status
-rm -f "$status"
+# GUEST_ID names a guest that runs beside another from the same tree
+# (tests/run.sh's second): its files here, and its console log.
+status=$RESULTS/.guest-status${GUEST_ID:-}
+alive=$RESULTS/.guest-alive${GUEST_ID:-}
+rm -f "$status" "$alive"
 
 # The guest's clock (docs/architecture.md, "The guest's clock").
 # virtual, the default: QEMU icount on one vCPU (TB_ICOUNT_OPTS). Its
@@ -41,11 +44,17 @@ export RXECC_CLOCK
 # the RXECC_*_KO modules and RESULTS (make test-debug's kernel, modules and
 # results directory) and RXECC_CLOCK, before guest-env.sh reads them; nothing else of the
 # host's environment is.
-script=$RESULTS/.guest-cmd.sh
-settings=$(compgen -e | { grep -E '^(BENCH|CHAIN|INCAST|PAPER|STRESS|TEST_TIMEOUT|VERBS)_|^TB_(TEST_TIMEOUT|TRACE)$|^RXECC_(KDIR_FILE|RXE_KO|RXE_WITHOUT_FIX2_KO|CC_KO|SWITCH_KO|DEBUG_KERNEL|CLOCK)$|^RESULTS$' || true; } | while read -r v; do
+script=$RESULTS/.guest-cmd${GUEST_ID:-}.sh
+settings=$(compgen -e | { grep -E '^(BENCH|CHAIN|INCAST|PAPER|STRESS|TEST_TIMEOUT|VERBS)_|^TB_(TEST_TIMEOUT|TRACE|QUEUE)$|^RXECC_(KDIR_FILE|RXE_KO|RXE_WITHOUT_FIX2_KO|CC_KO|SWITCH_KO|DEBUG_KERNEL|CLOCK)$|^(RESULTS|GUEST_ID)$' || true; } | while read -r v; do
 	printf 'export %s=%q\n' "$v" "${!v}"
 done)
-tb_guest_script "$script" "$top" "$settings" "( $CMD )
+# The heartbeat: a write to the results directory every 60 guest seconds,
+# through the same 9p mount (and the same exec of sleep from the host's
+# root) as everything the command does. The host side (below) stops a
+# guest whose heartbeat stopped: its kernel livelocked, or its 9p
+# requests no longer return, and nothing it still runs can say so.
+tb_guest_script "$script" "$top" "$settings" "( while echo \$SECONDS > '$alive' && sleep 60; do :; done ) &
+( $CMD )
 echo \$? > '$status'"
 # The guest kernel's console goes to guest-console.log; only the command's
 # own lines (after its start marker, without the kernel's "[ seconds ]"
@@ -54,7 +63,7 @@ echo \$? > '$status'"
 # in CR LF. The pipe matters too: given a regular file as stdout,
 # vng writes from offset 0 again, over what the log already held.
 # GUEST_CONSOLE_LOG moves it, for a second guest run at the same time.
-console=${GUEST_CONSOLE_LOG:-$top/build/guest-console.log}
+console=${GUEST_CONSOLE_LOG:-$top/build/guest-console${GUEST_ID:+-$GUEST_ID}.log}
 # A boot can die before the command starts: under TCG, live-patching a
 # static key at 1.2 s of boot ("sched_clock: Marking stable") sometimes
 # races with the other vCPU ("Oops: int3" in sched_clock_cpu; seen in two
@@ -75,15 +84,42 @@ GUEST_APPEND=${GUEST_APPEND:-tsc=reliable}
 # off, and KASAN prints only one report: every check of the run was off.
 # kasan_multi_shot: a report in one test must not silence the next.
 [ -z "${RXECC_DEBUG_KERNEL:-}" ] || GUEST_APPEND="$GUEST_APPEND no5lvl kasan_multi_shot"
+# A guest whose heartbeat is older than GUEST_STALL_TIMEOUT seconds of
+# the host's is stopped (exit 95). 60 guest seconds took up to 300 of the
+# host's in the busiest tests; the debug kernel's can take far longer.
+stall_limit=${GUEST_STALL_TIMEOUT:-900}
+[ -z "${RXECC_DEBUG_KERNEL:-}" ] || stall_limit=${GUEST_STALL_TIMEOUT:-3600}
+stalled=$RESULTS/.guest-stalled${GUEST_ID:-}
+watch_heartbeat() {
+	local pid='' beat
+	while sleep 30; do
+		[ -n "$pid" ] || pid=$(cat "$1" 2>/dev/null) || continue
+		kill -0 "$pid" 2>/dev/null || return 0
+		beat=$(stat -c %Y "$alive" 2>/dev/null) || continue
+		if (($(date +%s) - beat > stall_limit)); then
+			touch "$stalled"
+			kill -TERM "$pid" 2>/dev/null
+			return 0
+		fi
+	done
+}
 boot() {
+	local pidfile=$RESULTS/.guest-pid${GUEST_ID:-} rc watcher
+	rm -f "$stalled" "$alive" "$pidfile"
 	tb_vng_cmd "$kdir" "$cpus" 2G "$GUEST_APPEND" "$qopts" "$RESULTS" "$script"
-	timeout "${GUEST_TIMEOUT:-1800}" "${TB_VNG[@]}" 2>&1 | tee "$console" |
+	# timeout passes the watcher's SIGTERM on to QEMU.
+	watch_heartbeat "$pidfile" &
+	watcher=$!
+	sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$pidfile" timeout "${GUEST_TIMEOUT:-1800}" "${TB_VNG[@]}" 2>&1 | tee "$console" |
 		if [ -n "${GUEST_CONSOLE:-}" ]; then cat; else
 			# sed -u: mawk fills its whole input buffer before it acts on a line,
 			# which holds a slow guest's output back for minutes.
 			sed -u 's/\r$//' | sed -u -n '0,/^@@rxecc-guest-command@@$/d; /^\[ *[0-9]\+\.[0-9]\+\]/d; p'
 		fi
-	return "${PIPESTATUS[0]}"
+	rc=${PIPESTATUS[0]}
+	kill "$watcher" 2>/dev/null
+	wait "$watcher" 2>/dev/null
+	return "$rc"
 }
 set +e
 stopped=
@@ -100,9 +136,12 @@ set -e
 if [ ! -f "$status" ]; then
 	echo "error: the guest died before the command finished (vng rc $rc); console tail ($console):" >&2
 	tail -25 "$console" >&2
-	# 98: the kernel reported an error; 96: it ran past GUEST_TIMEOUT (a
-	# second try would too); 97: it died without either.
+	[ -f "$stalled" ] && echo "error: the guest's heartbeat stopped: nothing written to $RESULTS for $stall_limit s of the host's (GUEST_STALL_TIMEOUT); stopped it" >&2
+	# 98: the kernel reported an error; 95: its heartbeat stopped without
+	# one; 96: it ran past GUEST_TIMEOUT (a second try would too); 97: it
+	# died without any of these.
 	grep -qE 'Kernel panic|Oops|BUG:|WARNING:|general protection|Call Trace' "$console" && exit 98
+	[ -f "$stalled" ] && exit 95
 	[ "$rc" = 124 ] && { echo "error: the guest ran past GUEST_TIMEOUT (${GUEST_TIMEOUT:-1800} s)" >&2; exit 96; }
 	# Nor a second suite (tests/run.sh retries on 97).
 	[ -z "$stopped" ] || { echo "error: vng was stopped by a signal (rc $rc)" >&2; exit "$rc"; }

@@ -50,7 +50,7 @@ tb_guest_started() {
 # (KVM hangs here: docs/architecture.md) and runs <script>, into the
 # array TB_VNG, for the caller to run under `timeout` (and `setsid`).
 tb_vng_cmd() {
-	TB_VNG=(vng --run "$1" --disable-kvm --cpus "$2" --memory "$3" --append "$4")
+	TB_VNG=(vng --run "$1" --disable-kvm --force-9p --cpus "$2" --memory "$3" --append "$4")
 	# One word with '=': vng's argparse takes a separate value that
 	# starts with '-' (QEMU's options do) for an option of its own.
 	[ -z "$5" ] || TB_VNG+=("--qemu-opts=$5")

@@ -4,30 +4,11 @@
 set -uo pipefail
 . "$RXECC_TOP/tests/lib.sh"
 
-# test_fct_incast is not in the list: it is the bench's repeated incast
-# (incast-fct.toml, 118 s), whose claim (ACC needs fewer pauses than no CC)
-# is about dynamics; test_fct_websearch and test_fct_ops check the FCT
-# files. `make bench` runs the same file; run the test by name.
-# test_verbs_rdma_cm is not in the list: a perftest -R server takes from
-# 30 s to over 3 minutes to start under TCG, inside librdmacm's start-up
-# (docs/testing.md); run it by name: tests/run.sh test_verbs_rdma_cm.
-ALL_TESTS=(test_params test_readme_by_hand test_throughput test_run_rxe_builds test_run_qps test_incast test_reload test_reload_paced test_reload_gated test_pacing test_ecn_echo test_acc test_port_rate test_port_queue test_port_drops test_port_red test_port_inject test_inject_dcqcn_ce test_inject_dup_delay_reorder test_run_inject_check test_inject_gbn_stock_patched test_switch_bpf_unit test_topology_netlink test_verbs_all_cc test_verbs_ud test_verbs_rw_mix test_qp_reset test_retry_coalesced_ack test_retry_stale_ack test_stress_reload test_stress_qp_churn test_stress_qps_flows test_stress_knobs test_stress_host_gone test_stress_malformed test_switch_lossless_incast test_switch_lossy_incast test_switch_tcd_chain test_dcqcn_cnp test_hpcc_int test_int_on_acks test_fncc_hops test_halt_cpu test_cc_incast test_cc_incast_baselines test_fct_websearch test_fct_ops test_flowgen_timeout test_gfc_ring_pfc_deadlock test_gfc_ring_buffer test_gfc_ring_time test_gfc_ring_acc test_gfc_ring_recipe)
-# On the debug kernel (make test-debug: lockdep, KASAN, kmemleak, 20-40x
-# slower under TCG) the functional tests run; the experiments that assert
-# rates, timing or CC dynamics, and the README's by-hand lines (which load
-# the normal build's modules), do not. Nor do the GFC ring tests: they
-# assert fair shares and rates at C = 20 Mb/s, ten times what the debug
-# guest carries, and what they add to the other tests is the switch's GFC
-# in BPF, which neither KASAN nor lockdep sees (JITed programs, and
-# bpf_spin_lock is not a lockdep lock); the C that sends their frames
-# (rxecc_switch.ko) sends PFC's too, in test_stress_host_gone there.
-DEBUG_SKIPPED=(test_readme_by_hand test_pacing test_port_rate test_port_queue test_port_red test_switch_lossless_incast test_switch_lossy_incast test_switch_tcd_chain test_dcqcn_cnp test_fncc_hops test_halt_cpu test_cc_incast test_cc_incast_baselines test_gfc_ring_pfc_deadlock test_gfc_ring_buffer test_gfc_ring_time test_gfc_ring_acc test_gfc_ring_recipe)
-if [ -n "${RXECC_DEBUG_KERNEL:-}" ] && [ $# = 0 ]; then
-	echo "debug kernel: not running the timing-sensitive ${DEBUG_SKIPPED[*]}" >&2
-	set --
-	for t in "${ALL_TESTS[@]}"; do
-		[[ " ${DEBUG_SKIPPED[*]} " == *" $t "* ]] || set -- "$@" "$t"
-	done
+# The list: tests/lib/suite.sh.
+if [ $# = 0 ]; then
+	[ -z "${RXECC_DEBUG_KERNEL:-}" ] || echo "debug kernel: not running the timing-sensitive ${DEBUG_SKIPPED[*]}" >&2
+	mapfile -t tests < <(tb_suite_tests)
+	set -- "${tests[@]}"
 fi
 # Before the first test clears dmesg: the boot must have left the debug
 # kernel's checks on, or no test result says anything about them.
@@ -44,8 +25,17 @@ if [ -n "${RXECC_DEBUG_KERNEL:-}" ] && pgrep -x systemd-udevd >/dev/null; then
 	udevadm control --exit || { echo "debug kernel: cannot stop systemd-udevd" >&2; exit 1; }
 fi
 suite_start=$(date +%s)
-for t in "${@:-${ALL_TESTS[@]}}"; do
+# TB_QUEUE (tests/run.sh's, when it splits the suite between guests): a
+# directory on the host where each guest claims its next test; mkdir is
+# atomic on the host's filesystem, whichever guest asks. A claim holds
+# the guest's name, and "done" once the test has run.
+for t in "$@"; do
+	if [ -n "${TB_QUEUE:-}" ]; then
+		mkdir "$TB_QUEUE/$t" 2>/dev/null || continue
+		echo "${GUEST_ID:-}" >"$TB_QUEUE/$t/guest"
+	fi
 	tb_run_test "$t"
+	[ -z "${TB_QUEUE:-}" ] || touch "$TB_QUEUE/$t/done"
 done
 echo "suite: $(($(date +%s) - suite_start)) s of $TB_CLOCK" >&2
 tb_summary

@@ -1,26 +1,87 @@
 #!/usr/bin/env bash
-# Host side of the guest integration tests: one guest boot runs the suite.
+# Host side of the guest integration tests: the suite in one guest, or
+# split between RXECC_GUESTS guests that boot side by side and take their
+# tests from one queue.
 #   tests/run.sh [test names...]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tests/lib/suite.sh"
 # The debug kernel (lockdep, KASAN, kmemleak) boots far slower under TCG.
 boot="the testbed kernel (TCG, about 10 s)"
 [ -z "${RXECC_DEBUG_KERNEL:-}" ] || boot="the debug kernel (TCG, 8 to 10 minutes)"
-echo "==> guest tests: booting $boot and running the suite" >&2
+RESULTS=${RESULTS:-$top/build/results}
+export RESULTS
+mkdir -p "$RESULTS"
+if [ $# = 0 ]; then
+	mapfile -t tests < <(tb_suite_tests)
+else
+	tests=("$@")
+fi
+# Two guests by default under the virtual clock: each runs on one host
+# core (single-threaded TCG), and a guest's measurements are in its own
+# time, whatever the other does to the host's. Under the host clock a
+# guest's two vCPUs take both cores already, and its timing is the host's.
+if [ -z "${RXECC_GUESTS:-}" ]; then
+	RXECC_GUESTS=1
+	[ "${RXECC_CLOCK:-virtual}" = host ] || [ "$(nproc)" -lt 2 ] || RXECC_GUESTS=2
+fi
+((RXECC_GUESTS <= ${#tests[@]})) || RXECC_GUESTS=${#tests[@]}
+((RXECC_GUESTS >= 1)) || { echo "tests/run.sh: RXECC_GUESTS=$RXECC_GUESTS: expected 1 or more" >&2; exit 2; }
+echo "==> guest tests: ${#tests[@]} tests in $RXECC_GUESTS guest(s), booting $boot" >&2
 wall0=$(date +%s)
 # The suite's own limit (each test has one too, tests/lib.sh): inside CI's
-# 90 minutes with the kernel build. The suite took 25 to 55 minutes on
-# 2-core hosts; a suite that runs past it is not run again (guest.sh: 96).
+# 90 minutes with the kernel build.
 export GUEST_TIMEOUT=${GUEST_TIMEOUT:-4800}
+
+# One guest's run of the queue. Its lines go to the terminal with its
+# name in front, and to $RESULTS/.suite-<n>.log for the summary.
+queue=$RESULTS/.queue
+export TB_QUEUE=$queue
+guest() {
+	local id=$1 rc=0
+	GUEST_ID=$id bash "$top/testbed/guest.sh" "bash tests/guest-suite.sh ${tests[*]}" \
+		> >(tee -a "$RESULTS/.suite-$id.log" | sed -u "s/^/[g$id] /") 2>&1 || rc=$?
+	return "$rc"
+}
+# A guest that died with a clean kernel console (exit 97: a host-side
+# failure of QEMU or virtme-ng, seen rarely under load) or whose heartbeat
+# stopped (95: its 9p requests stopped returning, twice in a whole suite
+# on 2026-12-03) boots again, once, and runs what it had not finished:
+# the test it was in, then the rest of the queue. It says so. A kernel
+# error (98) or a failed test never retries.
+guest_once_more() {
+	local id=$1 rc=0 t
+	guest "$id" || rc=$?
+	case $rc in 95 | 97) ;; *) return "$rc" ;; esac
+	for t in "$queue"/*; do
+		[ -f "$t/done" ] || [ "$(cat "$t/guest" 2>/dev/null)" != "$id" ] || {
+			echo "==> guest tests: guest $id stopped (exit $rc) in $(basename "$t"); booting it again for that test and the rest" >&2
+			rm -rf "$t"
+		}
+	done
+	guest "$id"
+}
+rm -rf "$queue" "$RESULTS"/.suite-*.log
+mkdir -p "$queue"
+pids=()
+for ((g = 1; g <= RXECC_GUESTS; g++)); do
+	guest_once_more "$g" &
+	pids+=($!)
+done
 rc=0
-bash "$top/testbed/guest.sh" "bash tests/guest-suite.sh $*" || rc=$?
-# A guest that died with a clean kernel console (exit 97) hit a host-side
-# failure of QEMU or virtme-ng, seen rarely under load: run the suite again,
-# once, and say so. A kernel error (98) or a failed test never retries.
-if [ "$rc" = 97 ]; then
-	echo "==> guest tests: the guest died without a kernel error; running the suite once more" >&2
-	rc=0
-	bash "$top/testbed/guest.sh" "bash tests/guest-suite.sh $*" || rc=$?
-fi
-echo "==> guest tests: $(($(date +%s) - wall0)) s of host wall time, boot included" >&2
+for pid in "${pids[@]}"; do
+	wait "$pid" || { r=$?; [ "$rc" != 0 ] || rc=$r; }
+done
+# Every test must have run to the end in some guest.
+missing=()
+for t in "${tests[@]}"; do
+	[ -f "$queue/$t/done" ] || missing+=("$t")
+done
+# Counted from the ok/FAIL lines: a guest that died said nothing more.
+logs=("$RESULTS"/.suite-*.log)
+passed=$(cat "${logs[@]}" | grep -c '^ok   test_' || true)
+mapfile -t failed < <(cat "${logs[@]}" | sed -n 's/^FAIL \(test_[a-z0-9_]*\) .*/\1/p')
+((${#failed[@]} == 0)) || echo "failed: ${failed[*]}" >&2
+echo "==> guest tests: $passed passed, ${#failed[@]} failed, ${#missing[@]} not run${missing[*]:+ (${missing[*]})}; $(($(date +%s) - wall0)) s of host wall time, boots included" >&2
+((${#missing[@]} == 0)) || [ "$rc" != 0 ] || rc=1
 exit "$rc"
