@@ -28,14 +28,18 @@ suite_start=$(date +%s)
 # TB_QUEUE (tests/run.sh's, when it splits the suite between guests): a
 # directory on the host where each guest claims its next test; mkdir is
 # atomic on the host's filesystem, whichever guest asks. A claim holds
-# the guest's name, and "done" once the test has run.
+# the guest's name, and "done" once the test has run. A claim is named
+# by the test's place in the list too: a test named twice runs twice.
+i=0
 for t in "$@"; do
+	i=$((i + 1))
+	claim=${TB_QUEUE:-}/$i-$t
 	if [ -n "${TB_QUEUE:-}" ]; then
-		mkdir "$TB_QUEUE/$t" 2>/dev/null || continue
-		echo "${GUEST_ID:-}" >"$TB_QUEUE/$t/guest"
+		mkdir "$claim" 2>/dev/null || continue
+		echo "${GUEST_ID:-}" >"$claim/guest"
 	fi
 	tb_run_test "$t"
-	[ -z "${TB_QUEUE:-}" ] || touch "$TB_QUEUE/$t/done"
+	[ -z "${TB_QUEUE:-}" ] || touch "$claim/done"
 done
 echo "suite: $(($(date +%s) - suite_start)) s of $TB_CLOCK" >&2
 tb_summary

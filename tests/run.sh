@@ -55,7 +55,7 @@ guest_once_more() {
 	case $rc in 95 | 97) ;; *) return "$rc" ;; esac
 	for t in "$queue"/*; do
 		[ -f "$t/done" ] || [ "$(cat "$t/guest" 2>/dev/null)" != "$id" ] || {
-			echo "==> guest tests: guest $id stopped (exit $rc) in $(basename "$t"); booting it again for that test and the rest" >&2
+			echo "==> guest tests: guest $id stopped (exit $rc) in ${t##*/[0-9]*-}; booting it again for that test and the rest" >&2
 			rm -rf "$t"
 		}
 	done
@@ -74,8 +74,8 @@ for pid in "${pids[@]}"; do
 done
 # Every test must have run to the end in some guest.
 missing=()
-for t in "${tests[@]}"; do
-	[ -f "$queue/$t/done" ] || missing+=("$t")
+for i in "${!tests[@]}"; do
+	[ -f "$queue/$((i + 1))-${tests[i]}/done" ] || missing+=("${tests[i]}")
 done
 # Counted from the ok/FAIL lines: a guest that died said nothing more.
 logs=("$RESULTS"/.suite-*.log)
