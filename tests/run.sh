@@ -26,6 +26,9 @@ if [ -z "${RXECC_GUESTS:-}" ]; then
 	[ "${RXECC_CLOCK:-virtual}" = host ] || [ "$(nproc)" -lt 2 ] || RXECC_GUESTS=2
 fi
 ((RXECC_GUESTS <= ${#tests[@]})) || RXECC_GUESTS=${#tests[@]}
+# A test named twice runs twice, one after the other: its results
+# directory is its name.
+[ "$(printf '%s\n' "${tests[@]}" | sort -u | wc -l)" = "${#tests[@]}" ] || RXECC_GUESTS=1
 ((RXECC_GUESTS >= 1)) || { echo "tests/run.sh: RXECC_GUESTS=$RXECC_GUESTS: expected 1 or more" >&2; exit 2; }
 echo "==> guest tests: ${#tests[@]} tests in $RXECC_GUESTS guest(s), booting $boot" >&2
 wall0=$(date +%s)
