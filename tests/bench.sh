@@ -7,7 +7,6 @@
 set -uo pipefail
 . "$RXECC_TOP/testbed/netns.sh"
 ROUNDS=${BENCH_ROUNDS:-3}
-SIZE=65536
 out=$RESULTS/bench
 mkdir -p "$out"
 
@@ -153,45 +152,15 @@ bench_pacing() {
 	bench_exp pacing 1 "pacing accuracy: cc=fixed, one flow at each rate"
 }
 
-# The emulated port's usable range: one flow through p0 at increasing port
-# rates. Wire rate = goodput x (wire bytes / payload bytes, counted by the
-# port). Where it falls clearly below the setting, the guest's CPU, not the
-# port, is the bottleneck. The last row has no port at all, for reference.
+# The emulated port's usable range (port.toml): one flow through the
+# switch at each link rate, the port's wire rate against its setting, and
+# the highest set rate it carries within 3% (where the experiments' link
+# rates can go), also in port-within.
 bench_port() {
-	local rate r iters bw wire rows=$out/port.jsonl
-	tb_load_rxe patched
-	echo
-	echo "switch port rate: one ib_write_bw flow, ${SIZE} B messages, about 2 s per rate: goodput, the wire rate (goodput x wire bytes / payload bytes, counted by the port), its share of the set rate, and stalls (>2 ms late); the last row has no port" | tee -a "$out/summary.txt"
-	rxecc testbed up bridge2
-	rm -f "$rows"
-	for rate in ${BENCH_PORT_RATES:-100 200 400 600 800 1000 1200 1600} none; do
-		r=${rate/none/1000}
-		iters=$((r * 1000000 * 2 / 8 / SIZE + 1))
-		if [ "$rate" != none ]; then
-			rxecc port attach --dev p0 --rate-mbps "$rate"
-		fi
-		tb_write_bw_server 0 $TB_PORT_BASE "$out/port-$rate-server.txt" -s $SIZE -n $iters
-		sleep 1
-		tb_write_bw_client 1 0 $TB_PORT_BASE "$out/port-$rate.txt" -s $SIZE -n $iters || echo "  port $rate failed" >&2
-		tb_wait_servers || echo "  port $rate: server failed" >&2
-		bw=$(tb_bw_mbit "$out/port-$rate.txt")
-		if [ "$rate" != none ]; then
-			rxecc port stats --dev p0 --json >"$out/port-$rate.json"
-			rxecc port detach --dev p0
-			wire=$(jq -n "$bw * $(jq .deq_bytes "$out/port-$rate.json") / $((iters * SIZE))" 2>/dev/null)
-			measured_row "$rows" "$rate" goodput_mbps="$bw" wire_mbps="$wire" \
-				of_set="$(jq -n "$wire / $rate" 2>/dev/null)" stalls="$(jq .stalls "$out/port-$rate.json")"
-		else
-			measured_row "$rows" "(no port)" goodput_mbps="$bw"
-		fi
-	done
-	measured_table "$rows" | tee -a "$out/summary.txt"
-	# The highest set rate the port carries within 3% (where the
-	# experiments' link rates can go), in port-within.
-	jq -rs '[.[] | select(.of_set != null and .of_set >= 0.97 and .of_set <= 1.03) | .run] | last // "none"' "$rows" >"$out/port-within"
+	bench_exp port 1 "switch port rate: one flow h1 -> h0 through star4's switch at each link rate"
+	jq -r '[.[] | select(.p0_of_set != null and .p0_of_set >= 0.97 and .p0_of_set <= 1.03) | .label] | last // "none"' \
+		"$out/port/summary.json" >"$out/port-within"
 	echo "highest set rate within 3%: $(cat "$out/port-within") Mb/s" | tee -a "$out/summary.txt"
-	rxecc testbed down
-	rxecc modules unload
 }
 
 # Congestion control, side by side in this one run: the 4->1 incast under

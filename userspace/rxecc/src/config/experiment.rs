@@ -180,6 +180,12 @@ pub struct NamedMetrics {
     /// switch ports reached, KB.
     #[serde(default)]
     pub peak_ingress: BTreeMap<String, Vec<String>>,
+    /// `<name>_wire_mbps`: the bytes a port sent (frames whole), over
+    /// the time from the first flow's post to the last one's completion;
+    /// `<name>_of_set`, that over the port's set rate; `<name>_stalls`,
+    /// its dequeues more than 2 ms late (`stall_ns`).
+    #[serde(default)]
+    pub wire: BTreeMap<String, String>,
     /// `<name>_mbps`: a flow's rate, its bytes over its time from post to
     /// completion, by its line in the flow file (0 = the first flow); or
     /// several flows' together (a list: their bytes from the first post
@@ -230,6 +236,7 @@ impl NamedMetrics {
     pub(crate) fn is_empty(&self) -> bool {
         self.ports.is_empty()
             && self.peak_ingress.is_empty()
+            && self.wire.is_empty()
             && self.flows.is_empty()
             && self.counters.is_empty()
             && !self.cpu
@@ -238,8 +245,19 @@ impl NamedMetrics {
     /// Every port it names is one of `built`'s, every flow one of
     /// `flows` (when known).
     fn check(&self, built: &topology::Built, flows: Option<usize>) -> Result<()> {
-        for (name, devs) in self.ports.iter().chain(&self.peak_ingress) {
-            for d in devs {
+        let wire: Vec<(&String, Vec<String>)> = self
+            .wire
+            .iter()
+            .map(|(n, d)| (n, vec![d.clone()]))
+            .collect();
+        let groups = self
+            .ports
+            .iter()
+            .chain(&self.peak_ingress)
+            .map(|(n, d)| (n, d.clone()))
+            .chain(wire);
+        for (name, devs) in groups {
+            for d in &devs {
                 ensure!(
                     built.plan.ports.iter().any(|(p, _)| p == d),
                     "[metrics] {name}: no port {d} in the topology (its ports: {})",
@@ -346,6 +364,9 @@ pub struct Run {
     /// with no rxe_cc: cc = "none" and no knobs).
     #[serde(default)]
     pub rxe: crate::modules::Rxe,
+    /// This run's rate for every link that has none of its own in the
+    /// topology, Mb/s, over the experiment's `rate_mbps`.
+    pub rate_mbps: Option<u64>,
 }
 
 fn default_op() -> String {
@@ -431,6 +452,14 @@ pub fn load(path: &Path) -> Result<Experiment> {
         "{}: rate_mbps = 0: a link needs a rate",
         path.display()
     );
+    for r in &e.runs {
+        ensure!(
+            r.rate_mbps != Some(0),
+            "{}: run {}: rate_mbps = 0: a link needs a rate",
+            path.display(),
+            r.label
+        );
+    }
     for r in e
         .runs
         .iter_mut()
@@ -718,7 +747,7 @@ fn topology_for(e: &Experiment, run: &Run, base: &Path) -> Result<(PathBuf, Stri
             }
         }
     }
-    if let Some(rate) = e.rate_mbps {
+    if let Some(rate) = run.rate_mbps.or(e.rate_mbps) {
         let defaults = t
             .entry("defaults")
             .or_insert_with(|| toml::Value::Table(toml::Table::new()));

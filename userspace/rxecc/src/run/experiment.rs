@@ -43,6 +43,7 @@ fn named_metrics(
     nm: &NamedMetrics,
     dir: &Path,
     n_flows: usize,
+    rates_mbps: &BTreeMap<String, u64>,
 ) -> Result<BTreeMap<String, Option<f64>>> {
     let mut m = BTreeMap::new();
     if nm.is_empty() {
@@ -74,7 +75,7 @@ fn named_metrics(
         let peak = of(devs, &["ingress", "max_bytes"]).into_iter().max();
         m.insert(format!("{name}_peak_kb"), peak.map(|b| b as f64 / 1024.0));
     }
-    if !nm.flows.is_empty() {
+    if !nm.flows.is_empty() || !nm.wire.is_empty() {
         let csvs: Vec<PathBuf> = std::fs::read_dir(dir)?
             .filter_map(|e| Some(e.ok()?.path()))
             .filter(|p| {
@@ -96,6 +97,30 @@ fn named_metrics(
             let rate = (done.len() == ids.len() && end > start)
                 .then(|| bytes as f64 * 8e3 / (end - start) as f64);
             m.insert(format!("{name}_mbps"), rate);
+        }
+        // The flows' span, all of them complete or none counted.
+        let ok: Vec<&fct::Record> = recs.iter().filter(|r| r.status == "ok").collect();
+        let span_ns = (ok.len() == n_flows && n_flows > 0)
+            .then(|| {
+                let start = ok.iter().map(|r| r.start_ns).min()?;
+                let end = ok.iter().map(|r| r.end_ns).max()?;
+                (end > start).then(|| end - start)
+            })
+            .flatten();
+        for (name, dev) in &nm.wire {
+            let devs = std::slice::from_ref(dev);
+            let bytes = of(devs, &["deq_bytes"]).first().copied();
+            let wire = bytes.zip(span_ns).map(|(b, ns)| b as f64 * 8e3 / ns as f64);
+            let set = rates_mbps.get(dev).copied().filter(|r| *r > 0);
+            m.insert(format!("{name}_wire_mbps"), wire);
+            m.insert(
+                format!("{name}_of_set"),
+                wire.zip(set).map(|(w, r)| w / r as f64),
+            );
+            m.insert(
+                format!("{name}_stalls"),
+                of(devs, &["stalls"]).first().map(|s| *s as f64),
+            );
         }
     }
     // Absent on the stock rdma_rxe: no rxe_cc, no counters.
@@ -828,6 +853,7 @@ fn measure_base_rtt(e: &Experiment, base: &Path, out: &Path) -> Result<u64> {
         switch: toml::Table::new(),
         inject: Vec::new(),
         rxe: Rxe::Patched,
+        rate_mbps: None,
     };
     eprintln!("rxecc run: measuring the base RTT (20 one-packet flows, h0 <-> h1, no CC) ...");
     let sc = scenario_for(e, &probe, base)?;
@@ -1024,7 +1050,7 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     }
     // Every run at a glance: FCT tails, pauses and drops.
     let mut sums = Vec::new();
-    for ((label, f), (_, lines)) in tables.iter().zip(&raw) {
+    for (((label, f), (_, lines)), run) in tables.iter().zip(&raw).zip(run_labels(&e)) {
         let pfc = std::fs::read_to_string(f.with_file_name("pfc.txt")).unwrap_or_default();
         let pauses = pfc.lines().filter(|l| l.ends_with(" 1")).count() as u64;
         let ports: Vec<serde_json::Value> =
@@ -1066,7 +1092,14 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
         r.deadlocks = std::fs::read_to_string(dir.join("rec/deadlocks.csv"))
             .ok()
             .map(|t| t.lines().filter(|l| l.contains(",start,")).count());
-        r.named = named_metrics(&e.metrics, dir, flows.len())
+        let rates: BTreeMap<String, u64> = e
+            .scenario(&run.label)?
+            .built
+            .ports
+            .iter()
+            .map(|p| (p.dev.clone(), p.rate_mbps))
+            .collect();
+        r.named = named_metrics(&e.metrics, dir, flows.len(), &rates)
             .with_context(|| format!("[metrics] of run {label}"))?;
         sums.push(r);
     }
@@ -1299,6 +1332,89 @@ mod tests {
     }
 
     #[test]
+    fn wire_rate_is_a_ports_bytes_over_the_flows_span() {
+        let dir = std::env::temp_dir().join(format!("rxecc-wire-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("flows.txt"),
+            "2\n1 0 3 100 1000000 0\n1 0 3 100 1000000 0\n",
+        )
+        .unwrap();
+        // The second run is at 400 Mb/s, the first at the file's 200.
+        let exp = r#"
+            topology = "dumbbell"
+            hosts = 2
+            rate_mbps = 200
+            [workload]
+            kind = "file"
+            flows = "flows.txt"
+            [metrics]
+            wire = { port = "p0" }
+            [[run]]
+            label = "r200"
+            cc = "none"
+            [[run]]
+            label = "r400"
+            cc = "none"
+            rate_mbps = 400
+        "#;
+        let p = dir.join("e.toml");
+        std::fs::write(&p, exp).unwrap();
+        let e = load(&p).unwrap();
+        let rate = |label: &str| -> BTreeMap<String, u64> {
+            e.scenario(label)
+                .unwrap()
+                .built
+                .ports
+                .iter()
+                .map(|p| (p.dev.clone(), p.rate_mbps))
+                .collect()
+        };
+        assert_eq!(rate("r200")["p0"], 200);
+        assert_eq!(rate("r400")["p0"], 400);
+        assert_eq!(rate("r400")["v1"], 400);
+        for (bad, why) in [
+            (
+                exp.replace("\"p0\"", "\"p7\""),
+                "[metrics] port: no port p7",
+            ),
+            (
+                exp.replace("rate_mbps = 400", "rate_mbps = 0"),
+                "run r400: rate_mbps = 0: a link needs a rate",
+            ),
+        ] {
+            std::fs::write(&p, bad).unwrap();
+            let err = format!("{:#}", load(&p).unwrap_err());
+            assert!(err.contains(why), "{err}");
+        }
+        // 2 MB of frames in 80 ms (the first post at 1 ms, the last end at
+        // 81 ms): 200 Mb/s, half of a 400 Mb/s port.
+        std::fs::write(
+            dir.join("ports.jsonl"),
+            r#"{"dev":"p0","deq_bytes":2000000,"stalls":3}"#,
+        )
+        .unwrap();
+        let csv = "id,src,dst,dport,op,size,sched_ns,start_ns,end_ns,status\n\
+                   0,1,0,100,write,1000000,0,1000000,61000000,ok\n\
+                   1,1,0,100,write,1000000,0,2000000,81000000,ok\n";
+        std::fs::write(dir.join("flowgen-h1.csv"), csv).unwrap();
+        let m = named_metrics(&e.metrics, &dir, 2, &rate("r400")).unwrap();
+        assert_eq!(m["port_wire_mbps"], Some(200.0));
+        assert_eq!(m["port_of_set"], Some(0.5));
+        assert_eq!(m["port_stalls"], Some(3.0));
+        // A flow that did not complete: no span, no rate.
+        std::fs::write(
+            dir.join("flowgen-h1.csv"),
+            csv.replace("81000000,ok", "81000000,failed"),
+        )
+        .unwrap();
+        let m = named_metrics(&e.metrics, &dir, 2, &rate("r400")).unwrap();
+        assert_eq!(m["port_wire_mbps"], None);
+        assert_eq!(m["port_of_set"], None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn named_metrics_are_checked_and_computed() {
         let dir = std::env::temp_dir().join(format!("rxecc-metrics-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -1365,7 +1481,7 @@ mod tests {
              2,2,1,100,write,1000000,0,41000000,160001000,ok\n",
         )
         .unwrap();
-        let m = named_metrics(&e.metrics, &dir, 3).unwrap();
+        let m = named_metrics(&e.metrics, &dir, 3, &BTreeMap::new()).unwrap();
         assert_eq!(m["trunk_pauses"], Some(5.0));
         assert_eq!(m["trunk_paused_ms"], Some(3.0));
         assert_eq!(m["any_peak_kb"], Some(10.0));
@@ -1379,11 +1495,14 @@ mod tests {
         // A run on the stock rdma_rxe: no rxe_cc, no counters.
         assert_eq!(m["acks"], None);
         std::fs::write(dir.join("rxe_cc-totals.txt"), "tx_packets 400\nacks 100\n").unwrap();
-        let m = named_metrics(&e.metrics, &dir, 3).unwrap();
+        let m = named_metrics(&e.metrics, &dir, 3, &BTreeMap::new()).unwrap();
         assert_eq!(m["acks"], Some(100.0));
         assert_eq!(m["acks_per_packet"], Some(0.25));
         std::fs::write(dir.join("rxe_cc-totals.txt"), "tx_packets 400\n").unwrap();
-        let err = format!("{:#}", named_metrics(&e.metrics, &dir, 3).unwrap_err());
+        let err = format!(
+            "{:#}",
+            named_metrics(&e.metrics, &dir, 3, &BTreeMap::new()).unwrap_err()
+        );
         assert!(
             err.contains("rxe_cc's totals have no 'acks' (they have tx_packets)"),
             "{err}"
@@ -1419,7 +1538,7 @@ mod tests {
             cpu: true,
             ..Default::default()
         };
-        let m = named_metrics(&nm, &dir, 4).unwrap();
+        let m = named_metrics(&nm, &dir, 4, &BTreeMap::new()).unwrap();
         assert_eq!(m["kernel_cpu_pct"], Some(10.0));
         assert_eq!(m["timer_fires_per_s"], None, "stock: no rxe_cc");
         std::fs::write(
@@ -1427,7 +1546,7 @@ mod tests {
             "period_fires 300\npacer_fires 100\nhook_ns 6000000\ntimer_ns 2000000\n",
         )
         .unwrap();
-        let m = named_metrics(&nm, &dir, 4).unwrap();
+        let m = named_metrics(&nm, &dir, 4, &BTreeMap::new()).unwrap();
         assert_eq!(m["timer_fires_per_s"], Some(200.0));
         // 8 ms over 2 s and 4 flows: 1000 us per second per flow.
         assert_eq!(m["rxe_cc_us_per_qp_s"], Some(1000.0));
