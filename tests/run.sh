@@ -37,14 +37,16 @@ wall0=$(date +%s)
 export GUEST_TIMEOUT=${GUEST_TIMEOUT:-4800}
 
 # One guest's run of the queue. Its lines go to the terminal with its
-# name in front, and to $RESULTS/.suite-<n>.log for the summary.
+# name in front; the suite's own (guest.sh's stdout, not its messages,
+# which can quote the console) also to $RESULTS/.suite-<n>.log for the
+# summary.
 queue=$RESULTS/.queue
 export TB_QUEUE=$queue
 guest() {
-	local id=$1 rc=0
+	local id=$1
 	GUEST_ID=$id bash "$top/testbed/guest.sh" "bash tests/guest-suite.sh ${tests[*]}" \
-		> >(tee -a "$RESULTS/.suite-$id.log" | sed -u "s/^/[g$id] /") 2>&1 || rc=$?
-	return "$rc"
+		2> >(sed -u "s/^/[g$id] /" >&2) | tee -a "$RESULTS/.suite-$id.log" | sed -u "s/^/[g$id] /"
+	return "${PIPESTATUS[0]}"
 }
 # A guest that died with a clean kernel console (exit 97: a host-side
 # failure of QEMU or virtme-ng, seen rarely under load) or whose heartbeat
