@@ -64,7 +64,27 @@ def main():
                     errors.append(f"{test.name}: reads {v}, which only {other.name} sets")
     for e in errors:
         print(f"check_isolation: {e} (move it to tests/lib/, or source that file)", file=sys.stderr)
-    return 1 if errors else 0
+    return 1 if errors or not suite_lists_every_test() else 0
+
+
+def suite_lists_every_test():
+    """Every test defined is in ALL_TESTS, or its name is in one of
+    suite.sh's comments (a test left out says so); every name in
+    ALL_TESTS is defined."""
+    suite = (TESTS / "lib" / "suite.sh").read_text()
+    listed = set(re.findall(r"\btest_[a-z0-9_]+", re.search(r"ALL_TESTS=\(([^)]*)\)", suite).group(1)))
+    said = set(re.findall(r"\btest_[a-z0-9_]+", "\n".join(l for l in suite.splitlines() if l.lstrip().startswith("#"))))
+    defined = set()
+    for test in TESTS.glob("test_*.sh"):
+        defined |= set(re.findall(r"^(test_[a-z0-9_]+)\(\)\s*\{", test.read_text(), re.M))
+    ok = True
+    for t in sorted(defined - listed - said):
+        print(f"check_isolation: {t} is in no suite list: add it to ALL_TESTS in tests/lib/suite.sh, or say there why not", file=sys.stderr)
+        ok = False
+    for t in sorted(listed - defined):
+        print(f"check_isolation: tests/lib/suite.sh lists {t}, which no tests/test_*.sh defines", file=sys.stderr)
+        ok = False
+    return ok
 
 
 if __name__ == "__main__":
