@@ -148,8 +148,9 @@ test: lint lint-kernel cargo-test guest-test
 # modules are built from a copy of their sources in build/debug/src (Kbuild
 # refuses an output directory, MO=, for a source tree that holds the normal
 # build's objects). Not part of `make test`: the debug build adds about 25
-# minutes. The whole functional set takes an estimated 9 hours there
-# (each test is 20 to 40 times slower), hence the guest's 12-hour limit;
+# minutes. The whole functional set takes an estimated 9 hours of guest
+# time there (each test is 20 to 40 times slower), split between two
+# guests as in `make test`, hence each guest's 12-hour limit;
 # TESTS="..." runs a batch.
 DEBUG_BUILD := $(BUILD)/debug
 DEBUG_SRC := $(DEBUG_BUILD)/src
