@@ -423,6 +423,14 @@ impl Built {
         n.guest.as_ref().unwrap_or(&n.name).get_ref()
     }
 
+    /// Every port device's set rate, Mb/s.
+    pub fn port_rates_mbps(&self) -> BTreeMap<String, u64> {
+        self.ports
+            .iter()
+            .map(|p| (p.dev.clone(), p.rate_mbps))
+            .collect()
+    }
+
     /// Host `h`'s link rate, Mb/s (its NIC's line rate); none on a plain
     /// bridge.
     pub fn host_rate_mbps(&self, h: usize) -> Option<u64> {

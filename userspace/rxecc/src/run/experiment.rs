@@ -1092,13 +1092,7 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
         r.deadlocks = std::fs::read_to_string(dir.join("rec/deadlocks.csv"))
             .ok()
             .map(|t| t.lines().filter(|l| l.contains(",start,")).count());
-        let rates: BTreeMap<String, u64> = e
-            .scenario(&run.label)?
-            .built
-            .ports
-            .iter()
-            .map(|p| (p.dev.clone(), p.rate_mbps))
-            .collect();
+        let rates = e.scenario(&run.label)?.built.port_rates_mbps();
         r.named = named_metrics(&e.metrics, dir, flows.len(), &rates)
             .with_context(|| format!("[metrics] of run {label}"))?;
         sums.push(r);
@@ -1361,15 +1355,7 @@ mod tests {
         let p = dir.join("e.toml");
         std::fs::write(&p, exp).unwrap();
         let e = load(&p).unwrap();
-        let rate = |label: &str| -> BTreeMap<String, u64> {
-            e.scenario(label)
-                .unwrap()
-                .built
-                .ports
-                .iter()
-                .map(|p| (p.dev.clone(), p.rate_mbps))
-                .collect()
-        };
+        let rate = |label: &str| e.scenario(label).unwrap().built.port_rates_mbps();
         assert_eq!(rate("r200")["p0"], 200);
         assert_eq!(rate("r400")["p0"], 400);
         assert_eq!(rate("r400")["v1"], 400);
