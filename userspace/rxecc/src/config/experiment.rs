@@ -72,21 +72,21 @@ pub struct Experiment {
     /// None: the file only names each run's settings, for a script that
     /// drives its own traffic (`rxecc experiment topology|knobs`).
     pub workload: Option<Workload>,
-    /// Settings merged into every `[[switch]]` of the topology, for every
-    /// run (a run's own `switch` comes on top).
+    /// Settings for every `[[switch]]` of the topology, in every run (a
+    /// run's own `switch` comes on top).
     #[serde(default)]
-    pub switch: toml::Table,
+    pub switch: topology::SwitchOverlay,
     /// The rate of every link that has none of its own in the topology
     /// (its `[defaults] rate_mbps`), Mb/s; `links` come on top.
     pub rate_mbps: Option<u64>,
     /// Link overrides: a link of the topology with the same `a` and `b`
-    /// takes these fields.
+    /// takes the settings given here.
     #[serde(default)]
-    pub links: Vec<toml::Table>,
+    pub links: Vec<topology::Link>,
     /// Fault-injection rules of every run, added to the topology's
     /// `[[inject]]` (docs/switch.md); a run's own `inject` follow.
     #[serde(default)]
-    pub inject: Vec<toml::Table>,
+    pub inject: Vec<crate::switch::InjectRule>,
     /// rxe_cc knobs of every run on the patched build; a run's own
     /// `knobs` come on top.
     #[serde(default)]
@@ -115,14 +115,14 @@ pub struct Experiment {
 }
 
 /// One run's testbed: the topology with the experiment's and the run's
-/// settings merged in, parsed and checked once, when the file loads;
-/// `rxecc run` brings it up as it is.
+/// settings laid over it, checked once, when the file loads; `rxecc run`
+/// brings it up as it is.
 #[derive(Clone, Debug)]
 pub struct Scenario {
     /// The run's label.
     pub label: String,
-    /// The merged topology as TOML: what the run's `topology.toml`
-    /// records.
+    /// The run's topology written out as TOML: what the run's
+    /// `topology.toml` records (nothing parses it during the run).
     pub text: String,
     /// The topology file it came from.
     pub file: PathBuf,
@@ -139,11 +139,21 @@ impl Experiment {
     }
 }
 
-/// A run's testbed: the topology merged with `e`'s and `run`'s settings,
-/// parsed and checked.
-pub(crate) fn scenario_for(e: &Experiment, run: &Run, base: &Path) -> Result<Scenario> {
-    let (file, text) = topology_for(e, run, base)?;
-    let built = topology::parse(&file, &text)?;
+/// A run's testbed: the topology with `e`'s and `run`'s settings laid
+/// over it, checked. `path` and `text` are the experiment file's.
+pub(crate) fn scenario_for(e: &Experiment, run: &Run, path: &Path, text: &str) -> Result<Scenario> {
+    let base = path.parent().unwrap_or(Path::new("."));
+    let (file, src, topo) = topology_for(e, run, base, path, text)?;
+    let text = toml::to_string(&topo)
+        .with_context(|| format!("writing out {} as TOML", file.display()))?;
+    let built = topology::build(&file, &src, topo).with_context(|| {
+        format!(
+            "{}: run {}: {} with the experiment's settings",
+            path.display(),
+            run.label,
+            file.display()
+        )
+    })?;
     Ok(Scenario {
         label: run.label.clone(),
         text,
@@ -354,11 +364,11 @@ pub struct Run {
     pub knobs: BTreeMap<String, toml::Value>,
     /// Switch settings for this run (mark, red, tcd, int, pfc, ...).
     #[serde(default)]
-    pub switch: toml::Table,
+    pub switch: topology::SwitchOverlay,
     /// Fault-injection rules for this run, added to the topology's
     /// `[[inject]]` (docs/switch.md).
     #[serde(default)]
-    pub inject: Vec<toml::Table>,
+    pub inject: Vec<crate::switch::InjectRule>,
     /// The rdma_rxe build the run loads: patched (rxe_glue's, with
     /// rxe_cc; the default), without-fix2, or stock (the kernel's own,
     /// with no rxe_cc: cc = "none" and no knobs).
@@ -568,7 +578,7 @@ pub fn load(path: &Path) -> Result<Experiment> {
     };
     let mut scenarios = Vec::new();
     for r in &e.runs {
-        let sc = scenario_for(&e, r, base)?;
+        let sc = scenario_for(&e, r, path, &text)?;
         if !e.metrics.is_empty() {
             e.metrics
                 .check(&sc.built, flows.as_ref().map(Vec::len))
@@ -728,104 +738,60 @@ fn check_knob(k: &str, v: &toml::Value) -> std::result::Result<(), String> {
     ))
 }
 
-/// The topology text with the experiment's and the run's settings merged in.
-fn topology_for(e: &Experiment, run: &Run, base: &Path) -> Result<(PathBuf, String)> {
+/// A run's topology: the file's, with the experiment's and the run's
+/// settings laid over it. Returns the file, its text (where the names'
+/// places are) and the topology.
+fn topology_for(
+    e: &Experiment,
+    run: &Run,
+    base: &Path,
+    path: &Path,
+    text: &str,
+) -> Result<(PathBuf, String, topology::Topology)> {
     let file = match find(base, &e.topology, "testbed/topologies") {
         Ok(p) => p,
         Err(_) => topology::resolve(&e.topology)?,
     };
-    let text =
+    let src =
         std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-    let mut t: toml::Table =
-        toml::from_str(&text).with_context(|| format!("{}: not TOML", file.display()))?;
-    if let Some(toml::Value::Array(sws)) = t.get_mut("switch") {
-        for sw in sws.iter_mut() {
-            if let toml::Value::Table(sw) = sw {
-                for (k, v) in e.switch.iter().chain(run.switch.iter()) {
-                    sw.insert(k.clone(), v.clone());
-                }
-            }
-        }
+    let mut t = topology::read(&file, &src)?;
+    for sw in &mut t.switches {
+        e.switch.apply(sw);
+        run.switch.apply(sw);
     }
     if let Some(rate) = run.rate_mbps.or(e.rate_mbps) {
-        let defaults = t
-            .entry("defaults")
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        let toml::Value::Table(defaults) = defaults else {
-            bail!("{}: [defaults] is not a table", file.display());
-        };
-        defaults.insert("rate_mbps".into(), toml::Value::Integer(rate as i64));
+        t.defaults.rate_mbps = rate;
     }
     for o in &e.links {
-        let (Some(a), Some(b)) = (o.get("a"), o.get("b")) else {
-            bail!("a [[links]] override needs a and b");
-        };
-        let Some(toml::Value::Array(links)) = t.get_mut("link") else {
-            bail!("{}: no [[link]] to override", file.display());
-        };
+        let (a, b) = (o.a.get_ref(), o.b.get_ref());
         let mut hit = false;
-        for l in links.iter_mut() {
-            if let toml::Value::Table(l) = l {
-                if l.get("a") == Some(a) && l.get("b") == Some(b) {
-                    for (k, v) in o {
-                        l.insert(k.clone(), v.clone());
-                    }
-                    hit = true;
-                }
-            }
+        for l in t
+            .links
+            .iter_mut()
+            .filter(|l| l.a.get_ref() == a && l.b.get_ref() == b)
+        {
+            l.take_settings(o);
+            hit = true;
         }
         ensure!(
             hit,
-            "links override {a} - {b}: no such link in {}",
+            "{}:{}: links: {a} - {b}: no such link in {}",
+            path.display(),
+            line_at(text, o.a.span().start),
             file.display()
         );
     }
-    if !e.inject.is_empty() || !run.inject.is_empty() {
-        let injects = t
-            .entry("inject")
-            .or_insert_with(|| toml::Value::Array(Vec::new()));
-        let toml::Value::Array(injects) = injects else {
-            bail!("{}: inject is not an array of tables", file.display());
-        };
-        injects.extend(
-            e.inject
-                .iter()
-                .chain(&run.inject)
-                .cloned()
-                .map(toml::Value::Table),
-        );
-    }
+    t.injects
+        .extend(e.inject.iter().chain(&run.inject).cloned());
     if let Some(n) = e.hosts {
-        keep_hosts(&mut t, n as usize);
+        t.keep_hosts(n as usize);
     }
-    Ok((file, toml::to_string(&t)?))
+    Ok((file, src, t))
 }
 
-/// Leaves only the first `n` hosts of a topology table, with the links
-/// and routes that name none of the others: a host no flow uses would cost
-/// two ports' programs at every bring-up (incast.toml uses 5 of dumbbell's
-/// 9). The hosts kept keep their numbers, names and addresses.
-fn keep_hosts(t: &mut toml::Table, n: usize) {
-    let Some(toml::Value::Array(hosts)) = t.get_mut("host") else {
-        return;
-    };
-    if hosts.len() <= n {
-        return;
-    }
-    let gone: Vec<toml::Value> = hosts
-        .drain(n..)
-        .filter_map(|h| h.get("name").cloned())
-        .collect();
-    let names_gone = |v: &toml::Value, keys: &[&str]| {
-        keys.iter()
-            .any(|k| v.get(*k).is_some_and(|x| gone.contains(x)))
-    };
-    if let Some(toml::Value::Array(links)) = t.get_mut("link") {
-        links.retain(|l| !names_gone(l, &["a", "b"]));
-    }
-    if let Some(toml::Value::Array(routes)) = t.get_mut("route") {
-        routes.retain(|r| !names_gone(r, &["at", "to", "via"]));
-    }
+/// The line of a byte offset in a text, from 1.
+fn line_at(text: &str, at: usize) -> usize {
+    text[..at.min(text.len())].matches('\n').count() + 1
 }
 
 /// The run labelled `label` of an experiment file.
@@ -989,6 +955,37 @@ mod tests {
         .replace("hosts = 4", "hosts = 4\nrecord_interval_ms = 20")
     }
 
+    /// Every shipped experiment's runs: the topology a run records (its
+    /// settings written out) brings up the same testbed as the one the
+    /// file resolved.
+    #[test]
+    fn each_run_records_its_testbed() {
+        let dir = std::env::temp_dir().join(format!("rxecc-rec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut n = 0;
+        for sub in ["testbed/experiments", "tests"] {
+            for f in std::fs::read_dir(repo_dir(sub)).unwrap() {
+                let f = f.unwrap().path();
+                if f.extension().is_none_or(|x| x != "toml") {
+                    continue;
+                }
+                let e = load(&f).unwrap_or_else(|err| panic!("{}: {err:#}", f.display()));
+                for sc in &e.scenarios {
+                    let t = dir.join("topology.toml");
+                    std::fs::write(&t, &sc.text).unwrap();
+                    let b = topology::load(&t).unwrap();
+                    let json = |b: &topology::Built| {
+                        serde_json::to_string(&(&b.plan.ports, &b.ports)).unwrap()
+                    };
+                    assert_eq!(json(&b), json(&sc.built), "{} {}", f.display(), sc.label);
+                    n += 1;
+                }
+            }
+        }
+        assert!(n > 40, "only {n} runs");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn experiment_merges_into_the_topology() {
         let dir = std::env::temp_dir().join(format!("rxecc-exp-{}", std::process::id()));
@@ -1055,6 +1052,25 @@ mod tests {
             (
                 EXP.replace("cc = \"none\"", "cc = \"nil\""),
                 "run none: cc 'nil' is not one of rxe_cc's: none, fixed",
+            ),
+            // The settings laid over the topology are typed where they
+            // are written: a misspelt one, with the experiment's line.
+            (
+                EXP.replace("pfc = true", "pfc_on = true"),
+                "e.toml:6: unknown field `pfc_on`",
+            ),
+            (
+                EXP.replace("rate_mbps = 40 }", "rate = 40 }"),
+                "e.toml:4: unknown field `rate`",
+            ),
+            (
+                EXP.replace("b = \"sw0\"", "b = \"sw1\""),
+                "e.toml:4: links: h0 - sw1: no such link in",
+            ),
+            // A setting the topology's check refuses names the run.
+            (
+                EXP.replace("pfc = true", "flow_control = \"gfc-buffer\""),
+                "run dcqcn: ",
             ),
         ] {
             std::fs::write(&p, bad).unwrap();

@@ -54,7 +54,7 @@ fn default_burst() -> u64 {
 }
 
 /// A topology file.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Topology {
     /// Free text, printed by `up`.
@@ -72,11 +72,11 @@ pub struct Topology {
     #[serde(default, rename = "route")]
     pub routes: Vec<Route>,
     /// Fault-injection rules, each at a port's ingress (docs/switch.md).
-    #[serde(default, rename = "inject")]
+    #[serde(default, rename = "inject", skip_serializing_if = "Vec::is_empty")]
     pub injects: Vec<switch::InjectRule>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkDefaults {
     #[serde(default = "default_rate")]
@@ -103,77 +103,88 @@ impl Default for LinkDefaults {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Switch {
-    pub name: Spanned<String>,
+/// A switch's settings, listed once. [`Switch`] takes each with its
+/// default; [`SwitchOverlay`] (an experiment's or a run's `switch` table)
+/// takes each as optional, and sets those given on every switch of the
+/// topology.
+macro_rules! switch_settings {
+    ($($(#[doc = $doc:literal])* $field:ident: $ty:ty = $default:tt,)*) => {
+        #[derive(Clone, Debug, Deserialize, Serialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct Switch {
+            pub name: Spanned<String>,
+            /// The guest this switch runs in under `testbed/vms.sh` (nodes
+            /// that name the same guest share it); absent: a guest of its
+            /// own.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub guest: Option<Spanned<String>>,
+            $($(#[doc = $doc])* #[serde(default = $default)] pub $field: $ty,)*
+        }
+
+        /// Settings for every switch of a topology, from an experiment
+        /// (its `[switch]`, or a run's `switch = { ... }`): those given
+        /// replace the topology's.
+        #[derive(Clone, Debug, Default, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct SwitchOverlay {
+            $(pub $field: Option<$ty>,)*
+        }
+
+        impl SwitchOverlay {
+            /// Sets every setting given here on `s`.
+            pub fn apply(&self, s: &mut Switch) {
+                $(if let Some(v) = &self.$field {
+                    s.$field = v.clone();
+                })*
+            }
+        }
+    };
+}
+
+switch_settings! {
     /// false: a plain Linux bridge whose ports, and the host NICs linked
     /// to it, get no port program (a test attaches its own with `rxecc
     /// port attach`); none of the settings below may be given then.
-    #[serde(default = "emulated")]
-    pub emulate: bool,
+    emulate: bool = "emulated",
     /// Shared buffer, bytes; 0 is unlimited.
-    #[serde(default)]
-    pub buffer_bytes: u64,
+    buffer_bytes: u64 = "Default::default",
     /// PFC on (the same as `flow_control = "pfc"`).
-    #[serde(default)]
-    pub pfc: bool,
+    pfc: bool = "Default::default",
     /// Link-level flow control on this switch's ports and on the host NICs
     /// linked to it: "none", "pfc" or "gfc-buffer". Absent: `pfc` decides.
-    #[serde(default)]
-    pub flow_control: Option<FlowControl>,
+    flow_control: Option<FlowControl> = "Default::default",
     /// Buffer-based GFC: B_m per ingress port, bytes.
-    #[serde(default)]
-    pub gfc_bm_bytes: u64,
+    gfc_bm_bytes: u64 = "Default::default",
     /// Buffer-based GFC: B_1; absent, the highest GFC allows:
     /// B_m - 2 C tau.
-    #[serde(default)]
-    pub gfc_b1_bytes: Option<u64>,
+    gfc_b1_bytes: Option<u64> = "Default::default",
     /// The feedback latency GFC's thresholds are checked against, us.
-    #[serde(default = "default_tau")]
-    pub tau_us: u64,
+    tau_us: u64 = "default_tau",
     /// GFC: stages are added until two are this close (the largest frame).
-    #[serde(default = "default_gfc_step")]
-    pub gfc_step_bytes: u64,
+    gfc_step_bytes: u64 = "default_gfc_step",
     /// Time-based GFC: B_0, below which the sender runs at C; absent, the
     /// highest Theorem 5.1 allows.
-    #[serde(default)]
-    pub gfc_b0_bytes: Option<u64>,
+    gfc_b0_bytes: Option<u64> = "Default::default",
     /// Time-based GFC: the advertisement period; absent, the time to send
     /// 65535 bytes at the link's rate (InfiniBand's default).
-    #[serde(default)]
-    pub gfc_period_us: Option<u64>,
+    gfc_period_us: Option<u64> = "Default::default",
     /// Per ingress port, bytes (a link may override them).
-    #[serde(default)]
-    pub xoff_bytes: u64,
-    #[serde(default)]
-    pub xon_bytes: u64,
+    xoff_bytes: u64 = "Default::default",
+    xon_bytes: u64 = "Default::default",
     /// Pause time sent with XOFF, 512-bit quanta; absent: three refresh
     /// intervals at the link's rate (switch::auto_quanta).
-    #[serde(default)]
-    pub pause_quanta: Option<u32>,
-    #[serde(default = "default_refresh")]
-    pub refresh_us: u64,
-    #[serde(default = "default_class")]
-    pub pfc_class: u32,
+    pause_quanta: Option<u32> = "Default::default",
+    refresh_us: u64 = "default_refresh",
+    pfc_class: u32 = "default_class",
     /// Marks on every egress port: off, ce, ue, red or tcd.
-    #[serde(default = "mark_off")]
-    pub mark: MarkMode,
-    #[serde(default)]
-    pub red: Option<RedCfg>,
-    #[serde(default)]
-    pub tcd: Option<TcdCfg>,
+    mark: MarkMode = "mark_off",
+    red: Option<RedCfg> = "Default::default",
+    tcd: Option<TcdCfg> = "Default::default",
     /// INT on every egress port: off, hpcc (data packets, stamped at the
     /// link's far end), fncc or icc (ACKs, stamped at the port itself).
-    #[serde(default = "int_off")]
-    pub int: IntMode,
+    int: IntMode = "int_off",
     /// ICC's switch parameters, for `int = "icc"`.
-    #[serde(default)]
-    pub icc: IccParams,
-    /// The guest this switch runs in under `testbed/vms.sh` (nodes that
-    /// name the same guest share it); absent: a guest of its own.
-    #[serde(default)]
-    pub guest: Option<Spanned<String>>,
+    icc: IccParams = "Default::default",
 }
 
 impl Switch {
@@ -214,7 +225,7 @@ fn mark_off() -> MarkMode {
     MarkMode::Off
 }
 
-#[derive(Debug, Deserialize, Clone, Copy)]
+#[derive(Debug, Deserialize, Serialize, Clone, Copy)]
 #[serde(deny_unknown_fields)]
 pub struct RedCfg {
     pub kmin_bytes: u64,
@@ -222,7 +233,7 @@ pub struct RedCfg {
     pub pmax_permille: u32,
 }
 
-#[derive(Debug, Deserialize, Clone, Copy)]
+#[derive(Debug, Deserialize, Serialize, Clone, Copy)]
 #[serde(deny_unknown_fields)]
 pub struct TcdCfg {
     pub thresh_bytes: u64,
@@ -232,7 +243,7 @@ pub struct TcdCfg {
     pub stall_us: u64,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Host {
     pub name: Spanned<String>,
@@ -241,7 +252,7 @@ pub struct Host {
     pub guest: Option<Spanned<String>>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Link {
     pub a: Spanned<String>,
@@ -254,8 +265,37 @@ pub struct Link {
     pub xon_bytes: Option<u64>,
 }
 
+impl Link {
+    /// Takes the settings `o` gives (an experiment's `[[links]]` entry for
+    /// this link).
+    pub fn take_settings(&mut self, o: &Link) {
+        self.rate_mbps = o.rate_mbps.or(self.rate_mbps);
+        self.delay_us = o.delay_us.or(self.delay_us);
+        self.limit_pkts = o.limit_pkts.or(self.limit_pkts);
+        self.xoff_bytes = o.xoff_bytes.or(self.xoff_bytes);
+        self.xon_bytes = o.xon_bytes.or(self.xon_bytes);
+    }
+}
+
+impl Topology {
+    /// Leaves only the first `n` hosts, with the links and routes that
+    /// name none of the others: a host no flow uses would cost two ports'
+    /// programs at every bring-up (incast.toml uses 5 of dumbbell's 9).
+    /// The hosts kept keep their numbers, names and addresses.
+    pub fn keep_hosts(&mut self, n: usize) {
+        if self.hosts.len() <= n {
+            return;
+        }
+        let gone: Vec<String> = self.hosts.drain(n..).map(|h| h.name.into_inner()).collect();
+        let is_gone = |x: &Spanned<String>| gone.contains(x.get_ref());
+        self.links.retain(|l| !is_gone(&l.a) && !is_gone(&l.b));
+        self.routes
+            .retain(|r| !is_gone(&r.at) && !is_gone(&r.to) && !is_gone(&r.via));
+    }
+}
+
 /// At switch `at`, traffic to host `to` leaves towards switch `via`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Route {
     pub at: Spanned<String>,
@@ -731,13 +771,24 @@ pub fn load(file: &Path) -> Result<Built> {
 
 /// As [`load`], from text.
 pub fn parse(file: &Path, src: &str) -> Result<Built> {
-    let topo: Topology = toml::from_str(src).map_err(|e| {
+    build(file, src, read(file, src)?)
+}
+
+/// A topology file's text as a [`Topology`], not yet checked.
+pub fn read(file: &Path, src: &str) -> Result<Topology> {
+    toml::from_str(src).map_err(|e| {
         let line = e
             .span()
             .map(|s| src[..s.start.min(src.len())].matches('\n').count() + 1)
             .unwrap_or(0);
         anyhow::anyhow!("{}:{line}: {}", file.display(), e.message())
-    })?;
+    })
+}
+
+/// Checks a topology and plans its testbed. `src` is the text `topo` was
+/// read from (its names' places are in it), before any settings an
+/// experiment laid over it.
+pub fn build(file: &Path, src: &str, topo: Topology) -> Result<Built> {
     if topo.hosts.is_empty() || topo.switches.is_empty() {
         bail!(
             "{}: a topology needs at least one [[host]] and one [[switch]]",

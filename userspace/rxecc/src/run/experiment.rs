@@ -831,7 +831,7 @@ impl QlenDumper {
 /// standalone FCT is a lower bound, as the simulator's is (a median let
 /// slowdowns below 1 be clipped away). Every run's fct.txt uses it, so
 /// their slowdowns compare.
-fn measure_base_rtt(e: &Experiment, base: &Path, out: &Path) -> Result<u64> {
+fn measure_base_rtt(e: &Experiment, path: &Path, out: &Path) -> Result<u64> {
     let dir = out.join("base-rtt");
     std::fs::create_dir_all(&dir)?;
     let flows: Vec<workload::Flow> = (0..20u32)
@@ -850,13 +850,14 @@ fn measure_base_rtt(e: &Experiment, base: &Path, out: &Path) -> Result<u64> {
         label: "base-rtt".into(),
         cc: "none".into(),
         knobs: BTreeMap::new(),
-        switch: toml::Table::new(),
+        switch: Default::default(),
         inject: Vec::new(),
         rxe: Rxe::Patched,
         rate_mbps: None,
     };
     eprintln!("rxecc run: measuring the base RTT (20 one-packet flows, h0 <-> h1, no CC) ...");
-    let sc = scenario_for(e, &probe, base)?;
+    // The file loaded already: its text is needed for no error's place.
+    let sc = scenario_for(e, &probe, path, "")?;
     let done = run_one(e, &probe, &sc, &file, &flows, &dir, 0)?;
     ensure!(
         done == flows.len(),
@@ -970,7 +971,7 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     let base_rtt_ns = match e.base_rtt_us {
         Some(us) if us >= 0.0 && us.is_finite() => (us * 1000.0) as u64,
         Some(_) => bail!("base_rtt_us must be a non-negative number"),
-        None if e.slowdown_table => measure_base_rtt(&e, base, out)?,
+        None if e.slowdown_table => measure_base_rtt(&e, path, out)?,
         // No slowdowns asked for: fct.txt's standalone FCT counts the
         // serialisation alone (docs/workloads.md).
         None => 0,

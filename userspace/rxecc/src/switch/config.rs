@@ -8,7 +8,9 @@ use anyhow::bail;
 use port_skel::types::{ingress_acct, ingress_cfg, port_cfg, rxecc_port_params, switch_ports};
 
 /// What the marker writes on ECN-capable RoCEv2 packets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Deserialize, serde::Serialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum MarkMode {
     /// No marks (the marker is removed).

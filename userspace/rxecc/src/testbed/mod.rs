@@ -27,18 +27,13 @@ pub fn set_flow_control(mode: FlowControl) -> Result<()> {
     let plan = current()?;
     let src = std::fs::read_to_string(&plan.file)
         .with_context(|| format!("cannot read {}", plan.file.display()))?;
-    let mut t: toml::Table = toml::from_str(&src)
-        .with_context(|| format!("{} is not valid TOML", plan.file.display()))?;
+    let mut t = topology::read(&plan.file, &src)?;
     let mode_str = mode.name();
-    if let Some(toml::Value::Array(sws)) = t.get_mut("switch") {
-        for sw in sws.iter_mut() {
-            if let toml::Value::Table(sw) = sw {
-                sw.insert("pfc".into(), toml::Value::Boolean(mode == FlowControl::Pfc));
-                sw.insert("flow_control".into(), toml::Value::String(mode_str.into()));
-            }
-        }
+    for sw in &mut t.switches {
+        sw.pfc = mode == FlowControl::Pfc;
+        sw.flow_control = Some(mode);
     }
-    let mut b = topology::parse(&plan.file, &toml::to_string(&t)?)
+    let mut b = topology::build(&plan.file, &src, t)
         .with_context(|| format!("{} cannot run {mode_str}", plan.file.display()))?;
     if let Some(g) = &plan.guest {
         b.scope_to(g)?;
