@@ -88,27 +88,12 @@ bench_inject_gbn() {
 }
 
 # The go-back-N livelock of rdma_rxe without fix 2 (docs/switch.md,
-# experiment (b)), reproduced by holding h0's ACKs 2 s at the switch while
-# cc=fixed paces h1's flow, then pacing it below its retransmit timeout:
-# what each rxe moves in the window after, with and without the fix.
+# experiment (b); testbed/experiments/livelock.toml): h0's ACKs held 2 s at
+# the switch while cc=fixed paces h1's flow, then paced below its
+# retransmit timeout: retries while held, then packets sent and bytes
+# acknowledged in a 4 s window, with and without the fix.
 bench_inject_livelock() {
-	local name r rc retries moved sent rows=$out/inject-livelock.jsonl
-	echo
-	echo "go-back-N livelock by injection: ACKs held 2 s at p0, then $RETRY_RATE_LO Mb/s paced (16.8 ms timeout): retries while held, then packets sent and bytes acknowledged in the next $RETRY_WINDOW_S s, and whether the flow completed (1) or was killed (0)" | tee -a "$out/summary.txt"
-	TEST_OUT=$out/livelock
-	mkdir -p "$TEST_OUT"
-	rm -f "$rows"
-	for ((r = 1; r <= ${BENCH_LIVELOCK_ROUNDS:-2}; r++)); do
-		for name in without-fix2 patched; do
-			rc=0
-			retry_delayed_acks $name || rc=$?
-			read -r retries moved sent <"$TEST_OUT/$name.result" || retries=- moved=- sent=-
-			measured_row "$rows" $name retries="$retries" pkts_sent="$sent" bytes_acked="$moved" \
-				mbps="$(jq -n "$moved * 8 / $RETRY_WINDOW_S / 1e6" 2>/dev/null)" completed=$((rc == 0))
-			tb_reset
-		done
-	done
-	measured_table "$rows" | tee -a "$out/summary.txt"
+	bench_exp livelock "${BENCH_LIVELOCK_ROUNDS:-2}" "go-back-N livelock by injection, rdma_rxe without fix 2 against patched"
 }
 
 # The run-to-run spread needs boots of its own: the host runs it after
@@ -305,28 +290,21 @@ bench_fct() {
 }
 
 # The GFC paper's ring (testbed/experiments/ring.toml, docs/switch.md):
-# under PFC it deadlocks (then GFC switched on frees it); under
-# buffer-based GFC each flow's rate, the peak and mid-run ingress queue,
-# and the stages, against the paper's 884 KB peak / 840 KB settled of
-# 1000 KB and 5 of 10 Gb/s per flow; under time-based GFC the same. The tests' own runs, for their
-# numbers: they print them.
+# under PFC it deadlocks, and buffer-based GFC switched on frees it (run
+# pfc); then the paper recipe (paper/gfc-ring.toml) on buffer-based and
+# time-based GFC from the start: each flow's rate, the ingress queue's
+# peak and no deadlock, against the paper's 884 KB peak of 1000 KB and 5
+# of 10 Gb/s per flow.
 bench_ring() {
 	echo
-	echo "GFC ring on triangle (testbed/experiments/ring.toml): PFC, then buffer-based and time-based GFC" | tee -a "$out/summary.txt"
-	for t in test_gfc_ring_pfc_deadlock test_gfc_ring_buffer test_gfc_ring_time; do
-		mkdir -p "$out/$t"
-		(TEST_OUT=$out/$t && $t) 2>&1 | tee -a "$out/summary.txt"
-		rmmod rxe_cc 2>/dev/null || true
-		rmmod rdma_rxe 2>/dev/null || true
-	done
-	# The paper recipe on the same ring, its flows replayed by `rxecc run`.
-	echo
+	echo "GFC ring on triangle (testbed/experiments/ring.toml): PFC, released to buffer-based GFC" | tee -a "$out/summary.txt"
 	tb_load_rxe patched
 	tb_load_cc cc=none
+	rxecc run "$RXECC_TOP/testbed/experiments/ring.toml" --runs pfc --out "$out/ring" | tee -a "$out/summary.txt"
+	echo
 	rxecc paper "$RXECC_TOP/testbed/experiments/paper/gfc-ring.toml" --out "$out/ring/paper-gfc-ring" |
 		tee -a "$out/summary.txt"
-	rmmod rxe_cc
-	rmmod rdma_rxe
+	rxecc modules unload
 }
 
 # GFC with an end-to-end CC (testbed/experiments/incast-gfc.toml): the

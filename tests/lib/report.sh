@@ -14,6 +14,21 @@ for r in json.load(open(sys.argv[1])):
 		END {if (!found) {print "rj: no " k " for " l " in report.json" > "/dev/stderr"; exit 1}}' "$flat"
 }
 
+# sj <summary.json> <run> <key>: a metric of an `rxecc run` summary
+# ("null" if null, "absent" if the run or key is not there), a whole
+# number without ".0". Flattened once, beside it (summary.flat).
+sj() {
+	local json=$1 flat=${1%.json}.flat
+	[ "$flat" -nt "$json" ] || python3 -c 'import json, sys
+for r in json.load(open(sys.argv[1])):
+    for k, v in r.items():
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        if not isinstance(v, (list, dict)):
+            print(r["label"], k, "null" if v is None else v)' "$json" >"$flat" || return 1
+	awk -v r="$2" -v k="$3" '$1 == r && $2 == k {print $3; f = 1; exit} END {if (!f) print "absent"}' "$flat"
+}
+
 # measured_row <file> <run> [name=value ...]: one measured row (a JSON
 # object per line) for `rxecc spread --measured`, which tables the rows:
 # per run, median [min-max] over the rows that repeat it. A value that is

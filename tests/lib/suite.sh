@@ -22,8 +22,7 @@ ALL_TESTS=(test_verbs_all_cc test_reload test_switch_lossless_incast test_stress
 	test_switch_bpf_unit test_verbs_ud test_verbs_rw_mix test_qp_reset test_retry_stale_ack
 	test_stress_qp_churn test_stress_knobs test_stress_host_gone test_switch_lossy_incast
 	test_switch_tcd_chain test_dcqcn_cnp test_hpcc_int test_int_on_acks test_halt_cpu
-	test_fct_websearch test_fct_ops test_flowgen_timeout test_gfc_ring_pfc_deadlock
-	test_gfc_ring_buffer test_gfc_ring_time)
+	test_fct_websearch test_fct_ops test_flowgen_timeout test_gfc_ring_pfc_deadlock)
 # On the debug kernel (make test-debug: lockdep, KASAN, kmemleak, 20-40x
 # slower under TCG) the functional tests run; the experiments that assert
 # rates, timing or CC dynamics, and the README's by-hand lines (which load
@@ -33,7 +32,7 @@ ALL_TESTS=(test_verbs_all_cc test_reload test_switch_lossless_incast test_stress
 # in BPF, which neither KASAN nor lockdep sees (JITed programs, and
 # bpf_spin_lock is not a lockdep lock); the C that sends their frames
 # (rxecc_switch.ko) sends PFC's too, in test_stress_host_gone there.
-DEBUG_SKIPPED=(test_readme_by_hand test_pacing test_port_rate test_port_queue test_port_red test_switch_lossless_incast test_switch_lossy_incast test_switch_tcd_chain test_dcqcn_cnp test_fncc_hops test_halt_cpu test_cc_incast test_cc_incast_baselines test_gfc_ring_pfc_deadlock test_gfc_ring_buffer test_gfc_ring_time test_gfc_ring_acc test_gfc_ring_recipe)
+DEBUG_SKIPPED=(test_readme_by_hand test_pacing test_port_rate test_port_queue test_port_red test_switch_lossless_incast test_switch_lossy_incast test_switch_tcd_chain test_dcqcn_cnp test_fncc_hops test_halt_cpu test_cc_incast test_cc_incast_baselines test_gfc_ring_pfc_deadlock test_gfc_ring_acc test_gfc_ring_recipe)
 
 # tb_suite_tests: the tests a run without names runs, one per line: all
 # of them, or on the debug kernel (RXECC_DEBUG_KERNEL) the functional ones.

@@ -5,7 +5,7 @@
  *   flowgen --host ID --hosts IP0,IP1,... --flows FILE
  *           (--epoch NS | --sync-dir DIR [--sync-n N] [--setup-timeout S])
  *           [--op write|send|read] [--port P] [--out FILE] [--timeout S]
- *           [--ack-timeout N]
+ *           [--ack-timeout N] [--msg-size B]
  *   flowgen --now     (prints CLOCK_MONOTONIC, ns: to compute an epoch)
  *
  * The flow file is the HPCC simulator's (first line N, then
@@ -42,6 +42,11 @@
  * from RoCE's fixed packet lifetime, about 0.5 to 1 s: shorter than one
  * PAUSE of 65535 quanta on a slow emulated link, so a paused QP would
  * retransmit into the paused queue.
+ *
+ * --msg-size B posts each WRITE or READ flow as work requests of B bytes
+ * at most, all at its start (the last one signalled: the flow completes
+ * with it), so that one QP carries many messages, as perftest's -s does;
+ * rxe's go-back-N works per message.
  *
  * Completions, connection events and the start timer are waited for with
  * epoll: nothing busy-polls (the guest has two vCPUs).
@@ -118,6 +123,9 @@ static struct {
 	uint32_t sync_n;
 	unsigned int setup_timeout_s;
 	uint8_t ack_timeout;	/* 0: rdma_cm's */
+	uint64_t msg_size;	/* 0: a flow is one work request */
+	uint32_t max_wrs;	/* the most work requests of one flow */
+	uint64_t extra_wrs;	/* work requests beyond one per flow */
 	uint64_t t_start;
 	int sfd;		/* --sync-dir: polls DIR while the epoch is unknown */
 	FILE *out;
@@ -269,8 +277,12 @@ static void setup_verbs(struct ibv_context *verbs)
 	g.cch = ibv_create_comp_channel(verbs);
 	if (!g.pd || !g.cch)
 		die("ibv_alloc_pd/ibv_create_comp_channel: %s", strerror(errno));
-	/* Each flow has at most one CQE outstanding at each end. */
-	cqe = 2 * (int)(g.to_initiate + g.to_accept) + 16;
+	if (g.max_wrs > (uint32_t)attr.max_qp_wr)
+		die("--msg-size %" PRIu64 ": a flow of %u messages, more than the device's %d per QP",
+		    g.msg_size, g.max_wrs, attr.max_qp_wr);
+	/* Each flow has at most one CQE outstanding at each end, and one per
+	 * message more if its QP fails and flushes them. */
+	cqe = (int)(2 * (uint64_t)(g.to_initiate + g.to_accept) + g.extra_wrs + 16);
 	if (cqe > attr.max_cqe)
 		cqe = attr.max_cqe;
 	g.cq = ibv_create_cq(verbs, cqe, NULL, g.cch, 0);
@@ -296,7 +308,8 @@ static void create_qp(struct rdma_cm_id *id)
 {
 	struct ibv_qp_init_attr qa = {
 		.send_cq = g.cq, .recv_cq = g.cq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+		.cap = { .max_send_wr = g.max_wrs, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
 	};
 
 	setup_verbs(id->verbs);
@@ -339,11 +352,17 @@ static void flow_end(struct flow *f, uint64_t t, bool failed, const char *status
 	record(f, status);
 }
 
+/* The number of work requests flow `f` is posted as. */
+static uint32_t flow_wrs(const struct flow *f)
+{
+	return g.msg_size ? (uint32_t)((f->size + g.msg_size - 1) / g.msg_size) : 1;
+}
+
 static void post_flow(struct flow *f)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)g.buf, .length = (uint32_t)f->size, .lkey = g.mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = f->id, .sg_list = &sge, .num_sge = 1,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	uint64_t len = g.msg_size ? g.msg_size : f->size, off;
+	struct ibv_sge sge = { .lkey = g.mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = f->id, .sg_list = &sge, .num_sge = 1 }, *bad;
 
 	switch (g.op) {
 	case OP_WRITE:
@@ -356,13 +375,24 @@ static void post_flow(struct flow *f)
 		wr.opcode = IBV_WR_SEND;
 		break;
 	}
-	wr.wr.rdma.remote_addr = f->raddr;
 	wr.wr.rdma.rkey = f->rkey;
 	f->start_ns = now_ns();
-	if (ibv_post_send(f->id_cm->qp, &wr, &bad)) {
-		flow_end(f, f->start_ns, true, "post_failed");
-		rdma_disconnect(f->id_cm);
-		return;
+	/* One message, or the flow's bytes in messages of --msg-size: only
+	 * the last is signalled (an error completes any of them). */
+	for (off = 0; off < f->size || off == 0; off += len) {
+		if (len > f->size - off)
+			len = f->size - off;
+		sge.addr = (uintptr_t)g.buf + off;
+		sge.length = (uint32_t)len;
+		wr.wr.rdma.remote_addr = f->raddr + off;
+		wr.send_flags = off + len >= f->size ? IBV_SEND_SIGNALED : 0;
+		if (ibv_post_send(f->id_cm->qp, &wr, &bad)) {
+			flow_end(f, f->start_ns, true, "post_failed");
+			rdma_disconnect(f->id_cm);
+			return;
+		}
+		if (!len)
+			break;
 	}
 	f->state = F_POSTED;
 }
@@ -694,7 +724,7 @@ static void usage(void)
 		"usage: %s --host ID --hosts IP0,IP1,... --flows FILE\n"
 		"          (--epoch NS | --sync-dir DIR [--sync-n N] [--setup-timeout S])\n"
 		"          [--op write|send|read] [--port P] [--out FILE] [--timeout S]\n"
-		"          [--ack-timeout N]\n"
+		"          [--ack-timeout N] [--msg-size B]\n"
 		"       %s --now\n",
 		g.prog, g.prog);
 	exit(2);
@@ -710,7 +740,8 @@ int main(int argc, char **argv)
 		{ "now", no_argument, NULL, 'n' },	   { "sync-dir", required_argument, NULL, 'S' },
 		{ "sync-n", required_argument, NULL, 'N' },
 		{ "setup-timeout", required_argument, NULL, 'T' },
-		{ "ack-timeout", required_argument, NULL, 'a' }, {}
+		{ "ack-timeout", required_argument, NULL, 'a' },
+		{ "msg-size", required_argument, NULL, 'm' }, {}
 	};
 	const char *flows = NULL, *out = NULL;
 	char *hosts = NULL, *end;
@@ -781,6 +812,9 @@ int main(int argc, char **argv)
 			g.ack_timeout = v;
 			break;
 		}
+		case 'm':
+			g.msg_size = positive_arg("--msg-size", optarg, "not a number of bytes");
+			break;
 		default:
 			usage();
 		}
@@ -798,6 +832,18 @@ int main(int argc, char **argv)
 	if (g.sync_dir && !g.sync_n)
 		g.sync_n = g.nhosts;
 	read_flows(flows);
+	if (g.msg_size && g.op == OP_SEND)
+		die("--msg-size: WRITE and READ only (a SEND needs a receive per message)");
+	g.max_wrs = 1;
+	for (i = 0; i < g.nflows; i++) {
+		uint32_t n = flow_wrs(&g.flows[i]);
+
+		if (initiator(&g.flows[i]) != g.me)
+			continue;
+		g.extra_wrs += n - 1;
+		if (n > g.max_wrs)
+			g.max_wrs = n;
+	}
 	g.out = out ? fopen(out, "w") : stdout;
 	if (!g.out)
 		die("%s: %s", out, strerror(errno));

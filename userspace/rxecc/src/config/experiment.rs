@@ -36,6 +36,10 @@ pub struct Experiment {
     /// Every QP's local ACK timeout, 4.096 us x 2^N (flowgen
     /// --ack-timeout, perftest's -u); default rdma_cm's, about 0.5 to 1 s.
     pub ack_timeout: Option<u8>,
+    /// Each flow posted as messages of at most this many bytes, all at its
+    /// start (flowgen --msg-size; write and read only): one QP carrying
+    /// many messages, as perftest's -s. Default: one message per flow.
+    pub message_bytes: Option<u64>,
     /// Seconds between the testbed's bring-up and the flows' set-up
     /// (default 0).
     #[serde(default)]
@@ -91,6 +95,9 @@ pub struct Experiment {
     /// `knobs` come on top.
     #[serde(default)]
     pub knobs: BTreeMap<String, toml::Value>,
+    /// Events of every run, merged with a run's own in time order.
+    #[serde(default)]
+    pub events: Vec<RunEvent>,
     /// Port devices (switch ports or host NICs, e.g. "p1") whose RoCEv2
     /// traffic each run captures (`<run>/<dev>.pcap`, dumpcap) and judges
     /// as `rxecc check` does (`<run>/check-<dev>.json`); the runs' check
@@ -127,6 +134,9 @@ pub struct Scenario {
     /// The topology file it came from.
     pub file: PathBuf,
     pub built: topology::Built,
+    /// The run's own flow file (`flows`), and its flows; none: the
+    /// experiment's workload.
+    pub flows: Option<(PathBuf, Vec<workload::Flow>)>,
 }
 
 impl Experiment {
@@ -154,11 +164,35 @@ pub(crate) fn scenario_for(e: &Experiment, run: &Run, path: &Path, text: &str) -
             file.display()
         )
     })?;
+    let flows = match &run.flows {
+        Some(f) => {
+            let p = base.join(f);
+            let t = std::fs::read_to_string(&p).with_context(|| {
+                format!(
+                    "{}: run {}: reading {}",
+                    path.display(),
+                    run.label,
+                    p.display()
+                )
+            })?;
+            let fl = workload::parse(&p.display().to_string(), &t)?;
+            ensure!(
+                !fl.is_empty(),
+                "{}: run {}: {} has no flows",
+                path.display(),
+                run.label,
+                p.display()
+            );
+            Some((p, fl))
+        }
+        None => None,
+    };
     Ok(Scenario {
         label: run.label.clone(),
         text,
         file,
         built,
+        flows,
     })
 }
 
@@ -208,6 +242,13 @@ pub struct NamedMetrics {
     /// ACKs per packet). None for a run on the stock rdma_rxe.
     #[serde(default)]
     pub counters: BTreeMap<String, Vec<String>>,
+    /// `<name>`: a counter between two snapshots of the run's events,
+    /// `[from, to, counter]`: one of rxe_cc's (`acked_bytes`, its
+    /// totals' names, live QPs included) or of the rxe devices' (`rdma
+    /// statistic`: `sent_pkts`, `completer_retry_err`), summed over QPs
+    /// or devices; null where a run has not both snapshots.
+    #[serde(default)]
+    pub window: BTreeMap<String, Vec<String>>,
     /// The cost of the run's traffic, from time 0 to the last flow's end:
     /// `kernel_cpu_pct`, the guest's system, irq and softirq time as a
     /// share of all its CPUs' time, percent; and from rxe_cc's totals (null on the stock
@@ -249,6 +290,7 @@ impl NamedMetrics {
             && self.wire.is_empty()
             && self.flows.is_empty()
             && self.counters.is_empty()
+            && self.window.is_empty()
             && !self.cpu
     }
 
@@ -280,6 +322,12 @@ impl NamedMetrics {
                         .join(", ")
                 );
             }
+        }
+        for (name, w) in &self.window {
+            ensure!(
+                w.len() == 3 && w.iter().all(|n| !n.is_empty()),
+                "[metrics] window.{name}: [from, to, counter]: two snapshots' names and a counter"
+            );
         }
         for (name, c) in &self.counters {
             ensure!(
@@ -377,6 +425,43 @@ pub struct Run {
     /// This run's rate for every link that has none of its own in the
     /// topology, Mb/s, over the experiment's `rate_mbps`.
     pub rate_mbps: Option<u64>,
+    /// This run's own flow file (next to the experiment file), replayed
+    /// instead of the workload: the same testbed under other traffic.
+    pub flows: Option<PathBuf>,
+    /// The flow control a deadlock the recording sees is released to
+    /// (default none: flow control off), e.g. "gfc-buffer": GFC switched
+    /// on under a PFC deadlock.
+    pub deadlock_release: Option<crate::switch::FlowControl>,
+    /// With a `deadlock_release` other than none: seconds it holds, after
+    /// which flow control goes off too, so that the flows drain at the
+    /// full rate (the ports as they stood then: `release-end.jsonl`;
+    /// `released.txt` has a line per switch). Default 0.
+    pub deadlock_release_s: Option<f64>,
+    /// What is done to the testbed at times of the run, in time order.
+    #[serde(default)]
+    pub events: Vec<RunEvent>,
+}
+
+/// Something done at a time of a run (`[[run]] events`), at most one
+/// `rxecc run` poll (50 ms) late.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunEvent {
+    /// Seconds after time 0 (the first flow's start).
+    pub t_s: f64,
+    /// rxe_cc knobs written then.
+    #[serde(default)]
+    pub knobs: BTreeMap<String, toml::Value>,
+    /// Injection rules added then, each at its `port`'s ingress.
+    #[serde(default)]
+    pub inject: Vec<crate::switch::InjectRule>,
+    /// Ports whose injection rules all go then.
+    #[serde(default)]
+    pub clear_inject: Vec<String>,
+    /// The counters as they stand then, under this name (`at-NAME.txt`:
+    /// rxe_cc's totals with every live QP's stats added, and the rxe
+    /// devices' counters), for `[metrics] window`.
+    pub snapshot: Option<String>,
 }
 
 fn default_op() -> String {
@@ -470,6 +555,13 @@ pub fn load(path: &Path) -> Result<Experiment> {
             r.label
         );
     }
+    for r in &mut e.runs {
+        let mut all = e.events.clone();
+        all.append(&mut r.events);
+        // Stable: at one time, the experiment's first.
+        all.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        r.events = all;
+    }
     for r in e
         .runs
         .iter_mut()
@@ -484,6 +576,12 @@ pub fn load(path: &Path) -> Result<Experiment> {
         "{}: op '{}': write, send or read",
         path.display(),
         e.op
+    );
+    ensure!(
+        e.message_bytes.is_none_or(|b| b > 0 && e.op != "send"),
+        "{}: message_bytes = {}: above 0, with op write or read (a SEND needs a receive per message)",
+        path.display(),
+        e.message_bytes.unwrap_or(0)
     );
     if let Some(r) = &e.report {
         ensure!(
@@ -562,6 +660,34 @@ pub fn load(path: &Path) -> Result<Experiment> {
                 anyhow::anyhow!("{}:{}: run {}: {m}", path.display(), at(k), r.label)
             })?;
         }
+        ensure!(
+            r.deadlock_release_s
+                .is_none_or(|s| s.is_finite() && s >= 0.0 && r.deadlock_release.is_some()),
+            "{}:{}: run {}: deadlock_release_s: seconds (0 or more), with a deadlock_release",
+            path.display(),
+            at("deadlock_release_s"),
+            r.label
+        );
+        for ev in &r.events {
+            let line = text
+                .find(&format!("t_s = {}", ev.t_s))
+                .map_or(0, |i| text[..i].matches('\n').count() + 1);
+            let here = |m: String| {
+                anyhow::anyhow!("{}:{line}: run {}: events: {m}", path.display(), r.label)
+            };
+            if !(ev.t_s.is_finite() && ev.t_s >= 0.0) {
+                return Err(here(format!("t_s = {}: seconds from time 0", ev.t_s)));
+            }
+            if r.rxe == crate::modules::Rxe::Stock && !ev.knobs.is_empty() {
+                return Err(here("the stock rdma_rxe has no rxe_cc: no knobs".into()));
+            }
+            for (k, v) in &ev.knobs {
+                check_knob(k, v).map_err(here)?;
+            }
+            for rule in &ev.inject {
+                rule.validate().map_err(|m| here(format!("{m:#}")))?;
+            }
+        }
     }
     if let Some(b) = &e.metrics.baseline {
         find_run(&e, path, b).context("[metrics] baseline")?;
@@ -579,9 +705,27 @@ pub fn load(path: &Path) -> Result<Experiment> {
     let mut scenarios = Vec::new();
     for r in &e.runs {
         let sc = scenario_for(&e, r, path, &text)?;
+        ensure!(
+            r.flows.is_none() || e.workload.is_some(),
+            "{}: run {}: its own flows, but the file has no [workload]",
+            path.display(),
+            r.label
+        );
+        for ev in &r.events {
+            for dev in ev.inject.iter().map(|i| &i.port).chain(&ev.clear_inject) {
+                ensure!(
+                    sc.built.port(dev).is_some(),
+                    "{}: run {}: events: no port '{dev}' in {}",
+                    path.display(),
+                    r.label,
+                    sc.file.display()
+                );
+            }
+        }
+        let n = sc.flows.as_ref().map(|(_, f)| f.len());
         if !e.metrics.is_empty() {
             e.metrics
-                .check(&sc.built, flows.as_ref().map(Vec::len))
+                .check(&sc.built, n.or(flows.as_ref().map(Vec::len)))
                 .with_context(|| format!("{}: run {}", path.display(), r.label))?;
         }
         scenarios.push(sc);
@@ -633,7 +777,18 @@ fn resolve_rates(
     let mut senders_rate = None;
     for (r, sc) in e.runs.iter_mut().zip(scenarios) {
         let (file, b) = (&sc.file, &sc.built);
-        let hosts = senders_of(&e.workload, e.hosts, b, flows);
+        let own = sc.flows.as_ref().map(|(_, f)| f.as_slice());
+        let hosts = match own {
+            Some(f) => senders_of(
+                &Some(Workload::File {
+                    flows: PathBuf::new(),
+                }),
+                e.hosts,
+                b,
+                Some(f),
+            ),
+            None => senders_of(&e.workload, e.hosts, b, flows),
+        };
         let mut rates: Vec<(usize, u64)> = hosts
             .iter()
             .filter_map(|h| Some((*h, b.host_rate_mbps(*h)?)))
@@ -832,7 +987,8 @@ pub fn run_built(path: &Path, label: &str) -> Result<(Experiment, topology::Buil
 }
 
 /// `rxecc experiment get`: the value at a dotted key of a checked
-/// experiment file; an array's items as space-separated words.
+/// experiment file (an array's item by its index: `events.1.t_s`); an
+/// array's items as space-separated words.
 pub fn get(path: &Path, key: &str) -> Result<String> {
     let e = load(path)?;
     let text = std::fs::read_to_string(path)?;
@@ -861,6 +1017,15 @@ pub fn get(path: &Path, key: &str) -> Result<String> {
                     "{}: no '{part}' in '{key}' (there: {})",
                     path.display(),
                     keys(&t)
+                ),
+            },
+            // An array's item by its index from 0 (`events.1.t_s`).
+            toml::Value::Array(mut a) => match part.parse::<usize>() {
+                Ok(i) if i < a.len() => a.swap_remove(i),
+                _ => bail!(
+                    "{}: '{key}': '{part}': an index from 0 to {}",
+                    path.display(),
+                    a.len().saturating_sub(1)
                 ),
             },
             _ => bail!("{}: '{key}': '{part}' is below a value", path.display()),
@@ -1066,6 +1231,35 @@ mod tests {
             (
                 EXP.replace("b = \"sw0\"", "b = \"sw1\""),
                 "e.toml:4: links: h0 - sw1: no such link in",
+            ),
+            // Events: knobs, ports and times checked as the file loads.
+            (
+                EXP.replace(
+                    "hosts = 4",
+                    "hosts = 4\nevents = [{ t_s = 1, knobs = { nope = 1 } }]",
+                ),
+                "e.toml:4: run dcqcn: events: 'nope' is not a knob of rxe_cc",
+            ),
+            (
+                EXP.replace(
+                    "hosts = 4",
+                    "hosts = 4\nevents = [{ t_s = 1, clear_inject = [\"p9\"] }]",
+                ),
+                "run dcqcn: events: no port 'p9'",
+            ),
+            (
+                EXP.replace(
+                    "hosts = 4",
+                    "hosts = 4\nevents = [{ t_s = -1, snapshot = \"a\" }]",
+                ),
+                "t_s = -1: seconds from time 0",
+            ),
+            (
+                EXP.replace(
+                    "hosts = 4",
+                    "hosts = 4\nop = \"send\"\nmessage_bytes = 4096",
+                ),
+                "message_bytes = 4096: above 0, with op write or read",
             ),
             // A setting the topology's check refuses names the run.
             (

@@ -7,8 +7,8 @@
 
 use crate::clock::monotonic_ns;
 use crate::config::experiment::{
-    find, find_run, load, scenario_for, value_text, Experiment, NamedMetrics, Run, Scenario,
-    Workload,
+    find, find_run, load, scenario_for, value_text, Experiment, NamedMetrics, Run, RunEvent,
+    Scenario, Workload,
 };
 use crate::config::{topology, workload};
 use crate::modules::{self, Rxe};
@@ -16,6 +16,7 @@ use crate::report::fct;
 use crate::{switch, testbed};
 use anyhow::{bail, ensure, Context, Result};
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
@@ -122,6 +123,21 @@ fn named_metrics(
                 of(devs, &["stalls"]).first().map(|s| *s as f64),
             );
         }
+    }
+    for (name, w) in &nm.window {
+        let at = |snap: &str| {
+            std::fs::read_to_string(dir.join(format!("at-{snap}.txt")))
+                .ok()
+                .map(|t| parse_totals(&t))
+        };
+        let v = match (w.as_slice(), at(&w[0]), at(&w[1])) {
+            ([_, _, c], Some(a), Some(b)) => b
+                .get(c)
+                .zip(a.get(c))
+                .map(|(b, a)| b.saturating_sub(*a) as f64),
+            _ => None,
+        };
+        m.insert(name.clone(), v);
     }
     // Absent on the stock rdma_rxe: no rxe_cc, no counters.
     let totals: Option<BTreeMap<String, u64>> =
@@ -448,6 +464,9 @@ fn run_one(
             if let Some(t) = e.ack_timeout {
                 cmd.args(["--ack-timeout", &t.to_string()]);
             }
+            if let Some(b) = e.message_bytes {
+                cmd.args(["--msg-size", &b.to_string()]);
+            }
             let child = cmd
                 .spawn()
                 .context("starting flowgen (ip netns exec ... flowgen)")?;
@@ -458,6 +477,9 @@ fn run_one(
         let mut failed = Vec::new();
         let mut running = kids;
         let (mut released, mut polls) = (false, 0u32);
+        // When a release's own flow control ends (deadlock_release_s).
+        let mut release_until: Option<u64> = None;
+        let mut events = run.events.iter().peekable();
         // /proc/stat at time 0 (to a poll), for cpu.txt.
         let mut cpu_start: Option<(u64, String)> = None;
         while !running.is_empty() {
@@ -466,6 +488,14 @@ fn run_one(
                 if read_epoch(&sync.join("epoch")).is_some_and(|t| now >= t) {
                     cpu_start = std::fs::read_to_string("/proc/stat").ok().map(|s| (now, s));
                 }
+            }
+            // The run's events that are due.
+            let epoch = read_epoch(&sync.join("epoch"));
+            let due =
+                |ev: &&RunEvent| epoch.is_some_and(|t| monotonic_ns() >= t + (ev.t_s * 1e9) as u64);
+            while let Some(ev) = events.next_if(due) {
+                let now = monotonic_ns().saturating_sub(epoch.unwrap_or(0));
+                apply_event(ev, out, now).with_context(|| format!("event at {} s", ev.t_s))?;
             }
             let mut still = Vec::new();
             for (h, mut c) in running {
@@ -478,23 +508,48 @@ fn run_one(
             running = still;
             // A deadlock `rxecc record` saw would hold the flows until the
             // timeout: note the ports as they stand, then flow control
-            // off, so that the held bytes drain and the flows complete
+            // off (or deadlock_release's, for deadlock_release_s, then
+            // off), so that the held bytes drain and the flows complete
             // (the run's summary counts the deadlock).
+            if let Some(t) = release_until.filter(|t| monotonic_ns() >= *t) {
+                release_until = None;
+                std::fs::write(out.join("release-end.jsonl"), ports_jsonl()?)?;
+                testbed::set_flow_control(switch::FlowControl::None)
+                    .context("flow control off after the release")?;
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(out.join("released.txt"))?;
+                writeln!(f, "{} none", t.max(monotonic_ns()))?;
+            }
             if rec.is_some() && !released && polls % 10 == 0 {
                 let seen = std::fs::read_to_string(out.join("rec/deadlocks.csv"))
                     .is_ok_and(|t| t.contains(",start,"));
                 if seen {
                     released = true;
                     std::fs::write(out.join("locked.jsonl"), ports_jsonl()?)?;
-                    testbed::set_flow_control(switch::FlowControl::None)
-                        .context("releasing a deadlock")?;
+                    let to = run.deadlock_release.unwrap_or(switch::FlowControl::None);
+                    std::fs::write(
+                        out.join("released.txt"),
+                        format!("{} {}\n", monotonic_ns(), to.name()),
+                    )?;
+                    testbed::set_flow_control(to).context("releasing a deadlock")?;
+                    if to != switch::FlowControl::None {
+                        release_until = Some(
+                            monotonic_ns() + (run.deadlock_release_s.unwrap_or(0.0) * 1e9) as u64,
+                        );
+                    }
                     eprintln!(
-                        "rxecc run: {}: deadlock (rec/deadlocks.csv); flow control off so that the flows drain",
-                        run.label
+                        "rxecc run: {}: deadlock (rec/deadlocks.csv); flow control now {} so that the flows drain",
+                        run.label,
+                        to.name()
                     );
                 }
             }
             polls += 1;
+            // The next event, if sooner than the next poll.
+            let next_ms = events.peek().zip(epoch).map(|(ev, t)| {
+                (t + (ev.t_s * 1e9) as u64).saturating_sub(monotonic_ns()) / 1_000_000
+            });
             if !failed.is_empty() && read_epoch(&sync.join("epoch")).is_none() {
                 for (h, c) in &mut running {
                     let _ = c.kill();
@@ -507,7 +562,15 @@ fn run_one(
                 );
                 break;
             }
-            std::thread::sleep(std::time::Duration::from_millis(50));
+            std::thread::sleep(std::time::Duration::from_millis(
+                next_ms.map_or(50, |m| m.min(50)),
+            ));
+        }
+        if events.peek().is_some() {
+            eprintln!(
+                "rxecc run: {}: the flows ended before every event (events.txt has those done)",
+                run.label
+            );
         }
         failed.sort_unstable();
         if let Some((t0, stat0)) = &cpu_start {
@@ -596,6 +659,70 @@ fn run_one(
     })();
     testbed::down().context("taking the topology down")?;
     result
+}
+
+/// Does what one of a run's events says, and notes it in `events.txt`
+/// with its time (ns after time 0).
+fn apply_event(ev: &RunEvent, out: &Path, t_ns: u64) -> Result<()> {
+    let mut did = Vec::new();
+    for (k, v) in &ev.knobs {
+        let v = value_text(v)?;
+        write_param(k, &v)?;
+        did.push(format!("{k}={v}"));
+    }
+    for r in &ev.inject {
+        switch::add_inject_rule(&r.port, r)?;
+        did.push(format!("inject at {}: {}", r.port, r.to_args()));
+    }
+    for d in &ev.clear_inject {
+        switch::clear_inject_rules(d)?;
+        did.push(format!("injection rules at {d} cleared"));
+    }
+    if let Some(n) = &ev.snapshot {
+        std::fs::write(out.join(format!("at-{n}.txt")), counters_now())?;
+        did.push(format!("snapshot {n}"));
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(out.join("events.txt"))?;
+    writeln!(f, "{t_ns} {}", did.join("; "))?;
+    Ok(())
+}
+
+/// The counters as they stand, `name count` lines: rxe_cc's totals with
+/// every live QP's stats added (none without rxe_cc), and every rxe
+/// device's counters (`rdma statistic`) summed.
+fn counters_now() -> String {
+    let mut m: BTreeMap<String, u64> = BTreeMap::new();
+    if let Ok(snap) =
+        crate::testbed::stats::snapshot(Path::new(crate::testbed::stats::DEBUGFS_ROOT))
+    {
+        for st in std::iter::once(&snap.totals).chain(snap.qps.values()) {
+            for (k, v) in &st.counters {
+                let e = m.entry(k.clone()).or_default();
+                *e = e.saturating_add(*v);
+            }
+        }
+    }
+    if let Ok(o) = Command::new("rdma").args(["statistic", "show"]).output() {
+        for line in String::from_utf8_lossy(&o.stdout).lines() {
+            // "link rxe1/1 sent_pkts 12 ...": each counter summed, and
+            // per device as rxe1.sent_pkts.
+            let w: Vec<&str> = line.split_whitespace().collect();
+            let dev = w.get(1).and_then(|d| d.split('/').next()).unwrap_or("");
+            for kv in w.get(2..).unwrap_or_default().chunks(2) {
+                if let [k, v] = kv {
+                    if let Ok(v) = v.parse::<u64>() {
+                        let e = m.entry((*k).to_string()).or_default();
+                        *e = e.saturating_add(v);
+                        m.insert(format!("{dev}.{k}"), v);
+                    }
+                }
+            }
+        }
+    }
+    m.iter().map(|(k, v)| format!("{k} {v}\n")).collect()
 }
 
 /// Every switch port's counters, a JSON line each (`rxecc port stats
@@ -854,6 +981,10 @@ fn measure_base_rtt(e: &Experiment, path: &Path, out: &Path) -> Result<u64> {
         inject: Vec::new(),
         rxe: Rxe::Patched,
         rate_mbps: None,
+        flows: None,
+        deadlock_release: None,
+        deadlock_release_s: None,
+        events: Vec::new(),
     };
     eprintln!("rxecc run: measuring the base RTT (20 one-packet flows, h0 <-> h1, no CC) ...");
     // The file loaded already: its text is needed for no error's place.
@@ -1000,6 +1131,12 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
                     r.label.clone()
                 };
                 let dir = out.join(&label);
+                // The run's own flow file, or the workload's.
+                let n_flows = e
+                    .scenario(&r.label)?
+                    .flows
+                    .as_ref()
+                    .map_or(flows.len(), |(_, f)| f.len());
                 eprintln!(
                     "rxecc run: [{k}/{total}] {label}: cc={}{}, {} flows ...",
                     r.cc,
@@ -1008,22 +1145,26 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
                     } else {
                         format!(" on the {} rdma_rxe", r.rxe.name())
                     },
-                    flows.len()
+                    n_flows
                 );
                 let t0 = Instant::now();
-                let res = e
-                    .scenario(&r.label)
-                    .and_then(|sc| run_one(&e, r, sc, &flows_file, &flows, &dir, base_rtt_ns));
+                let res = e.scenario(&r.label).and_then(|sc| {
+                    let (ff, fl) = sc
+                        .flows
+                        .as_ref()
+                        .map_or((&flows_file, &flows), |(p, f)| (p, f));
+                    run_one(&e, r, sc, ff, fl, &dir, base_rtt_ns)
+                });
                 for (name, v) in &saved {
                     let _ = std::fs::write(Path::new(PARAMS).join(name), v);
                 }
                 let done = res.with_context(|| format!("run {label}"))?;
                 eprintln!(
                     "rxecc run: [{k}/{total}] {label}: {done} of {} flows completed in {:.0} s",
-                    flows.len(),
+                    n_flows,
                     t0.elapsed().as_secs_f64()
                 );
-                if done < flows.len() {
+                if done < n_flows {
                     incomplete.push(label.clone());
                 }
                 tables.push((label, dir.join("fct.txt")));
@@ -1093,8 +1234,10 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
         r.deadlocks = std::fs::read_to_string(dir.join("rec/deadlocks.csv"))
             .ok()
             .map(|t| t.lines().filter(|l| l.contains(",start,")).count());
-        let rates = e.scenario(&run.label)?.built.port_rates_mbps();
-        r.named = named_metrics(&e.metrics, dir, flows.len(), &rates)
+        let sc = e.scenario(&run.label)?;
+        let rates = sc.built.port_rates_mbps();
+        let n_flows = sc.flows.as_ref().map_or(flows.len(), |(_, f)| f.len());
+        r.named = named_metrics(&e.metrics, dir, n_flows, &rates)
             .with_context(|| format!("[metrics] of run {label}"))?;
         sums.push(r);
     }
