@@ -745,7 +745,8 @@ fn senders_of(
 ) -> Vec<usize> {
     let all = || (0..hosts.map_or(b.topo.hosts.len(), |n| n as usize)).collect();
     let mut v: Vec<usize> = match (workload, flows) {
-        (Some(Workload::File { .. }), Some(f)) => f.iter().map(|f| f.src as usize).collect(),
+        // A flow file's sources (`workload` None: a run's own file).
+        (Some(Workload::File { .. }) | None, Some(f)) => f.iter().map(|f| f.src as usize).collect(),
         (Some(Workload::Incast { senders, .. }), _) => {
             senders.iter().map(|h| *h as usize).collect()
         }
@@ -777,16 +778,9 @@ fn resolve_rates(
     let mut senders_rate = None;
     for (r, sc) in e.runs.iter_mut().zip(scenarios) {
         let (file, b) = (&sc.file, &sc.built);
-        let own = sc.flows.as_ref().map(|(_, f)| f.as_slice());
-        let hosts = match own {
-            Some(f) => senders_of(
-                &Some(Workload::File {
-                    flows: PathBuf::new(),
-                }),
-                e.hosts,
-                b,
-                Some(f),
-            ),
+        // A run's own flow file names its senders, as a file workload's.
+        let hosts = match &sc.flows {
+            Some((_, own)) => senders_of(&None, e.hosts, b, Some(own)),
             None => senders_of(&e.workload, e.hosts, b, flows),
         };
         let mut rates: Vec<(usize, u64)> = hosts

@@ -1682,4 +1682,38 @@ mod tests {
         assert_eq!(m["rxe_cc_us_per_qp_s"], Some(1000.0));
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// `[metrics] window`: a counter's rise between two event snapshots,
+    /// null where a snapshot or the counter is missing.
+    #[test]
+    fn window_metric_between_snapshots() {
+        let dir = std::env::temp_dir().join(format!("rxecc-win-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("at-from.txt"),
+            "acked_bytes 1000\nrxe1.sent_pkts 7\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("at-to.txt"),
+            "acked_bytes 5096\nrxe1.sent_pkts 10\n",
+        )
+        .unwrap();
+        let w = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let nm = NamedMetrics {
+            window: BTreeMap::from([
+                ("acked".to_string(), w(&["from", "to", "acked_bytes"])),
+                ("sent".to_string(), w(&["from", "to", "rxe1.sent_pkts"])),
+                ("none".to_string(), w(&["from", "to", "naks"])),
+                ("later".to_string(), w(&["from", "end", "acked_bytes"])),
+            ]),
+            ..Default::default()
+        };
+        let m = named_metrics(&nm, &dir, 1, &BTreeMap::new()).unwrap();
+        assert_eq!(m["acked"], Some(4096.0));
+        assert_eq!(m["sent"], Some(3.0));
+        assert_eq!(m["none"], None);
+        assert_eq!(m["later"], None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
