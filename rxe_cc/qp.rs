@@ -23,7 +23,7 @@ use crate::abi::*;
 use crate::cc_core::{
     acc::AccClass,
     alg::{AlgId, AnyCc},
-    cc::{AckEvent, CatchUp, IntHop, IntInfo},
+    cc::{advance_pacing, nic_gate, AckEvent, CatchUp, IntHop, IntInfo},
     dcqcn::DcqcnNp,
     fixed::Q32,
     flows::ActiveFlows,
@@ -78,6 +78,9 @@ pub(crate) struct QpState {
     /// and the window this QP was last counted in (under the table's lock).
     pub(crate) dev_flows: Option<(Arc<FlowTable>, usize)>,
     pub(crate) flow_mark: Atomic<u32>,
+    /// The device's slot in the same table, for its wire clock
+    /// (`nic_queue_us`); none past `MAX_DEVS` devices.
+    pub(crate) nic: Option<(Arc<FlowTable>, usize)>,
 }
 
 impl QpState {
@@ -234,10 +237,13 @@ impl PinnedDrop for QpState {
     }
 }
 
-/// FNCC's active flows of one receiver (rxe device), by device name.
+/// One rxe device's shared state, by device name: FNCC's active flows of
+/// it as a receiver, and its wire clock as a sender (`nic_queue_us`: when
+/// its line is free, the NIC's arbiter of cc_core::cc::nic_gate).
 pub(crate) struct DevFlows {
     pub(crate) name: CString,
     pub(crate) flows: ActiveFlows,
+    pub(crate) nic_next_ns: u64,
 }
 
 /// Devices whose flows FNCC counts; entries stay until unload (devices are
@@ -268,6 +274,7 @@ impl Context {
         t.push_within_capacity(DevFlows {
             name: owned,
             flows: ActiveFlows::new(),
+            nic_next_ns: 0,
         })
         .ok()?;
         Some(i)
@@ -328,9 +335,10 @@ pub(crate) fn new_qp_state(
         }),
         GFP_KERNEL,
     )?;
+    let dev = dev.to_str().map_err(|_| EINVAL)?;
+    let slot = ctx.dev_slot(dev);
+    let nic = slot.map(|i| (ctx.flows.clone(), i));
     let dev_flows = if alg.counts_flows() {
-        let dev = dev.to_str().map_err(|_| EINVAL)?;
-        let slot = ctx.dev_slot(dev);
         if slot.is_none() {
             pr_warn!(
                 "{}: more than {} devices: its ACKs carry no flow count\n",
@@ -364,11 +372,43 @@ pub(crate) fn new_qp_state(
             name,
             dev_flows,
             flow_mark: Atomic::new(0),
+            nic,
         }),
         GFP_KERNEL,
     )?;
     ctx.totals.qps_created.fetch_add(1, Relaxed);
     Ok(state)
+}
+
+/// The device's arbiter (`nic_queue_us`), under the device table's lock
+/// alone.
+impl QpState {
+    /// With `nic_queue_us` set: when the device's line is free enough for
+    /// this QP to send, if later than `now_ns`.
+    fn nic_free_at(&self, now_ns: u64) -> Option<u64> {
+        let queue_ns = ModuleKnobs.us_ns(Knob::NicQueueUs);
+        if queue_ns == 0 {
+            return None;
+        }
+        let (table, slot) = self.nic.as_ref()?;
+        let next = table.lock().get(*slot)?.nic_next_ns;
+        nic_gate(next, now_ns, queue_ns)
+    }
+
+    /// With `nic_queue_us` set: the device's wire clock takes a packet of
+    /// `wire_bytes` at the line rate.
+    fn nic_sent(&self, now_ns: u64, wire_bytes: u32) {
+        if ModuleKnobs.us_ns(Knob::NicQueueUs) == 0 {
+            return;
+        }
+        let Some((table, slot)) = &self.nic else {
+            return;
+        };
+        let rate_bps = u64::from(ModuleKnobs.get(Knob::LineRateMbps)).saturating_mul(1_000_000);
+        if let Some(d) = table.lock().get_mut(*slot) {
+            d.nic_next_ns = advance_pacing(d.nic_next_ns, now_ns, wire_bytes.into(), rate_bps, 0);
+        }
+    }
 }
 
 /// What the hooks do; the `rxe_cc_rs_*` entry points in `rxe_cc_main.rs`
@@ -378,9 +418,15 @@ impl QpState {
     /// second case the pacer's hrtimer is set to kick the QP at that time.
     pub(crate) fn tx_gate(&self, now_ns: u64, psn: u32, payload: u32) -> u64 {
         let _cpu = self.hook_clock(now_ns);
+        // Read before the QP's lock: the table's lock is never taken inside it.
+        let nic_free = self.nic_free_at(now_ns);
         let mut ctl = self.ctl.lock();
         self.run_due_period(&mut ctl, now_ns);
         let mut next = ctl.cc.cc().pacing(now_ns).next_send_ns;
+        if let Some(t) = nic_free.filter(|t| *t > next) {
+            next = t;
+            self.count(Counter::TxNicHeld, 1);
+        }
         if next <= now_ns {
             if !ctl.cc.window_full(psn, payload) {
                 return 0;
@@ -414,6 +460,7 @@ impl QpState {
     /// for a READ, whose `payload` is what its responses carry).
     pub(crate) fn tx_done(&self, now_ns: u64, psn: u32, psns: u32, payload: u32, wire_bytes: u32) {
         let _cpu = self.hook_clock(now_ns);
+        self.nic_sent(now_ns, wire_bytes);
         let mut ctl = self.ctl.lock();
         // This packet passed the gate, so a halt decided earlier is over; one
         // that the period below decides starts after it.

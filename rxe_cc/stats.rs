@@ -48,9 +48,11 @@ pub(crate) enum Counter {
     PeriodsMixed,
     RttSamples,
     CcCuts,
+    /// Sends the device's arbiter held (`nic_queue_us`).
+    TxNicHeld,
 }
 
-pub(crate) const NR_COUNTERS: usize = 34;
+pub(crate) const NR_COUNTERS: usize = 35;
 pub(crate) const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "tx_packets",
     "tx_bytes",
@@ -86,6 +88,7 @@ pub(crate) const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "periods_mixed",
     "rtt_samples",
     "cc_cuts",
+    "tx_nic_held",
 ];
 
 pub(crate) struct Counters([Atomic<u64>; NR_COUNTERS]);

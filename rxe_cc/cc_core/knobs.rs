@@ -101,10 +101,12 @@ pub enum Knob {
     SwiftBetaPermille = 44,
     /// `swift_max_mdf_permille`.
     SwiftMaxMdfPermille = 45,
+    /// `nic_queue_us`.
+    NicQueueUs = 46,
 }
 
 /// How many knobs there are (`RXE_CC_NR_KNOBS`).
-pub const NR_KNOBS: usize = 46;
+pub const NR_KNOBS: usize = 47;
 
 /// One knob: its sysfs name, default and range (inclusive), and what it does.
 #[derive(Clone, Copy, Debug)]
@@ -492,6 +494,14 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
         min: 1,
         max: 1000,
         help: "Swift: the largest share one decrease takes (max_mdf), in 1/1000",
+    },
+    KnobDef {
+        knob: Knob::NicQueueUs,
+        name: "nic_queue_us",
+        default: 0,
+        min: 0,
+        max: 1000000,
+        help: "a device's QPs share its line_rate_mbps as a NIC's arbiter does: a QP waits at the gate while the device's wire clock is more than this ahead, us; 0 = off (rxe hands each QP's packets to the NIC's queue)",
     },
 ];
 
