@@ -22,7 +22,10 @@ fn four_qps_share_one_line() {
                 None => {
                     nic = advance_pacing(nic, now, 4096, rate_bps, 0);
                     sent += 1;
-                    assert!(nic <= now + queue_ns + wire, "the device queue grew past its bound");
+                    assert!(
+                        nic <= now + queue_ns + wire,
+                        "the device queue grew past its bound"
+                    );
                 }
             }
         }
@@ -30,7 +33,10 @@ fn four_qps_share_one_line() {
     }
     // One second at the line: 610 packets, give or take the queue.
     let line = 1_000_000_000 / wire;
-    assert!(sent >= line && sent <= line + 3, "{sent} packets, the line carries {line}");
+    assert!(
+        sent >= line && sent <= line + 3,
+        "{sent} packets, the line carries {line}"
+    );
 }
 
 #[test]
