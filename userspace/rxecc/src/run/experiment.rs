@@ -483,14 +483,15 @@ fn run_one(
         // /proc/stat at time 0 (to a poll), for cpu.txt.
         let mut cpu_start: Option<(u64, String)> = None;
         while !running.is_empty() {
+            // Time 0, once flowgen's processes have agreed on it.
+            let epoch = read_epoch(&sync.join("epoch"));
             if cpu_start.is_none() {
                 let now = monotonic_ns();
-                if read_epoch(&sync.join("epoch")).is_some_and(|t| now >= t) {
+                if epoch.is_some_and(|t| now >= t) {
                     cpu_start = std::fs::read_to_string("/proc/stat").ok().map(|s| (now, s));
                 }
             }
             // The run's events that are due.
-            let epoch = read_epoch(&sync.join("epoch"));
             let due =
                 |ev: &&RunEvent| epoch.is_some_and(|t| monotonic_ns() >= t + (ev.t_s * 1e9) as u64);
             while let Some(ev) = events.next_if(due) {
