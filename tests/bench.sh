@@ -326,9 +326,10 @@ bench_incast_gfc() {
 }
 
 # ACC's deadlock claim (testbed/experiments/ring-cc.toml, the ACC paper's
-# Table 2): the PFC ring under no CC, DCQCN, ACC, HPCC and TIMELY, several
-# rounds each; which runs deadlock (seen by `rxecc record`, then
-# released), and the paper's claims on the shares (paper/acc-table2.toml).
+# Table 2): the PFC ring under no CC, DCQCN, ACC (flowgen's flows, and
+# perftest's), HPCC and TIMELY, several rounds each; which runs deadlock
+# (seen by `rxecc record`, then released), and the paper's claims on the
+# shares (paper/acc-table2.toml).
 bench_ring_cc() {
 	echo
 	echo "the PFC ring (testbed/experiments/ring-cc.toml): deadlocks in ${BENCH_RING_CC_ROUNDS:-3} rounds" | tee -a "$out/summary.txt"

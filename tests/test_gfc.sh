@@ -161,126 +161,37 @@ test_gfc_ring_recipe() {
 		"$(grep -c '"testbed": [0-9]' "$d/claims.json" || true)"
 }
 
-# ACC's deadlock claim on the ring (testbed/experiments/ring-cc.toml): the
-# same CBD and PFC settings, an end-to-end CC on the hosts.
-RING_CC_EXP=$RXECC_TOP/testbed/experiments/ring-cc.toml
-
-# ring_cc_start <run> <iters>: the three clockwise flows, h0 -> h2,
-# h1 -> h0, h2 -> h1, with perftest in the background (pids in
-# RING_CC_PIDS), four QPs each as in ring-cc-flows.txt: rxe keeps at most
-# 128 packets (512 KB) unacknowledged per QP, and a CBD locks only once
-# each switch holds XON of the next hop's bytes. A 4 s ACK timeout (-u 20,
-# as the switch tests use): a QP paused for a while must not run out of
-# retries.
-RING_CC_PIDS=()
-ring_cc_start() {
-	local run=$1 n=$2 h perf=(-s 65536 -u 20 -q 4 -n "$2")
-	RING_CC_PIDS=()
-	for h in 0 1 2; do
-		tb_write_bw_server $(((h + 2) % 3)) $((18700 + h)) "$TEST_OUT/$run-f$h-server.txt" "${perf[@]}" || return 1
-	done
-	for h in 0 1 2; do
-		tb_write_bw_client "$h" $(((h + 2) % 3)) $((18700 + h)) "$TEST_OUT/$run-f$h.txt" "${perf[@]}" &
-		RING_CC_PIDS+=($!)
-	done
-}
-
-# ring_cc_run <label> <out> [iters per QP]: the ring's three flows (four
-# QPs each) under that run's CC with PFC, `rxecc record` watching for
-# deadlocks, until the flows end or a deadlock is recorded (then flow
-# control goes off, so that the flows' bytes drain before perftest is
-# stopped). Prints its row (summary.jsonl and .json): seconds to the
-# deadlock if any, C, the flows' rates, pauses, peak ingress, marks and
-# drops. Returns 1 if set-up failed, 2 if the flows
-# neither ended nor deadlocked in time.
-ring_cc_run() {
-	local label=$1 out=$2 n=${3:-60} t limit rc=0 rec s rate dl=- h t0
-	tb_fresh_dir "$out"
-	tb_load_rxe patched || return 1
-	# shellcheck disable=SC2046 # the knobs are name=value words
-	tb_load_cc $(rxecc experiment knobs "$RING_CC_EXP" "$label") || return 1
-	rxecc experiment topology "$RING_CC_EXP" "$label" >"$out/topology.toml" || return 1
-	rxecc testbed up "$out/topology.toml" 2>"$out/up.txt" || { cat "$out/up.txt" >&2; return 1; }
-	rate=$(rxecc experiment rate "$RING_CC_EXP" "$label")
-	# Perftest started at once after the bring-up locked the ring under
-	# ACC in most first runs; 2 s later, in none so far (docs/testing.md,
-	# "Measurements behind the harness"). Why is open (docs/switch.md).
-	sleep 2
-	rxecc record --out "$out/rec" --interval-ms 50 --deadlock-hold-ms 1000 2>"$out/record.log" &
-	rec=$!
-	# On the recording's clock (CLOCK_MONOTONIC).
-	t0=$(tb_monotonic_ns)
-	TEST_OUT=$out ring_cc_start "$label" "$n" || return 1
-	# Each flow's 4 x n x 64 KB at C/2, three times over, and perftest's
-	# set-up.
-	limit=$((4 * n * 65536 * 8 * 3 / (rate * 1000000 / 2) + 30))
-	for ((t = 0; t < limit * 10; t++)); do
-		kill -0 "${RING_CC_PIDS[@]}" 2>/dev/null || break
-		grep -q ',start,' "$out/rec/deadlocks.csv" 2>/dev/null && break
-		sleep 0.1
-	done
-	if grep -q ',start,' "$out/rec/deadlocks.csv" 2>/dev/null; then
-		dl=$(awk -F, -v t0="$t0" '$2 == "start" {print ($1 - t0) / 1e9; exit}' "$out/rec/deadlocks.csv")
-		rxecc port stats --json >"$out/locked.jsonl"
-		rxecc testbed flow-control --mode none 2>/dev/null
-		sleep 2
-		pkill -x ib_write_bw
-	elif kill -0 "${RING_CC_PIDS[@]}" 2>/dev/null; then
-		echo "ring_cc_run: $label: the flows neither ended nor deadlocked in $limit s" >&2
-		rc=2
-		rxecc testbed flow-control --mode none 2>/dev/null
-		sleep 2
-		pkill -x ib_write_bw
-	fi
-	for h in "${RING_CC_PIDS[@]}"; do wait "$h" || true; done
-	tb_wait_servers 2>/dev/null || true
-	kill -INT "$rec"
-	wait "$rec" || echo "ring_cc_run: $label: rxecc record failed: $(tail -2 "$out/record.log")" >&2
-	s=$out/ports.jsonl
-	ports_snap "$s"
-	# Deadlocked: the counters as it stood (releasing it with flow control
-	# off drops what the senders still push into the full buffers).
-	[ -f "$out/locked.jsonl" ] && s=$out/locked.jsonl
-	rm -f "$out/summary.jsonl"
-	measured_row "$out/summary.jsonl" "$label" deadlock_after_s="$dl" c_mbps="$rate" \
-		f0_mbps="$(tb_bw_mbit "$out/$label-f0.txt")" f1_mbps="$(tb_bw_mbit "$out/$label-f1.txt")" \
-		f2_mbps="$(tb_bw_mbit "$out/$label-f2.txt")" ring_pauses="$(psum "$s" pfc_rx_xoff 'x*')" \
-		peak_ingress_kb="$(($(psum "$s" max:ingress.max_bytes 'x*') / 1024))" \
-		ce_marks="$(($(psum "$s" tcd_ce) + $(psum "$s" red_above_marked) + $(psum "$s" red_between_marked)))" \
-		ue_marks="$(psum "$s" tcd_ue)" drops="$(psum "$s" drops)"
-	measured_table "$out/summary.jsonl" | tee "$out/summary.txt"
-	rxecc testbed down
-	rmmod rxe_cc
-	rmmod rdma_rxe
-	return $rc
-}
-
-# ACC on the PFC ring: the flows converge before the pauses close the
-# cycle, so the ring does not lock; each flow completes, nothing is
-# dropped. (Plain PFC on the same ring locks in every run:
-# test_gfc_ring_pfc_deadlock, and ring_cc_run under cc=none.) The claim is
-# a rate, not "never": the paper's is 0 of 50 runs, and here the ring's
-# ingress queues reach XOFF in every run (5 to 63 pauses), so a run may
-# lock (CI saw one: docs/testing.md, "Measurements behind the harness").
-# A second run is made when the first locks, and the test fails if both
-# lock. DCQCN's rate, and several rounds, are make bench's.
+# ACC on the PFC ring (testbed/experiments/ring-cc.toml, run
+# acc-perftest: perftest's clients, through `rxecc run`): the flows
+# converge before the pauses close the cycle, so the ring does not lock;
+# each flow completes, nothing is dropped. (Plain PFC on the same ring
+# locks in every run: test_gfc_ring_pfc_deadlock.) The claim is a rate,
+# not "never": the paper's is 0 of 50 runs, and here the ring's ingress
+# queues reach XOFF in every run, so a run may lock (CI saw one:
+# docs/testing.md, "Measurements behind the harness"). A second run is
+# made when the first locks, and the test fails if both lock. Under
+# flowgen's QPs, posted at once, ACC locks this ring (docs/switch.md);
+# DCQCN, and several rounds of each, are make bench's.
 test_gfc_ring_acc() {
-	local out=$TEST_OUT/acc s rc=0 round=1
-	ring_cc_run acc "$out" || rc=$?
-	((rc != 1)) || fail "the ring did not come up under ACC"
-	if grep -q ',start,' "$out/rec/deadlocks.csv"; then
-		info "run 1 locked the ring ($(awk -F, '$2 == "start" {print "cycle " $3; exit}' "$out/rec/deadlocks.csv")); ACC's claim is a rate: a second run"
-		out=$TEST_OUT/acc-run2 rc=0 round=2
-		ring_cc_run acc "$out" || rc=$?
-		((rc != 1)) || fail "the ring did not come up under ACC (run 2)"
-	fi
-	s=$out/ports.jsonl
-	assert_eq "deadlocks recorded under ACC (run $round)" 0 "$(grep -c ',start,' "$out/rec/deadlocks.csv")"
-	((rc == 0)) || fail "the flows did not end"
+	local exp=$RXECC_TOP/testbed/experiments/ring-cc.toml run=acc-perftest d sum s rate h round
+	tb_load_rxe patched
+	tb_load_cc cc=none
+	rate=$(rxecc experiment rate "$exp" "$run")
+	for round in 1 2; do
+		d=$TEST_OUT/round$round sum=$TEST_OUT/round$round/summary.json
+		rxecc run "$exp" --runs "$run" --out "$d" >"$d.txt" 2>"$d.log" ||
+			fail "rxecc run ring-cc.toml --runs $run: $(grep -v '^rxecc run: /' "$d.log" | tail -3)"
+		info "round $round: $(grep "^$run " "$d/summary.txt" | tail -1)"
+		[ "$(sj "$sum" "$run" deadlocks)" = 0 ] && break
+		info "round $round locked the ring ($(grep ',start,' "$d/$run/rec/deadlocks.csv" | cut -d, -f3 | head -1)); ACC's claim is a rate: a second run"
+	done
+	s=$d/$run/ports.jsonl
+	assert_eq "deadlocks recorded under ACC (round $round)" 0 "$(sj "$sum" "$run" deadlocks)"
+	assert_eq "flows completed" 12 "$(sj "$sum" "$run" flows)"
 	for h in 0 1 2; do
-		assert_gt "flow $h's rate, Mb/s x 1000" "$(awk -v b="$(tb_bw_mbit "$out/acc-f$h.txt")" 'BEGIN {printf "%d", b * 1000}')" 0
+		assert_gt "flow $h's rate, kb/s (C = $rate Mb/s)" "$(jq -n "$(sj "$sum" "$run" f${h}_mbps) * 1000 | floor")" 0
 	done
 	# ACC acted: the ring was congested enough to mark.
 	assert_gt "TCD marks on the ring" "$(($(psum "$s" tcd_ce 'x*') + $(psum "$s" tcd_ue 'x*')))" 0
-	assert_eq "drops" 0 "$(psum "$s" drops)"
+	assert_eq "drops" 0 "$(sj "$sum" "$run" drops)"
 }

@@ -26,6 +26,10 @@ pub struct Experiment {
     /// write, send or read.
     #[serde(default = "default_op")]
     pub op: String,
+    /// What drives every run's flows, unless a run says (default
+    /// flowgen).
+    #[serde(default)]
+    pub traffic: Traffic,
     #[serde(default = "one")]
     pub repetitions: u32,
     /// The most seconds the QPs' set-up may take. Time 0 of the flow file
@@ -38,7 +42,8 @@ pub struct Experiment {
     pub ack_timeout: Option<u8>,
     /// Each flow posted as messages of at most this many bytes, all at its
     /// start (flowgen --msg-size; write and read only): one QP carrying
-    /// many messages, as perftest's -s. Default: one message per flow.
+    /// many messages, as perftest's -s. Default: one message per flow
+    /// (flowgen), 64 KB (perftest, whose flows must be whole messages).
     pub message_bytes: Option<u64>,
     /// Seconds between the testbed's bring-up and the flows' set-up
     /// (default 0).
@@ -440,6 +445,30 @@ pub struct Run {
     /// What is done to the testbed at times of the run, in time order.
     #[serde(default)]
     pub events: Vec<RunEvent>,
+    /// What drives this run's flows, over the experiment's `traffic`.
+    pub traffic: Option<Traffic>,
+}
+
+/// What drives a run's flows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Traffic {
+    /// flowgen on every host: a QP per flow, each posted at its time.
+    #[default]
+    Flowgen,
+    /// perftest (`ib_write_bw`, `ib_read_bw` or `ib_send_bw` by `op`):
+    /// the flows alike in source, destination, size and start are one
+    /// perftest pair, a QP each (-q), of `message_bytes` messages
+    /// (run/perftest.rs). Its clients busy-poll, niced and pinned, as
+    /// the testbed's perftest helpers run them.
+    Perftest,
+}
+
+impl Experiment {
+    /// The traffic source of run `r`.
+    pub fn traffic_of(&self, r: &Run) -> Traffic {
+        r.traffic.unwrap_or(self.traffic)
+    }
 }
 
 /// Something done at a time of a run (`[[run]] events`), at most one
@@ -577,8 +606,9 @@ pub fn load(path: &Path) -> Result<Experiment> {
         path.display(),
         e.op
     );
+    let flowgen_send = e.op == "send" && e.runs.iter().any(|r| e.traffic_of(r) == Traffic::Flowgen);
     ensure!(
-        e.message_bytes.is_none_or(|b| b > 0 && e.op != "send"),
+        e.message_bytes.is_none_or(|b| b > 0 && !flowgen_send),
         "{}: message_bytes = {}: above 0, with op write or read (a SEND needs a receive per message)",
         path.display(),
         e.message_bytes.unwrap_or(0)
@@ -720,6 +750,19 @@ pub fn load(path: &Path) -> Result<Experiment> {
                     r.label,
                     sc.file.display()
                 );
+            }
+        }
+        // perftest's pairs from the flows, where the file gives them
+        // (generated workloads are checked as they are generated).
+        if e.traffic_of(r) == Traffic::Perftest {
+            crate::config::perftest::tool(&e.op)
+                .with_context(|| format!("{}: run {}", path.display(), r.label))?;
+            let msg = e
+                .message_bytes
+                .unwrap_or(crate::config::perftest::DEFAULT_MESSAGE_BYTES);
+            if let Some(f) = sc.flows.as_ref().map(|(_, f)| f).or(flows.as_ref()) {
+                crate::config::perftest::pairs(f, msg)
+                    .with_context(|| format!("{}: run {}", path.display(), r.label))?;
             }
         }
         let n = sc.flows.as_ref().map(|(_, f)| f.len());

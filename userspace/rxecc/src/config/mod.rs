@@ -2,5 +2,6 @@
 //! topologies, experiment files and flow files.
 
 pub mod experiment;
+pub mod perftest;
 pub mod topology;
 pub mod workload;

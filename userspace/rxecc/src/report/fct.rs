@@ -41,7 +41,25 @@ pub struct Record {
     pub status: String,
 }
 
-/// Reads flowgen's CSV files (one per host).
+/// A run directory's flow records: flowgen's (`flowgen-h<N>.csv`) or
+/// perftest's (`perftest-h<N>.csv`, run/perftest.rs), one file per host.
+pub fn record_files(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let p = e?.path();
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if (name.starts_with("flowgen-h") || name.starts_with("perftest-h"))
+            && name.ends_with(".csv")
+        {
+            v.push(p);
+        }
+    }
+    v.sort();
+    Ok(v)
+}
+
+/// Reads flowgen's CSV files (one per host), or perftest's as rxecc run
+/// writes them.
 pub fn read_records(files: &[impl AsRef<Path>]) -> Result<Vec<Record>> {
     let mut out = Vec::new();
     for f in files {

@@ -273,15 +273,7 @@ struct Measured {
 fn measured(dir: &Path, label: &str, setup: &Setup) -> Result<Measured> {
     let run = report::load(label, &dir.join("rec"))?;
     let metrics = report::metrics(&run, setup)?;
-    let mut files = Vec::new();
-    for e in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
-        let p = e?.path();
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name.starts_with("flowgen-h") && name.ends_with(".csv") {
-            files.push(p);
-        }
-    }
-    let recs = crate::report::fct::read_records(&files)?;
+    let recs = crate::report::fct::read_records(&crate::report::fct::record_files(dir)?)?;
     let first = recs.iter().map(|r| r.start_ns).min().unwrap_or(0);
     let mut starts_ns: Vec<u64> = recs.iter().map(|r| r.start_ns - first).collect();
     starts_ns.sort_unstable();

@@ -8,11 +8,12 @@
 use crate::clock::monotonic_ns;
 use crate::config::experiment::{
     find, find_run, load, scenario_for, value_text, Experiment, NamedMetrics, Run, RunEvent,
-    Scenario, Workload,
+    Scenario, Traffic, Workload,
 };
 use crate::config::{topology, workload};
 use crate::modules::{self, Rxe};
 use crate::report::fct;
+use crate::run::perftest;
 use crate::{switch, testbed};
 use anyhow::{bail, ensure, Context, Result};
 use std::collections::BTreeMap;
@@ -77,15 +78,7 @@ fn named_metrics(
         m.insert(format!("{name}_peak_kb"), peak.map(|b| b as f64 / 1024.0));
     }
     if !nm.flows.is_empty() || !nm.wire.is_empty() {
-        let csvs: Vec<PathBuf> = std::fs::read_dir(dir)?
-            .filter_map(|e| Some(e.ok()?.path()))
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("flowgen-h") && n.ends_with(".csv"))
-            })
-            .collect();
-        let recs = fct::read_records(&csvs)?;
+        let recs = fct::read_records(&fct::record_files(dir)?)?;
         for (name, sel) in &nm.flows {
             let ids = sel.ids(n_flows);
             let done: Vec<&fct::Record> = ids
@@ -443,8 +436,31 @@ fn run_one(
         } else {
             None
         };
+        let traffic = e.traffic_of(run);
+        let mut perftest = match traffic {
+            Traffic::Perftest => {
+                let msg = e
+                    .message_bytes
+                    .unwrap_or(crate::config::perftest::DEFAULT_MESSAGE_BYTES);
+                let settings = perftest::Settings {
+                    op: &e.op,
+                    message_bytes: msg,
+                    ack_timeout: e.ack_timeout,
+                    setup_s: e.setup_s,
+                    timeout_s: e.timeout_s,
+                };
+                Some(perftest::Runner::start(
+                    crate::config::perftest::pairs(flows, msg)?,
+                    &built.plan.hosts,
+                    &settings,
+                    out,
+                    &sync.join("epoch"),
+                )?)
+            }
+            Traffic::Flowgen => None,
+        };
         let mut kids: Vec<(u32, Child)> = Vec::new();
-        for h in 0..n {
+        for h in (0..n).filter(|_| traffic == Traffic::Flowgen) {
             let ns = built.plan.hosts[h as usize].clone();
             let log = std::fs::File::create(out.join(format!("flowgen-h{h}.log")))?;
             let mut cmd = Command::new("ip");
@@ -482,7 +498,7 @@ fn run_one(
         let mut events = run.events.iter().peekable();
         // /proc/stat at time 0 (to a poll), for cpu.txt.
         let mut cpu_start: Option<(u64, String)> = None;
-        while !running.is_empty() {
+        while !running.is_empty() || perftest.as_ref().is_some_and(perftest::Runner::running) {
             // Time 0, once flowgen's processes have agreed on it.
             let epoch = read_epoch(&sync.join("epoch"));
             if cpu_start.is_none() {
@@ -507,6 +523,9 @@ fn run_one(
                 }
             }
             running = still;
+            if let Some(p) = &mut perftest {
+                p.poll()?;
+            }
             // A deadlock `rxecc record` saw would hold the flows until the
             // timeout: note the ports as they stand, then flow control
             // off (or deadlock_release's, for deadlock_release_s, then
@@ -572,6 +591,10 @@ fn run_one(
                 "rxecc run: {}: the flows ended before every event (events.txt has those done)",
                 run.label
             );
+        }
+        if let Some(p) = perftest {
+            failed.extend(p.failed_hosts());
+            p.finish(&e.op)?;
         }
         failed.sort_unstable();
         if let Some((t0, stat0)) = &cpu_start {
@@ -642,18 +665,22 @@ fn run_one(
             .output()
             .context("rdma statistic show")?;
         std::fs::write(out.join("rxe-counters.txt"), &counters.stdout)?;
-        let csvs: Vec<PathBuf> = (0..n)
-            .map(|h| out.join(format!("flowgen-h{h}.csv")))
-            .filter(|p| p.exists())
-            .collect();
-        let recs = fct::read_records(&csvs)?;
+        let recs = fct::read_records(&fct::record_files(out)?)?;
         let lines = fct::fct_lines(flows, &recs, &built.topo, base_rtt_ns)?;
         std::fs::write(out.join("fct.txt"), fct::to_text(&lines))?;
         if !failed.is_empty() {
             eprintln!(
-                "rxecc run: {}: flowgen failed on hosts {failed:?} (see {}/flowgen-h*.log)",
+                "rxecc run: {}: {} failed on hosts {failed:?} (see {}/{})",
                 run.label,
-                out.display()
+                match traffic {
+                    Traffic::Flowgen => "flowgen",
+                    Traffic::Perftest => "perftest",
+                },
+                out.display(),
+                match traffic {
+                    Traffic::Flowgen => "flowgen-h*.log",
+                    Traffic::Perftest => "perftest-p*.txt",
+                }
             );
         }
         Ok(lines.len())
@@ -986,6 +1013,8 @@ fn measure_base_rtt(e: &Experiment, path: &Path, out: &Path) -> Result<u64> {
         deadlock_release: None,
         deadlock_release_s: None,
         events: Vec::new(),
+        // One-packet flows, timed by flowgen whatever the runs use.
+        traffic: Some(Traffic::Flowgen),
     };
     eprintln!("rxecc run: measuring the base RTT (20 one-packet flows, h0 <-> h1, no CC) ...");
     // The file loaded already: its text is needed for no error's place.

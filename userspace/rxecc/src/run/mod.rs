@@ -3,3 +3,4 @@
 
 pub mod experiment;
 pub mod paper;
+pub mod perftest;
