@@ -197,7 +197,7 @@ test_cc_incast_baselines() {
 		[ -s "$TEST_OUT/plots/$cc.png" ] || fail "no plot for $cc"
 	done
 	assert_gt "none: pauses" "$(rj none pauses)" 0
-	local totals line=
+	local totals
 	for cc in timely dctcp swift; do
 		totals=$TEST_OUT/$cc/rxe_cc-totals.txt
 		case $cc in
@@ -213,8 +213,4 @@ test_cc_incast_baselines() {
 		[ $cc = timely ] && share=4 || share=2
 		assert_gt "$cc: throughput above 1/$share of the bottleneck" "$(rj $cc throughput_mbps)" $((CCI_RATE_MBPS / share))
 	done
-	for cc in none timely dctcp swift; do
-		line+=" $cc $(rj $cc pauses)/$(printf %.0f "$(rj $cc mean_queue_bytes)")/$(printf %.1f "$(rj $cc throughput_mbps)")"
-	done
-	info "pauses/mean queue B/Mb/s:$line"
 }
