@@ -3,8 +3,9 @@
 //! one TOML file (docs/workloads.md). Run inside the testbed guest with
 //! rdma_rxe (patched) and rxe_cc loaded; each run sets rxe_cc's `cc` and
 //! knobs through sysfs, brings the topology up with the run's switch
-//! settings, replays the flow file with flowgen on every host, writes
-//! fct.txt, and takes the topology down; at the end, the slowdown table.
+//! settings, replays the flow file with flowgen on every host (or with
+//! perftest, `traffic`), writes fct.txt, and takes the topology down; at
+//! the end, the slowdown table.
 
 use crate::{config::topology, config::workload};
 use anyhow::{bail, ensure, Context, Result};
@@ -1531,6 +1532,33 @@ mod tests {
             let e = format!("{:#}", load(&p).unwrap_err());
             assert!(e.contains(why), "{e}");
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn perftest_runs_take_whole_messages() {
+        let dir = std::env::temp_dir().join(format!("rxecc-perf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("e.toml");
+        let flows = |size: u64| format!("2\n1 0 3 100 {size} 0\n1 0 3 100 {size} 0\n");
+        let exp = EXP.replace(
+            "label = \"none\"\n        cc = \"none\"",
+            "label = \"none\"\n        cc = \"none\"\n        traffic = \"perftest\"\n        flows = \"f.txt\"",
+        );
+        std::fs::write(&p, &exp).unwrap();
+        std::fs::write(dir.join("f.txt"), flows(2 * 65536)).unwrap();
+        let e = load(&p).unwrap();
+        assert_eq!(e.traffic_of(&e.runs[1]), Traffic::Perftest);
+        assert_eq!(e.traffic_of(&e.runs[0]), Traffic::Flowgen);
+        std::fs::write(dir.join("f.txt"), flows(100_000)).unwrap();
+        let err = format!("{:#}", load(&p).unwrap_err());
+        assert!(
+            err.contains("run none: perftest: flow 0 (1 -> 0) of 100000 B is not a whole number"),
+            "{err}"
+        );
+        std::fs::write(&p, exp.replace("\"perftest\"", "\"iperf\"")).unwrap();
+        let err = format!("{:#}", load(&p).unwrap_err());
+        assert!(err.contains("unknown variant `iperf`"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -2,8 +2,8 @@
 //! testbed guest, with rdma_rxe (patched) and rxe_cc loaded. Each run sets
 //! rxe_cc's `cc` and knobs through sysfs, brings the topology up with the
 //! run's switch settings, replays the flow file with flowgen on every
-//! host, writes fct.txt, and takes the topology down; at the end, the
-//! slowdown table.
+//! host (or with perftest pairs, run/perftest.rs), writes fct.txt, and
+//! takes the topology down; at the end, the slowdown table.
 
 use crate::clock::monotonic_ns;
 use crate::config::experiment::{
