@@ -470,6 +470,22 @@ impl Experiment {
     pub fn traffic_of(&self, r: &Run) -> Traffic {
         r.traffic.unwrap_or(self.traffic)
     }
+
+    /// The message size of perftest's pairs.
+    pub fn perftest_message_bytes(&self) -> u64 {
+        self.message_bytes
+            .unwrap_or(crate::config::perftest::DEFAULT_MESSAGE_BYTES)
+    }
+}
+
+impl Traffic {
+    /// Its name in a file, and where its processes' output goes.
+    pub fn name_and_logs(self) -> (&'static str, &'static str) {
+        match self {
+            Traffic::Flowgen => ("flowgen", "flowgen-h*.log"),
+            Traffic::Perftest => ("perftest", "perftest-p*.txt"),
+        }
+    }
 }
 
 /// Something done at a time of a run (`[[run]] events`), at most one
@@ -758,9 +774,7 @@ pub fn load(path: &Path) -> Result<Experiment> {
         if e.traffic_of(r) == Traffic::Perftest {
             crate::config::perftest::tool(&e.op)
                 .with_context(|| format!("{}: run {}", path.display(), r.label))?;
-            let msg = e
-                .message_bytes
-                .unwrap_or(crate::config::perftest::DEFAULT_MESSAGE_BYTES);
+            let msg = e.perftest_message_bytes();
             if let Some(f) = sc.flows.as_ref().map(|(_, f)| f).or(flows.as_ref()) {
                 crate::config::perftest::pairs(f, msg)
                     .with_context(|| format!("{}: run {}", path.display(), r.label))?;

@@ -439,9 +439,7 @@ fn run_one(
         let traffic = e.traffic_of(run);
         let mut perftest = match traffic {
             Traffic::Perftest => {
-                let msg = e
-                    .message_bytes
-                    .unwrap_or(crate::config::perftest::DEFAULT_MESSAGE_BYTES);
+                let msg = e.perftest_message_bytes();
                 let settings = perftest::Settings {
                     op: &e.op,
                     message_bytes: msg,
@@ -460,7 +458,13 @@ fn run_one(
             Traffic::Flowgen => None,
         };
         let mut kids: Vec<(u32, Child)> = Vec::new();
-        for h in (0..n).filter(|_| traffic == Traffic::Flowgen) {
+        // flowgen on every host (perftest's pairs started above).
+        let flowgen_hosts = if traffic == Traffic::Flowgen {
+            0..n
+        } else {
+            0..0
+        };
+        for h in flowgen_hosts {
             let ns = built.plan.hosts[h as usize].clone();
             let log = std::fs::File::create(out.join(format!("flowgen-h{h}.log")))?;
             let mut cmd = Command::new("ip");
@@ -669,18 +673,11 @@ fn run_one(
         let lines = fct::fct_lines(flows, &recs, &built.topo, base_rtt_ns)?;
         std::fs::write(out.join("fct.txt"), fct::to_text(&lines))?;
         if !failed.is_empty() {
+            let (name, logs) = traffic.name_and_logs();
             eprintln!(
-                "rxecc run: {}: {} failed on hosts {failed:?} (see {}/{})",
+                "rxecc run: {}: {name} failed on hosts {failed:?} (see {}/{logs})",
                 run.label,
-                match traffic {
-                    Traffic::Flowgen => "flowgen",
-                    Traffic::Perftest => "perftest",
-                },
-                out.display(),
-                match traffic {
-                    Traffic::Flowgen => "flowgen-h*.log",
-                    Traffic::Perftest => "perftest-p*.txt",
-                }
+                out.display()
             );
         }
         Ok(lines.len())

@@ -13,6 +13,7 @@ use crate::clock::monotonic_ns;
 use crate::config::perftest::{tool, Pair};
 use crate::config::topology;
 use anyhow::{bail, ensure, Context, Result};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -71,6 +72,10 @@ pub struct Runner {
     common: Vec<String>,
     /// Each host's network namespace.
     ns: Vec<String>,
+    /// The GID index of each host the pairs use (`-x`), read once.
+    gids: BTreeMap<u32, String>,
+    /// vCPUs to pin to: clients by host, servers by port.
+    ncpu: u32,
     out: PathBuf,
     servers: Vec<Child>,
     /// Per pair: the client while it runs, when it started and ended,
@@ -115,11 +120,18 @@ impl Runner {
         if let Some(t) = s.ack_timeout {
             common.extend(["-u".into(), t.to_string()]);
         }
-        let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        let mut gids = BTreeMap::new();
+        for h in pairs.iter().flat_map(|p| [p.src, p.dst]) {
+            if let std::collections::btree_map::Entry::Vacant(v) = gids.entry(h) {
+                v.insert(gid_index(&format!("rxe{h}"))?);
+            }
+        }
         let mut r = Runner {
             tool,
             common,
             ns: ns.to_vec(),
+            gids,
+            ncpu: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             out: out.to_path_buf(),
             servers: Vec::new(),
             clients: (0..pairs.len()).map(|_| None).collect(),
@@ -140,7 +152,7 @@ impl Runner {
                 let p = &r.pairs[k];
                 let log = std::fs::File::create(out.join(format!("perftest-p{k}-server.txt")))?;
                 let child = r
-                    .command(p.dst, port % ncpu, port, p)?
+                    .command(p.dst, port % r.ncpu, port, p)
                     .stdout(log.try_clone()?)
                     .stderr(log)
                     .spawn()
@@ -184,19 +196,18 @@ impl Runner {
     /// `ip netns exec h<host> nice taskset -c <cpu> <tool> ...` for pair
     /// `p`'s side on `host`: the server without an address, the client
     /// with the server's.
-    fn command(&self, host: u32, cpu: u32, port: u32, p: &Pair) -> Result<Command> {
-        let dev = format!("rxe{host}");
+    fn command(&self, host: u32, cpu: u32, port: u32, p: &Pair) -> Command {
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", &self.ns[host as usize]])
             .args(["nice", "-n", NICE, "taskset", "-c", &cpu.to_string()])
             .arg(self.tool)
-            .args(["-d", &dev, "-x", &gid_index(&dev)?])
+            .args(["-d", &format!("rxe{host}"), "-x", &self.gids[&host]])
             .args(["-p", &port.to_string()])
             .args(["-q", &p.ids.len().to_string()])
             .args(["-n", &p.iters.to_string()])
             .args(&self.common)
             .stdin(Stdio::null());
-        Ok(cmd)
+        cmd
     }
 
     /// When pair `p` is due: the epoch plus its start in the flow file.
@@ -207,13 +218,12 @@ impl Runner {
     /// Starts the clients that are due, and notes those that ended. A
     /// client past the run's timeout is killed.
     pub fn poll(&mut self) -> Result<()> {
-        let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
         let now = monotonic_ns();
         for k in 0..self.pairs.len() {
             let p = &self.pairs[k];
             if self.started[k].is_none() && now >= self.due_ns(p) {
                 let log = std::fs::File::create(self.out.join(format!("perftest-p{k}.txt")))?;
-                let mut cmd = self.command(p.src, p.src % ncpu, BASE_PORT + k as u32, p)?;
+                let mut cmd = self.command(p.src, p.src % self.ncpu, BASE_PORT + k as u32, p);
                 cmd.arg(topology::host_ip(p.dst as usize))
                     .stdout(log.try_clone()?)
                     .stderr(log);
