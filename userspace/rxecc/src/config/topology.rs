@@ -810,51 +810,23 @@ pub fn build(file: &Path, src: &str, topo: Topology) -> Result<Built> {
         );
     }
     let mut names: BTreeMap<String, Node> = BTreeMap::new();
+    // A host's or switch's name: a valid device-name part, unique among both.
+    let mut declare = |name: &Spanned<String>, field: &str, node: Node| -> Result<()> {
+        let n = name.get_ref();
+        let msg = if !valid_name(n, 15) {
+            "use 1-15 letters, digits, '-' or '_'".to_string()
+        } else if names.insert(n.clone(), node).is_some() {
+            format!("'{n}' is declared twice")
+        } else {
+            return Ok(());
+        };
+        Err(at(file, src, name.span(), field, msg))
+    };
     for (i, h) in topo.hosts.iter().enumerate() {
-        if !valid_name(h.name.get_ref(), 15) {
-            return Err(at(
-                file,
-                src,
-                h.name.span(),
-                "host.name",
-                "use 1-15 letters, digits, '-' or '_'",
-            ));
-        }
-        if names
-            .insert(h.name.get_ref().clone(), Node::Host(i))
-            .is_some()
-        {
-            return Err(at(
-                file,
-                src,
-                h.name.span(),
-                "host.name",
-                format!("'{}' is declared twice", h.name.get_ref()),
-            ));
-        }
+        declare(&h.name, "host.name", Node::Host(i))?;
     }
     for (i, s) in topo.switches.iter().enumerate() {
-        if !valid_name(s.name.get_ref(), 15) {
-            return Err(at(
-                file,
-                src,
-                s.name.span(),
-                "switch.name",
-                "use 1-15 letters, digits, '-' or '_'",
-            ));
-        }
-        if names
-            .insert(s.name.get_ref().clone(), Node::Switch(i))
-            .is_some()
-        {
-            return Err(at(
-                file,
-                src,
-                s.name.span(),
-                "switch.name",
-                format!("'{}' is declared twice", s.name.get_ref()),
-            ));
-        }
+        declare(&s.name, "switch.name", Node::Switch(i))?;
         if s.pfc && s.flow_control.is_some_and(|m| m != FlowControl::Pfc) {
             return Err(at(
                 file,
@@ -1437,6 +1409,20 @@ b = "br0"
             .unwrap()
             .to_string();
         assert!(e.contains("unknown field `speed`"), "{e}");
+        // Hosts and switches share one namespace of names.
+        let e = p(&SMALL.replace("name = \"h1\"", "name = \"s0\""))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.starts_with("t.toml:3: switch.name: 's0' is declared twice"),
+            "{e}"
+        );
+        let e = p(&SMALL.replace("name = \"h1\"", "name = \"h.1\""))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.starts_with("t.toml:10: host.name: use 1-15"), "{e}");
     }
 
     #[test]
