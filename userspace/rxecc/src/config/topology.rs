@@ -1281,6 +1281,11 @@ pub(crate) mod tests {
         parse(Path::new("t.toml"), src)
     }
 
+    /// The error a file that must be refused gives.
+    fn err(src: &str) -> String {
+        p(src).expect_err("the file was accepted").to_string()
+    }
+
     const SMALL: &str = r#"
 [[switch]]
 name = "s0"
@@ -1326,21 +1331,15 @@ b = "br0"
         // No rate: the guest's CPU sets it.
         assert_eq!(b.host_rate_mbps(1), None);
         assert_eq!(path_rate_mbps(&b.topo, 1, 0), Some(u64::MAX));
-        let e = p(&PLAIN.replace(
+        let e = err(&PLAIN.replace(
             "emulate = false",
             "emulate = false\npfc = true\nxoff_bytes = 9",
-        ))
-        .err()
-        .unwrap()
-        .to_string();
+        ));
         assert!(
             e.contains("switch.flow_control: needs emulated ports"),
             "{e}"
         );
-        let e = p(&PLAIN.replace("emulate = false", "emulate = false\nmark = \"ce\""))
-            .err()
-            .unwrap()
-            .to_string();
+        let e = err(&PLAIN.replace("emulate = false", "emulate = false\nmark = \"ce\""));
         assert!(e.contains("switch.mark"), "{e}");
         let e = p(&format!("{PLAIN}rate_mbps = 10\n"))
             .err()
@@ -1351,7 +1350,7 @@ b = "br0"
             "[[host]]\nname = \"h0\"",
             "[[switch]]\nname = \"s1\"\n[[host]]\nname = \"h0\"",
         ) + "[[link]]\na = \"s1\"\nb = \"br0\"\n";
-        let e = p(&trunk).err().unwrap().to_string();
+        let e = err(&trunk);
         assert!(e.contains("links hosts only"), "{e}");
     }
 
@@ -1388,40 +1387,22 @@ b = "br0"
 
     #[test]
     fn errors_name_file_line_and_field() {
-        let e = p(&SMALL.replace("b = \"s0\"\nrate_mbps", "b = \"s9\"\nrate_mbps"))
-            .err()
-            .unwrap()
-            .to_string();
+        let e = err(&SMALL.replace("b = \"s0\"\nrate_mbps", "b = \"s9\"\nrate_mbps"));
         assert!(e.starts_with("t.toml:16: link.b:"), "{e}");
         assert!(e.contains("'s9'"), "{e}");
-        let e = p(&SMALL.replace("xon_bytes = 50", "xon_bytes = 500"))
-            .err()
-            .unwrap()
-            .to_string();
+        let e = err(&SMALL.replace("xon_bytes = 50", "xon_bytes = 500"));
         assert!(e.starts_with("t.toml:3: switch.xoff_bytes"), "{e}");
-        let e = p(&SMALL.replace("rate_mbps = 50", "rate_mbps = \"fast\""))
-            .err()
-            .unwrap()
-            .to_string();
+        let e = err(&SMALL.replace("rate_mbps = 50", "rate_mbps = \"fast\""));
         assert!(e.starts_with("t.toml:17:"), "{e}");
-        let e = p(&SMALL.replace("rate_mbps = 50", "speed = 50"))
-            .err()
-            .unwrap()
-            .to_string();
+        let e = err(&SMALL.replace("rate_mbps = 50", "speed = 50"));
         assert!(e.contains("unknown field `speed`"), "{e}");
         // Hosts and switches share one namespace of names.
-        let e = p(&SMALL.replace("name = \"h1\"", "name = \"s0\""))
-            .err()
-            .unwrap()
-            .to_string();
+        let e = err(&SMALL.replace("name = \"h1\"", "name = \"s0\""));
         assert!(
             e.starts_with("t.toml:3: switch.name: 's0' is declared twice"),
             "{e}"
         );
-        let e = p(&SMALL.replace("name = \"h1\"", "name = \"h.1\""))
-            .err()
-            .unwrap()
-            .to_string();
+        let e = err(&SMALL.replace("name = \"h1\"", "name = \"h.1\""));
         assert!(e.starts_with("t.toml:10: host.name: use 1-15"), "{e}");
     }
 
@@ -1555,7 +1536,7 @@ b = "br0"
         let e = p(&hpcc).unwrap().scope_to("g").unwrap_err().to_string();
         assert!(e.contains("HPCC"), "{e}");
         let bad = src.replacen("guest = \"g\"", "guest = \"a b\"", 1);
-        let e = p(&bad).err().unwrap().to_string();
+        let e = err(&bad);
         assert!(e.contains("t.toml:4: switch.guest"), "{e}");
     }
 
