@@ -353,7 +353,10 @@ pub fn judge(pkts: &[Roce]) -> Report {
             if p.psn == before.wrapping_add(1) & PSN_MASK || p.psn == psn {
                 s.r.resent -= 1;
                 s.r.reordered += 1;
-                s.naks = naks;
+                // NAKs that passed after the late packet (it caused them)
+                // wait with the ones before it.
+                let since = std::mem::replace(&mut s.naks, naks);
+                s.naks.extend(since);
             } else {
                 s.gbn_from = Some(psn);
                 s.answered(&naks, t, psn);
@@ -691,6 +694,29 @@ mod tests {
         ]);
         let q = &at_once.qps[0];
         assert_eq!((q.reordered, q.resent, q.gbn_ok, q.gbn_none), (1, 2, 1, 0));
+        // The late packet passes before the NAK it caused (the debug
+        // kernel's timing, 2026-12-04): 101 held behind 102 and 103, NAK
+        // 101, 104 goes on, the go-back to 101 answers the NAK, and NAK
+        // 102 (104 taken as lost after the late 101) passes after the
+        // go-back resent 102.
+        let nak_after_late = judge(&[
+            data(100, 0),
+            data(102, 1),
+            data(103, 2),
+            data(101, 3),
+            ack(101, 0x60, 4),
+            data(104, 5),
+            data(101, 9),
+            data(102, 10),
+            ack(102, 0x60, 11),
+            data(103, 12),
+        ]);
+        let q = &nak_after_late.qps[0];
+        assert_eq!((q.reordered, q.resent), (1, 3));
+        assert_eq!(
+            (q.nak_seq, q.gbn_ok, q.gbn_covered, q.gbn_wrong, q.gbn_none),
+            (2, 1, 1, 0, 0)
+        );
     }
 
     #[test]
