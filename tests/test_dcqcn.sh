@@ -31,9 +31,7 @@ test_dcqcn_cnp() {
 	tb_capture_start p0 "$cap" "$TEST_OUT/capture.log" || fail "dumpcap did not start capturing in 60 s"
 	local tpid=$TB_CAPTURE_PID
 	ms=$(dcqcn_flow marked 20) || fail "marked flow failed"
-	sleep 0.5
-	kill $tpid # TERM: a background job of a script ignores INT
-	wait $tpid || true
+	tb_capture_stop $tpid
 	marked=$(tb_bw_mbit "$TEST_OUT/marked-client.txt")
 	sent=$(tb_cc_total cnps_sent)
 	got=$(tb_cc_total cnps)

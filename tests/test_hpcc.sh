@@ -37,9 +37,7 @@ test_hpcc_int() {
 	tb_capture_start p0 "$cap" "$TEST_OUT/capture.log" || fail "dumpcap did not start capturing in 60 s"
 	tpid=$TB_CAPTURE_PID
 	hpcc_flow one 1 0 $n || fail "the flow h1 -> h0 failed: $(tail -1 "$TEST_OUT/one-client.txt")"
-	sleep 0.5
-	kill $tpid
-	wait $tpid || true
+	tb_capture_stop $tpid
 	rxecc port stats >"$TEST_OUT/ports.txt"
 	cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/rxe_cc-totals.txt"
 
@@ -172,9 +170,7 @@ int_ack_run() {
 		END {print (n == 2 ? int((e - s) / 1e6) : -1)}' "$TEST_OUT/$2-h1.csv" "$TEST_OUT/$2-h2.csv")
 	info "$1: the two flows ran together for $span ms"
 	assert_gt "$1: ms both flows ran (the later start to the earlier end)" "$span" 0
-	sleep 0.5
-	kill "$TB_CAPTURE_PID"
-	wait "$TB_CAPTURE_PID" || true
+	tb_capture_stop "$TB_CAPTURE_PID"
 	cp "/tmp/$2.pcap" "$TEST_OUT/$2.pcap"
 	rxecc port stats >"$TEST_OUT/ports-$2.txt"
 	cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/rxe_cc-totals-$2.txt"

@@ -181,9 +181,7 @@ test_port_inject() {
 	tb_capture_start p1 "$TEST_OUT/nth.pcap" "$TEST_OUT/nth-capture.log" || fail "dumpcap did not start on p1"
 	local tpid=$TB_CAPTURE_PID
 	port_flow nth 50 || fail "the flow did not complete after two injected drops"
-	sleep 0.5
-	kill $tpid
-	wait $tpid || true
+	tb_capture_stop $tpid
 	snap_dev p1
 	assert_eq "rule 0 (nth 3,7): packets dropped" 2 "$(inject_rule applied)"
 	assert_gt "rule 0: WRITE FIRST packets it selected" "$(inject_rule matched)" 7
@@ -238,9 +236,7 @@ test_port_inject() {
 	tb_capture_start p0 "$TEST_OUT/icrc.pcap" "$TEST_OUT/icrc-capture.log" || fail "dumpcap did not start on p0"
 	tpid=$TB_CAPTURE_PID
 	port_flow icrc 50 || fail "the flow did not complete after a corrupted ICRC"
-	sleep 0.5
-	kill $tpid
-	wait $tpid || true
+	tb_capture_stop $tpid
 	rxecc check "$TEST_OUT/icrc.pcap" --json >"$TEST_OUT/icrc-check.json" || fail "rxecc check failed on the capture"
 	assert_eq "bad ICRCs the checker found at p0" 1 "$(ck '.icrc_bad' icrc)"
 	snap_dev p1
@@ -336,9 +332,7 @@ test_inject_dup_delay_reorder() {
 	tb_capture_start p0 "$TEST_OUT/reorder.pcap" "$TEST_OUT/reorder-capture.log" || fail "dumpcap did not start on p0"
 	tpid=$TB_CAPTURE_PID
 	port_flow reorder 20 || fail "the flow did not complete after a reordered packet"
-	sleep 0.5
-	kill $tpid
-	wait $tpid || true
+	tb_capture_stop $tpid
 	ooo1=$(rx_counter 0 out_of_seq_request)
 	snap_dev p1
 	assert_eq "p1's reordered packets" 1 "$(pstat injected_reorders)"
@@ -371,9 +365,7 @@ test_inject_dup_delay_reorder() {
 	tpid=$TB_CAPTURE_PID
 	tb_capture_start p0 "$TEST_OUT/delay-out.pcap" "$TEST_OUT/delay-out.log" || fail "dumpcap did not start on p0"
 	lat_flow delayed || fail "ib_write_lat failed with a ${d_us} us delay"
-	sleep 0.5
-	kill $tpid $TB_CAPTURE_PID
-	wait $tpid $TB_CAPTURE_PID || true
+	tb_capture_stop $tpid $TB_CAPTURE_PID
 	for side in in out; do
 		tshark -r "$TEST_OUT/delay-$side.pcap" -Y "ip.src == $(tb_ip 1) && infiniband.bth.opcode == 10" \
 			-T fields -e frame.time_epoch -e infiniband.bth.psn >"$TEST_OUT/delay-$side.txt" 2>/dev/null ||
@@ -479,9 +471,7 @@ test_inject_gbn_stock_patched() {
 		tb_capture_start p1 "$TEST_OUT/$side.pcap" "$TEST_OUT/$side-capture.log" || fail "$side: dumpcap did not start on p1"
 		local tpid=$TB_CAPTURE_PID
 		port_flow $side 100 || fail "$side: the flow did not complete under injected drops"
-		sleep 0.5
-		kill $tpid
-		wait $tpid || true
+		tb_capture_stop $tpid
 		assert_eq "$side: packets the capture lost" 0 "$(tb_capture_lost "$TEST_OUT/$side-capture.log")"
 		assert_eq "$side: bytes moved" $((65536 * 100)) "$(tb_bw_bytes "$TEST_OUT/$side-client.txt")"
 		drops=$(rxecc port inject --dev p1 --json | jq '.[0].applied')
