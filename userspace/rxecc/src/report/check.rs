@@ -172,6 +172,11 @@ pub struct QpReport {
     pub reordered: u64,
     pub acks: u64,
     pub nak_seq: u64,
+    /// NAK sequence errors past the PSN the requester expected a response
+    /// for (the last ACK's + 1, or the last NAK's): the ones rxe counts in
+    /// `rcvd_seq_err` (rxe_comp.c, check_ack). A NAK right after the ACK
+    /// of the PSN before its own is answered all the same.
+    pub nak_seq_new: u64,
     pub gbn_ok: u64,
     /// NAKs whose PSN a go-back already under way had resent, or was
     /// about to, when the NAK passed: the requester rightly goes on.
@@ -209,6 +214,9 @@ struct QpState {
     max_psn: Option<u32>,
     first_psn: u32,
     acked: Option<u32>,
+    /// The PSN the requester expects a response for next (rxe's
+    /// `comp.psn`).
+    expected: Option<u32>,
     /// NAKs waiting for the request that answers them: (time, the PSN
     /// each names); and the last request's PSN.
     naks: Naks,
@@ -315,13 +323,23 @@ pub fn judge(pkts: &[Roce]) -> Report {
                 // A NAK, PSN sequence error: the PSN is the one expected.
                 Some((3, 0)) => {
                     s.r.nak_seq += 1;
+                    if s.expected.is_none_or(|e| psn_after(p.psn, e)) {
+                        s.r.nak_seq_new += 1;
+                        s.expected = Some(p.psn);
+                    }
                     let stale = s.gbn_from.is_some_and(|f| !psn_after(f, p.psn))
                         && s.last_psn.is_some_and(|l| !psn_after(p.psn, l));
                     s.naks.push((p.t_ns, p.psn, stale));
                 }
                 // An ACK covers its PSN and all before it.
-                Some((0, _)) if s.acked.is_none_or(|a| psn_after(p.psn, a)) => {
-                    s.acked = Some(p.psn);
+                Some((0, _)) => {
+                    if s.acked.is_none_or(|a| psn_after(p.psn, a)) {
+                        s.acked = Some(p.psn);
+                    }
+                    let next = p.psn.wrapping_add(1) & PSN_MASK;
+                    if s.expected.is_none_or(|e| psn_after(next, e)) {
+                        s.expected = Some(next);
+                    }
                 }
                 _ => {}
             }
@@ -467,6 +485,7 @@ pub fn total(rep: &Report) -> QpReport {
         t.reordered += q.reordered;
         t.acks += q.acks;
         t.nak_seq += q.nak_seq;
+        t.nak_seq_new += q.nak_seq_new;
         t.gbn_ok += q.gbn_ok;
         t.gbn_covered += q.gbn_covered;
         t.gbn_wrong += q.gbn_wrong;
@@ -593,6 +612,7 @@ mod tests {
         let q = &r.qps[0];
         assert_eq!(q.flow, "10.0.0.2 -> 10.0.0.1 qp 0x11");
         assert_eq!((q.requests, q.resent, q.acks, q.nak_seq), (7, 3, 2, 1));
+        assert_eq!(q.nak_seq_new, 1);
         assert_eq!((q.gbn_ok, q.gbn_wrong, q.gbn_none), (1, 0, 0));
         assert!((q.gbn_mean_us - 80.03).abs() < 1e-9, "{}", q.gbn_mean_us);
         assert_eq!(q.resent_after_ack, 1);
@@ -713,10 +733,25 @@ mod tests {
         ]);
         let q = &nak_after_late.qps[0];
         assert_eq!((q.reordered, q.resent), (1, 3));
+        assert_eq!(q.nak_seq_new, 2);
         assert_eq!(
             (q.nak_seq, q.gbn_ok, q.gbn_covered, q.gbn_wrong, q.gbn_none),
             (2, 1, 1, 0, 0)
         );
+        // A NAK right after the ACK of the PSN before its own (102 lost,
+        // 101 acked first): answered, but not past what the requester
+        // expected, so rxe does not count it.
+        let after_ack = judge(&[
+            data(100, 0),
+            data(101, 1),
+            ack(101, 0x1f, 2),
+            data(103, 3),
+            ack(102, 0x60, 4),
+            data(102, 9),
+            data(103, 10),
+        ]);
+        let q = &after_ack.qps[0];
+        assert_eq!((q.nak_seq, q.nak_seq_new, q.gbn_ok), (1, 0, 1));
     }
 
     #[test]
@@ -739,6 +774,7 @@ mod tests {
         assert_eq!(rep.qps.len(), 2);
         let t = total(&rep);
         assert_eq!((t.requests, t.nak_seq, t.gbn_ok, t.ce), (6, 2, 2, 6));
+        assert_eq!(t.nak_seq_new, 2);
         assert!((t.gbn_mean_us - 0.020).abs() < 1e-9, "{}", t.gbn_mean_us);
         assert!((t.gbn_max_us - 0.030).abs() < 1e-9, "{}", t.gbn_max_us);
         let table = run_table(&[("acc".into(), "p1".into(), 2, rep)]);
