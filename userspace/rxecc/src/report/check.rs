@@ -226,9 +226,10 @@ struct QpState {
     /// A step back to an unseen PSN, judged by the request after it: its
     /// time, PSN, the last PSN before it, and the NAKs it would answer.
     step: Option<(u64, u32, u32, Naks)>,
-    /// Where the go-back under way started; none once requests pass the
-    /// highest PSN sent before it.
-    gbn_from: Option<u32>,
+    /// The go-back under way: where it started and the highest PSN sent
+    /// before it; none once an ACK passes. Until an ACK, rxe's completer
+    /// starts no other go-back for a NAK (rxe_comp.c, `started_retry`).
+    gbn: Option<(u32, u32)>,
     gbn_sum_ns: u64,
     /// The requester's own QP, learnt from the responses' destination.
     req_qp: Option<u32>,
@@ -327,8 +328,9 @@ pub fn judge(pkts: &[Roce]) -> Report {
                         s.r.nak_seq_new += 1;
                         s.expected = Some(p.psn);
                     }
-                    let stale = s.gbn_from.is_some_and(|f| !psn_after(f, p.psn))
-                        && s.last_psn.is_some_and(|l| !psn_after(p.psn, l));
+                    let stale = s.gbn.is_some_and(|(from, top)| {
+                        !psn_after(from, p.psn) && !psn_after(p.psn, top)
+                    }) && s.last_psn.is_some_and(|l| !psn_after(p.psn, l));
                     s.naks.push((p.t_ns, p.psn, stale));
                 }
                 // An ACK covers its PSN and all before it.
@@ -339,6 +341,7 @@ pub fn judge(pkts: &[Roce]) -> Report {
                     let next = p.psn.wrapping_add(1) & PSN_MASK;
                     if s.expected.is_none_or(|e| psn_after(next, e)) {
                         s.expected = Some(next);
+                        s.gbn = None;
                     }
                 }
                 _ => {}
@@ -376,17 +379,14 @@ pub fn judge(pkts: &[Roce]) -> Report {
                 let since = std::mem::replace(&mut s.naks, naks);
                 s.naks.extend(since);
             } else {
-                s.gbn_from = Some(psn);
+                s.gbn = Some((psn, s.max_psn.unwrap_or(psn)));
                 s.answered(&naks, t, psn);
             }
         }
         let unseen = s.seen.insert(p.psn);
         match s.max_psn {
             Some(m) if !psn_after(p.psn, m) => s.r.resent += 1,
-            _ => {
-                s.max_psn = Some(p.psn);
-                s.gbn_from = None;
-            }
+            _ => s.max_psn = Some(p.psn),
         }
         if s.acked.is_some_and(|a| !psn_after(p.psn, a)) {
             s.r.resent_after_ack += 1;
@@ -403,7 +403,7 @@ pub fn judge(pkts: &[Roce]) -> Report {
         if unseen {
             s.step = Some((p.t_ns, p.psn, l, naks));
         } else {
-            s.gbn_from = Some(p.psn);
+            s.gbn = Some((p.psn, s.max_psn.unwrap_or(p.psn)));
             s.answered(&naks, p.t_ns, p.psn);
         }
     }
@@ -752,6 +752,31 @@ mod tests {
         ]);
         let q = &after_ack.qps[0];
         assert_eq!((q.nak_seq, q.nak_seq_new, q.gbn_ok), (1, 0, 1));
+        // A NAK while a go-back is under way, for a PSN it resent before
+        // requests passed the highest sent before it, and no ACK since:
+        // rxe starts no second go-back (the debug kernel's timing,
+        // 2026-12-04), and the first covered it.
+        let under_way = judge(&[
+            data(100, 0),
+            data(101, 1),
+            ack(100, 0x60, 2),
+            data(102, 3),
+            data(100, 4),
+            data(101, 5),
+            data(102, 6),
+            data(103, 7),
+            data(104, 8),
+            ack(101, 0x60, 9),
+            data(105, 10),
+            ack(100, 0x1f, 11),
+            data(106, 12),
+            ack(106, 0x1f, 13),
+        ]);
+        let q = &under_way.qps[0];
+        assert_eq!(
+            (q.nak_seq, q.gbn_ok, q.gbn_covered, q.gbn_wrong, q.gbn_none),
+            (2, 1, 1, 0, 0)
+        );
     }
 
     #[test]
