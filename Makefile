@@ -148,11 +148,10 @@ test: lint lint-kernel cargo-test guest-test
 # modules are built from a copy of their sources in build/debug/src (Kbuild
 # refuses an output directory, MO=, for a source tree that holds the normal
 # build's objects). Not part of `make test`: the debug build adds about 25
-# minutes. The whole functional set takes an estimated 9 hours of guest
-# time there (each test is 20 to 40 times slower), split between two
-# guests as in `make test`; under the virtual clock a busy guest's second
-# takes 4 to 6 of the host's there (docs/testing.md), hence each guest's
-# 24-hour limit; TESTS="..." runs a batch.
+# minutes. The whole functional set takes about 10 hours there under the
+# host clock and 20 under the virtual one, split between two guests as in
+# `make test` (docs/testing.md), hence each guest's 24-hour limit;
+# TESTS="..." runs a batch.
 DEBUG_BUILD := $(BUILD)/debug
 DEBUG_SRC := $(DEBUG_BUILD)/src
 test-debug: all
