@@ -44,8 +44,7 @@ tb_capture_start() {
 # has caught up: its pcap and log (a "Packets: N" line as it writes)
 # unchanged for a second, a minute at most. Stopped (TERM: a background
 # job of a script ignores INT), dumpcap drops what its kernel ring still
-# holds: on the debug kernel (2026-12-04) a capture stopped 0.5 s after
-# the flows ended had lost their last 0.68 s.
+# holds, and counts none of it as dropped (docs/testing.md, measurements).
 declare -gA TB_CAPTURE_FILES=()
 tb_capture_stop() {
 	local pid i stable now last

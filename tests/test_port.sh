@@ -457,8 +457,8 @@ test_run_inject_check() {
 # BENCH_PARTS=inject-gbn` has the numbers): every 100th of h1's data
 # packets dropped at p1, both recover the same way. Each drop leaves a gap
 # the receiver sees out of sequence and NAKs once, unless a go-back under
-# way covers it first (a retry timer's, on the debug kernel: 15 NAKs for
-# 16 drops); the sender goes back after each NAK, every byte arrives, and
+# way covers it first (a retry timer's; docs/testing.md has the debug
+# kernel's run); the sender goes back after each NAK, every byte arrives, and
 # a capture at p1 finds every NAK answered at its PSN, nothing
 # acknowledged resent.
 test_inject_gbn_stock_patched() {
@@ -485,7 +485,7 @@ test_inject_gbn_stock_patched() {
 		((nak_seq <= drops)) || fail "$side: $nak_seq NAKs at p1 for $drops drops"
 		# rxe counts a NAK only past the PSN it expected (nak_seq_new): one
 		# right after the ACK of the PSN before its own is answered all the
-		# same (the debug kernel's timing, 2026-12-04: 15 of 16).
+		# same.
 		assert_eq "$side: NAKs the sender's rxe counted" "$(jq '[.qps[].nak_seq_new] | add' "$TEST_OUT/$side-check.json")" "$naks"
 		assert_eq "$side: NAKs answered at their PSN" "$nak_seq" "$(jq '[.qps[] | .gbn_ok + .gbn_covered] | add' "$TEST_OUT/$side-check.json")"
 		assert_eq "$side: requests resent after their ACK" 0 "$(jq '[.qps[].resent_after_ack] | add' "$TEST_OUT/$side-check.json")"

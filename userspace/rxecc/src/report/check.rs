@@ -714,8 +714,8 @@ mod tests {
         ]);
         let q = &at_once.qps[0];
         assert_eq!((q.reordered, q.resent, q.gbn_ok, q.gbn_none), (1, 2, 1, 0));
-        // The late packet passes before the NAK it caused (the debug
-        // kernel's timing, 2026-12-04): 101 held behind 102 and 103, NAK
+        // The late packet passes before the NAK it caused: 101 held
+        // behind 102 and 103, NAK
         // 101, 104 goes on, the go-back to 101 answers the NAK, and NAK
         // 102 (104 taken as lost after the late 101) passes after the
         // go-back resent 102.
@@ -754,8 +754,7 @@ mod tests {
         assert_eq!((q.nak_seq, q.nak_seq_new, q.gbn_ok), (1, 0, 1));
         // A NAK while a go-back is under way, for a PSN it resent before
         // requests passed the highest sent before it, and no ACK since:
-        // rxe starts no second go-back (the debug kernel's timing,
-        // 2026-12-04), and the first covered it.
+        // rxe starts no second go-back, and the first covered it.
         let under_way = judge(&[
             data(100, 0),
             data(101, 1),

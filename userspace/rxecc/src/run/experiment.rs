@@ -829,9 +829,8 @@ impl Capture {
 
     /// Waits until dumpcap has caught up: its file and its log (a
     /// "Packets: N" line as it writes) unchanged for a second, at most a
-    /// minute. Stopped, dumpcap drops what its kernel ring still holds:
-    /// on the debug kernel (2026-12-04) a capture stopped 0.5 s after the
-    /// flows ended had lost their last 0.68 s, another port's none.
+    /// minute. Stopped, dumpcap drops what its kernel ring still holds,
+    /// and counts none of it as dropped (docs/testing.md, measurements).
     fn drain(&self) {
         let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
         let (t0, mut since) = (Instant::now(), Instant::now());
