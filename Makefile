@@ -2,6 +2,7 @@
 #
 #   make demo          boot the testbed and run the 4->1 incast
 #   make test          lint (shellcheck, clippy) + cargo tests + guest integration tests
+#   make mutants       the algorithms' tests against a list of wrong rules
 #   make bench         stock rdma_rxe vs patched rdma_rxe + rxe_cc, one run
 #   make repro         the demo's incast in 5 boots per guest clock: the spread
 #   make guest CMD=..  run a command inside the testbed guest
@@ -35,7 +36,7 @@ endif
 # (docs/architecture.md); everything else shows.
 QUIET_PAHOLE = 2> >(grep -Ev '^(die__[a-z_]+|tag__recode_dwarf_type): ' >&2)
 
-.PHONY: all setup kernel bpf-headers modules userspace guest test lint lint-kernel paper paper-name cargo-test guest-test vms-test vms test-debug bench repro demo clean
+.PHONY: all setup kernel bpf-headers modules userspace guest test lint lint-kernel paper paper-name cargo-test guest-test vms-test vms test-debug bench repro demo mutants clean
 
 all: modules userspace
 
@@ -81,6 +82,11 @@ guest: all
 
 cargo-test: bpf-headers
 	@cd userspace && $(CARGO_ENV) $(CARGO) test -q --release
+
+# The algorithms' wrong rules (userspace/cc-core/mutants/mutations.toml),
+# each applied in turn: cargo test -p cc-core must fail under every one.
+mutants:
+	@python3 userspace/cc-core/mutants/run.py
 
 guest-test: all
 	@bash tests/run.sh

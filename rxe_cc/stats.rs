@@ -50,9 +50,11 @@ pub(crate) enum Counter {
     CcCuts,
     /// Sends the device's arbiter held (`nic_queue_us`).
     TxNicHeld,
+    /// ACKs that brought a QP's send time before its pacer's timer.
+    PacerRekicks,
 }
 
-pub(crate) const NR_COUNTERS: usize = 35;
+pub(crate) const NR_COUNTERS: usize = 36;
 pub(crate) const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "tx_packets",
     "tx_bytes",
@@ -89,6 +91,7 @@ pub(crate) const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "rtt_samples",
     "cc_cuts",
     "tx_nic_held",
+    "pacer_rekicks",
 ];
 
 pub(crate) struct Counters([Atomic<u64>; NR_COUNTERS]);

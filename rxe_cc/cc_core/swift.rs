@@ -15,6 +15,11 @@
 //! rtt/cwnd (pacing)
 //! ```
 //!
+//! The pacing delay is Algorithm 1's `pacing_delay`: worked out again from
+//! the window at every event (`rtt/cwnd` below one packet, none from one
+//! packet up) and counted from the last send, so an ACK that raises the
+//! window shortens a wait already begun.
+//!
 //! The fabric's target (§3.2) is `base_target + fs(cwnd)`, flow scaling
 //! `fs = α/√cwnd + β'` within `[0, fs_range]`, which is
 //! `fs_range·(1/√cwnd − 1/√fs_max)/(1/√fs_min − 1/√fs_max)`. Hop scaling
@@ -165,7 +170,10 @@ pub struct Swift {
     /// The last RTT sample, ns (0: none yet).
     rtt_ns: u64,
     last_decrease_ns: Option<u64>,
-    next_send_ns: u64,
+    /// The line's pacing clock: when the next packet may leave at line rate.
+    line_next_ns: u64,
+    /// The last send's time and payload (None: nothing sent yet).
+    last_send: Option<(u64, u64)>,
     samples: u64,
     cuts: u64,
 }
@@ -186,7 +194,8 @@ impl Swift {
             probe: RttProbe::default(),
             rtt_ns: 0,
             last_decrease_ns: None,
-            next_send_ns: now_ns,
+            line_next_ns: now_ns,
+            last_send: None,
             samples: 0,
             cuts: 0,
         }
@@ -287,6 +296,19 @@ impl Swift {
             rate_bps(w, self.rtt_ns).max(1).min(self.line_rate_bps)
         }
     }
+
+    /// When the next packet may leave: the line's clock, and below one
+    /// packet of window the last send's time plus `pacing_delay`, that
+    /// send's share of `rtt/cwnd` for the current window.
+    pub fn next_send_ns(&self) -> u64 {
+        let w = self.window();
+        match self.last_send {
+            Some((at, bytes)) if w < self.mtu && self.rtt_ns != 0 => self
+                .line_next_ns
+                .max(at.saturating_add(mul_div(bytes, self.rtt_ns, w.max(1)))),
+            _ => self.line_next_ns,
+        }
+    }
 }
 
 impl CongestionControl for Swift {
@@ -302,13 +324,14 @@ impl CongestionControl for Swift {
             bytes,
             u32::try_from(self.mtu).unwrap_or(u32::MAX),
         );
-        self.next_send_ns = advance_pacing(
-            self.next_send_ns,
+        self.line_next_ns = advance_pacing(
+            self.line_next_ns,
             now_ns,
             u64::from(bytes),
-            self.rate_bps(),
+            self.line_rate_bps,
             self.knobs.burst_ns,
         );
+        self.last_send = Some((now_ns, u64::from(bytes)));
     }
 
     fn on_ack(&mut self, ack: &AckEvent<'_>) {
@@ -331,7 +354,7 @@ impl CongestionControl for Swift {
     fn pacing(&self, _now_ns: u64) -> Pacing {
         Pacing {
             rate_bps: self.rate_bps(),
-            next_send_ns: self.next_send_ns,
+            next_send_ns: self.next_send_ns(),
             window_bytes: Some(self.window().max(self.mtu)),
         }
     }

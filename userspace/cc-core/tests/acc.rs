@@ -269,6 +269,51 @@ fn no_halt_before_acks_of_post_halt_data() {
     assert_eq!(acc.halts(), halts);
 }
 
+/// Algorithm 1 line 4: only ACKs of data sent after the halt
+/// (`snd_una > snd_nxt_start`) may set the rate and halt again. The
+/// periods after the halt send, so that a wrong rule would both cut the
+/// rate to the ACK rate and halt for the excess.
+#[test]
+fn acks_of_pre_halt_data_neither_cut_nor_halt() {
+    let (mut acc, _, t) = setup();
+    let now = period(&mut acc, 0, t, 20, 5, 0, 0);
+    let now = period(&mut acc, now, t, 5, 8, 8, 0);
+    assert_eq!(acc.halts(), 1);
+    let now = period(&mut acc, now, t, 0, 4, 4, 0); // extension, halt ends
+    assert!(!acc.halted());
+    let rate = acc.pacing(now).rate_bps;
+    // 17 of 25 packets acked; these periods ack 2 more each, all pre-halt,
+    // while sending 10: ΔS > ΔA, the rule's excess.
+    let now = period(&mut acc, now, t, 10, 2, 2, 0);
+    assert_eq!(acc.class(), AccClass::Congested);
+    assert_eq!(acc.pacing(now).rate_bps, rate, "rate kept");
+    let now = period(&mut acc, now, t, 10, 2, 2, 0);
+    assert_eq!(acc.halts(), 1, "no new halt");
+    assert_eq!(acc.pacing(now).rate_bps, rate, "rate kept");
+}
+
+/// A mixed period ends a run of uncongested ones (§4.1: N_u counts
+/// consecutive uncongested periods), so the clean period after it steps by
+/// RI_low again, not RI_high.
+#[test]
+fn a_mixed_period_restarts_the_increase_at_ri_low() {
+    let (mut acc, k, t) = setup();
+    let line = 10 * GBPS;
+    let mut now = below_line(&mut acc, t);
+    for _ in 0..3 {
+        now = period(&mut acc, now, t, 1, 1, 0, 0);
+    }
+    let now = period(&mut acc, now, t, 20, 10, 8, 0);
+    assert_eq!(acc.class(), AccClass::Mixed);
+    let r = acc.pacing(now).rate_bps;
+    let now = period(&mut acc, now, t, 1, 1, 0, 0);
+    assert_eq!(
+        acc.pacing(now).rate_bps,
+        r + (line - r) * k.ri_low_bps / line,
+        "RI_low after a mixed period"
+    );
+}
+
 /// A halt ends at the end of the next period with its extension, whatever
 /// that period shows (§4.2: the excess is inferred without waiting for
 /// ACKs); a later congestion halts anew instead of extending it.

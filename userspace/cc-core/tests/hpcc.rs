@@ -218,6 +218,44 @@ fn fncc_lhcs_jumps_to_fair_window() {
     assert_eq!(g.lhcs_jumps(), 0);
 }
 
+/// LHCS tests the ACK's instantaneous u′ (the paper's Umax), not HPCC's
+/// smoothed U: with τ < T the two differ. U starts at 1.
+#[test]
+fn fncc_lhcs_tests_the_instantaneous_u() {
+    let l = link(10, 1000);
+    let k = FnccKnobs::for_link(&l);
+    let t = k.hpcc.period_ns;
+    let bdp = bytes_in(10 * GBPS, t);
+    let tau = t / 10;
+    let line = bytes_in(10 * GBPS, tau);
+    // The last hop at u′ = 0.3 + 1 = 1.3 > α over τ = T/10: U = 0.9 + 0.13
+    // = 1.03 < α. The jump must happen.
+    let qlen = bdp * 3 / 10;
+    let mut f = Fncc::new(&l, k, 0);
+    f.on_send(0, 0, 4096);
+    f.on_ack(&int_ack(1, 0, int(&[hop(0, 0, qlen)], 4)));
+    f.on_ack(&int_ack(2, 4096, int(&[hop(tau, line, qlen)], 4)));
+    assert!(q(f.hpcc().utilisation()) < q(k.alpha), "U below α");
+    assert_eq!(f.lhcs_jumps(), 1, "u′ = 1.3 > α: LHCS");
+    // The other way round: U driven to ~2 by a long congested spell, then
+    // one sample at u′ = 1 < α: no jump, though U > α.
+    let mut g = Fncc::new(&l, k, 0);
+    let mut ts = 0;
+    let mut tx = 0;
+    g.on_ack(&int_ack(1, 0, int(&[hop(ts, tx, bdp)], 4)));
+    for i in 0..8 {
+        ts += t;
+        tx += bdp;
+        g.on_ack(&int_ack(2 + i, 0, int(&[hop(ts, tx, bdp)], 4)));
+    }
+    let jumps = g.lhcs_jumps();
+    ts += tau;
+    tx += line;
+    g.on_ack(&int_ack(20, 0, int(&[hop(ts, tx, 0)], 4)));
+    assert!(q(g.hpcc().utilisation()) > q(k.alpha), "U above α");
+    assert_eq!(g.lhcs_jumps(), jumps, "u′ = 1 ≤ α: no LHCS");
+}
+
 #[test]
 fn icc_branch_selection() {
     let l = link(10, 10);

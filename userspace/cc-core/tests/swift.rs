@@ -108,9 +108,12 @@ fn multiplicative_decrease_once_per_rtt() {
         start * f
     );
     assert_eq!(s.cuts(), 1);
-    // Within the same RTT no further decrease, however late.
+    // Within the same RTT no further decrease, however late, and no
+    // increase either: the delay is above target (Algorithm 1 lines 7-11).
+    let cut = s.window();
     s.on_delay(rtt + rtt / 2, 10 * rtt, 0, 1);
     assert_eq!(s.cuts(), 1);
+    assert_eq!(s.window(), cut, "above target inside the RTT: held");
     // One RTT after the last: a decrease of at most max_mdf.
     let before = s.window() as f64;
     s.on_delay(2 * rtt, 100 * rtt, 0, 1);
@@ -120,6 +123,25 @@ fn multiplicative_decrease_once_per_rtt() {
         before * (1.0 - q(k.max_mdf)),
         1e-6
     ));
+}
+
+/// A delay just above target cuts by β·(delay − target)/delay, less than
+/// max_mdf: the excess over target, not the whole delay, sets the cut.
+#[test]
+fn decrease_scales_with_the_excess_over_target() {
+    let (mut s, k) = setup();
+    let target = s.fabric_target_ns();
+    let delay = target + target / 4;
+    let before = s.window() as f64;
+    s.on_delay(1_000_000_000, delay, 0, 1);
+    let f = 1.0 - q(k.beta) * (delay - target) as f64 / delay as f64;
+    assert!(f > 1.0 - q(k.max_mdf), "the case must be under max_mdf");
+    assert!(
+        (s.window() as f64 - before * f).abs() <= 1.0,
+        "{} vs {}",
+        s.window(),
+        before * f
+    );
 }
 
 #[test]
@@ -140,6 +162,65 @@ fn fast_recovery_on_nak() {
         ..ack(5, 0, false, false)
     });
     assert_eq!(s.window(), before - k.max_mdf.mul_int(before));
+}
+
+/// Fast recovery (Algorithm 1 lines 14-17) at most once per RTT.
+#[test]
+fn fast_recovery_once_per_rtt() {
+    let (mut s, k) = setup();
+    let rtt = 3_000_000;
+    s.on_send(0, 0, 4096);
+    s.on_ack(&AckEvent {
+        psn: 0,
+        ..ack(rtt, 4096, false, false)
+    });
+    let nak = |at| AckEvent {
+        nak: true,
+        ..ack(at, 0, false, false)
+    };
+    let t0 = 10 * rtt;
+    let before = s.window();
+    s.on_ack(&nak(t0));
+    let once = before - k.max_mdf.mul_int(before);
+    assert_eq!(s.window(), once);
+    s.on_ack(&nak(t0 + rtt / 2));
+    assert_eq!(s.window(), once, "a second NAK inside the RTT: no cut");
+    s.on_ack(&nak(t0 + rtt));
+    assert_eq!(s.window(), once - k.max_mdf.mul_int(once), "an RTT later");
+}
+
+/// Algorithm 1 works `pacing_delay` out at every event: a send held for
+/// rtt/cwnd of a tiny window leaves as soon as an ACK raises the window to
+/// a packet, not when the gap computed at the send runs out.
+#[test]
+fn an_ack_that_raises_the_window_shortens_the_pacing_delay() {
+    let (mut s, k) = setup();
+    let rtt = 2_000_000;
+    s.on_send(0, 0, 4096);
+    s.on_ack(&AckEvent {
+        psn: 0,
+        ..ack(rtt, 4096, false, false)
+    });
+    let mut now = rtt;
+    while s.window() > MTU / 50 {
+        now += 10 * rtt;
+        s.on_delay(now, 100 * rtt, 0, 1);
+    }
+    // A packet leaves: at ~0.02 packets the next one is ~50 RTTs away.
+    s.on_send(now, 1, 4096);
+    let held = s.pacing(now).next_send_ns - now;
+    assert!(held > 40 * rtt, "held {held} ns");
+    // An ACK below target raises cwnd by ai (below one packet: ai·acked).
+    let at = now + rtt;
+    s.on_delay(at, 0, 0, 1);
+    assert!(s.window() >= MTU, "window {}", s.window());
+    assert_eq!(k.ai, cc_core::fixed::Q32::ONE);
+    let p = s.pacing(at);
+    assert!(
+        p.next_send_ns <= at,
+        "from one packet up no pacing delay: next {} at {at}",
+        p.next_send_ns
+    );
 }
 
 #[test]
