@@ -5,6 +5,7 @@ rdma-core's Python bindings (pyverbs, Debian's python3-pyverbs; run with
 
   rw_mix.py server DEV GID_INDEX PORT
   rw_mix.py client DEV GID_INDEX SERVER_IP PORT ROUNDS ITERS WRITE READ [--reset]
+  rw_mix.py write-check DEV GID_INDEX SERVER_IP PORT SIZE SQ_PSN
 
 The client connects one QP to the server's, then per round posts ITERS
 pairs (a WRITE of WRITE bytes, a READ of READ bytes) with up to 4 of them
@@ -13,11 +14,19 @@ both QPs go to RESET and connect again from a send PSN half the PSN space
 away. The client prints one JSON line: the bytes written and read, its
 QPN, and rxe_cc's counters of the client QP (debugfs) at the end of each
 round and just after each reset, so that a caller can tell a round's
-counts from the next. Progress and errors go to stderr."""
+counts from the next. Progress and errors go to stderr.
+
+write-check connects from send PSN SQ_PSN, prints {"qpn": N} at once (for
+a caller that sends packets at the QP), with no retransmit timer, posts one WRITE of SIZE bytes of a
+pattern in which every 4-byte word names its 4 KB chunk, and waits for its
+completion; then the server compares its buffer with the pattern. It
+prints the result as JSON and exits 1 unless the WRITE succeeded and every
+byte arrived in its place, within 60 s."""
 import json
 import os
 import socket
 import sys
+import time
 
 from pyverbs.addr import AHAttr, GID, GlobalRoute
 from pyverbs.cq import CQ
@@ -56,8 +65,9 @@ class Side:
         return {"qpn": self.qp.qp_num, "psn": psn, "gid": self.gid, "mtu": self.mtu,
                 "rkey": self.mr.rkey, "addr": self.mr.buf}
 
-    def connect(self, my_psn, peer):
-        """RESET or INIT to RTS towards `peer` (its info())."""
+    def connect(self, my_psn, peer, timeout=18):
+        """RESET or INIT to RTS towards `peer` (its info()), with a local
+        ACK timeout of 4.096 us << `timeout` (0: none)."""
         attr = QPAttr(port_num=1)
         attr.qp_access_flags = ACCESS
         attr.path_mtu = min(self.mtu, peer["mtu"])
@@ -68,7 +78,7 @@ class Side:
         gr = GlobalRoute(dgid=GID(peer["gid"]), sgid_index=self.gid_index)
         attr.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr)
         attr.sq_psn = my_psn
-        attr.timeout = 18
+        attr.timeout = timeout
         attr.retry_cnt = 7
         attr.rnr_retry = 7
         attr.max_rd_atomic = DEPTH
@@ -107,9 +117,33 @@ def server(dev, gid_index, port):
                     psn = msg["peer_psn"]
                     side.connect(psn, msg["info"])
                     send_json(conn, side.info(psn))
+                elif msg["cmd"] == "check":
+                    send_json(conn, check(side.mr, msg["len"]))
                 elif msg["cmd"] == "done":
                     send_json(conn, {"ok": True})
                     return
+
+
+CHUNK = 4096
+WRITE_CHECK_S = 60
+
+
+def pattern(length):
+    """Every 4-byte word holds the number of its 4 KB chunk plus one (a
+    chunk that never arrived stays zero)."""
+    whole = b"".join((k + 1).to_bytes(4, "big") * (CHUNK // 4) for k in range(length // CHUNK + 1))
+    return whole[:length]
+
+
+def check(mr, length):
+    """The first chunk of the server's buffer that differs from the
+    pattern, if any."""
+    got = mr.read(length, 0)
+    want = pattern(length)
+    if got == want:
+        return {"ok": True}
+    bad = next(i for i in range(0, length, CHUNK) if got[i:i + CHUNK] != want[i:i + CHUNK])
+    return {"ok": False, "first_bad_chunk": bad // CHUNK, "chunks": (length + CHUNK - 1) // CHUNK}
 
 
 def qp_stats(dev, qpn):
@@ -178,9 +212,48 @@ def client(dev, gid_index, host, port, rounds, iters, write_len, read_len, reset
     print(json.dumps(out), flush=True)
 
 
+def write_check(dev, gid_index, host, port, size, psn):
+    """One WRITE of the pattern, from send PSN `psn`; the server checks it."""
+    side = Side(dev, gid_index, size)
+    side.mr.write(pattern(size), size, 0)
+    # No retransmit timer (as perftest's -u 0): a caller may hold the
+    # packets longer than any timeout, and a retry would go back to the
+    # completer's PSN, which a forged ACK moved. A QP that skipped packets
+    # the responder lacks then never completes: the deadline says so.
+    with socket.create_connection((host, port)) as conn, conn.makefile("r") as f:
+        send_json(conn, {"cmd": "connect", "buf_len": size, "peer_psn": psn, "info": side.info(psn)})
+        peer = recv_json(f)
+        side.connect(psn, peer, timeout=0)
+        print(json.dumps({"qpn": side.qp.qp_num}), flush=True)
+        wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+                    sg=[SGE(side.mr.buf, size, side.mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+        wr.set_wr_rdma(peer["rkey"], peer["addr"])
+        side.qp.post_send(wr)
+        n, deadline = 0, time.monotonic() + WRITE_CHECK_S
+        while n == 0:
+            if time.monotonic() > deadline:
+                sys.exit(f"rw_mix: the WRITE of {size} B did not complete within {WRITE_CHECK_S} s")
+            n, wcs = side.cq.poll(num_entries=1)
+            time.sleep(0.001)
+        status = wcs[0].status
+        send_json(conn, {"cmd": "check", "len": size})
+        res = recv_json(f)
+        send_json(conn, {"cmd": "done"})
+        recv_json(f)
+    res["status"] = status
+    print(json.dumps(res), flush=True)
+    if status != e.IBV_WC_SUCCESS:
+        sys.exit(f"rw_mix: the WRITE completed with status {status}")
+    if not res["ok"]:
+        sys.exit(f"rw_mix: the server's chunk {res['first_bad_chunk']} of {res['chunks']} is not what was written")
+
+
 def main():
     a = sys.argv[1:]
     try:
+        if len(a) == 7 and a[0] == "write-check":
+            write_check(a[1], int(a[2]), a[3], int(a[4]), int(a[5]), int(a[6], 0))
+            return
         if len(a) == 4 and a[0] == "server":
             server(a[1], int(a[2]), int(a[3]))
             return
