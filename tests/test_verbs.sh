@@ -182,20 +182,31 @@ print((r.get(sys.argv[3]) or {}).get(sys.argv[4], ""))' "$@"
 # its responses carry, as sent (tx_bytes) and as acked (acked_bytes).
 # Twenty pairs of a 64 KB WRITE and a 40 KB READ take 520 PSNs, 26 a pair,
 # so READs land on PSNs (mod 256, rdma_rxe's per-PSN payload ring) that
-# WRITEs used before, whose payloads a READ's responses once summed.
+# WRITEs used before, whose payloads a READ's responses once summed. Then
+# two pairs of a 64 KB WRITE and a 2 MB READ (512 PSNs, twice the ring),
+# each READ posted behind a WRITE still unacked: a READ once cleared every
+# slot it spans, the WRITE's among them, which then acked 0 bytes.
 test_verbs_rw_mix() {
-	local cc size=65536 rsize=40960 iters=20 want json
+	local cc size=65536 rsize=40960 iters=20 big=$((2 << 20)) json
 	tb_load_rxe patched
 	rxecc testbed up bridge2
-	want=$(((size + rsize) * iters))
 	for cc in hpcc acc; do
 		tb_load_cc cc=$cc || return 1
-		json=$TEST_OUT/$cc
-		rw_mix "$json" 1 $iters $size $rsize || return 1
-		info "cc=$cc: written $size x $iters, read $rsize x $iters; tx_bytes $(rw_mix_count "$json.json" 0 end tx_bytes), acked_bytes $(rw_mix_count "$json.json" 0 end acked_bytes)"
-		assert_eq "cc=$cc: bytes written and read, as sent (tx_bytes)" $want "$(rw_mix_count "$json.json" 0 end tx_bytes)" || return 1
-		assert_eq "cc=$cc: bytes written and read, as acked (acked_bytes)" $want "$(rw_mix_count "$json.json" 0 end acked_bytes)" || return 1
+		rw_mix_bytes "cc=$cc" "$TEST_OUT/$cc" $iters $size $rsize || return 1
+		rw_mix_bytes "cc=$cc, 2 MB READs" "$TEST_OUT/$cc-big" 2 $size $big || return 1
 		rmmod rxe_cc || return 1
+	done
+}
+
+# rw_mix_bytes <label> <out> <iters> <write> <read>: one round of rw_mix;
+# rxe_cc must count every byte written and read as sent and as acked.
+rw_mix_bytes() {
+	local label=$1 json=$2 iters=$3 size=$4 rsize=$5 want c
+	want=$(((size + rsize) * iters))
+	rw_mix "$json" 1 "$iters" "$size" "$rsize" || return 1
+	info "$label: written $size x $iters, read $rsize x $iters; tx_bytes $(rw_mix_count "$json.json" 0 end tx_bytes), acked_bytes $(rw_mix_count "$json.json" 0 end acked_bytes)"
+	for c in tx_bytes acked_bytes; do
+		assert_eq "$label: bytes written and read ($c)" $want "$(rw_mix_count "$json.json" 0 end $c)" || return 1
 	done
 }
 

@@ -7,8 +7,10 @@ use std::path::PathBuf;
 
 #[derive(Subcommand)]
 pub enum Cmd {
-    /// Poisson arrivals per host at a load, sizes from a CDF file
-    /// (traffic_gen.py's model), destinations uniform over the other hosts.
+    /// Poisson arrivals per host at a load of its own link, sizes from a
+    /// CDF file (traffic_gen.py's model), destinations uniform over the
+    /// other hosts when their links are equal (weighted so that every link
+    /// is offered the load both ways when not).
     Poisson {
         /// CDF file (`size percentile` lines), e.g.
         /// testbed/workloads/WebSearch_distribution.txt.
@@ -20,9 +22,9 @@ pub enum Cmd {
         /// Offered load per host, a fraction of its link (0 to 1].
         #[arg(long)]
         load: f64,
-        /// Each host's link rate, Mb/s.
-        #[arg(long)]
-        rate_mbps: u64,
+        /// The hosts' link rates, Mb/s: one for all, or one per host.
+        #[arg(long, value_delimiter = ',', required = true)]
+        rate_mbps: Vec<u64>,
         /// Seconds of arrivals.
         #[arg(long)]
         duration: f64,
@@ -73,11 +75,18 @@ pub fn run(cmd: Cmd) -> Result<()> {
             out,
         } => {
             let cdf = workload::Cdf::load(&cdf)?;
+            let rates = match rate_mbps[..] {
+                [r] => vec![r; hosts as usize],
+                _ if rate_mbps.len() == hosts as usize => rate_mbps,
+                _ => anyhow::bail!(
+                    "--rate-mbps: {} rates for {hosts} hosts; give one for all or one per host",
+                    rate_mbps.len()
+                ),
+            };
             let p = workload::Poisson {
                 cdf: &cdf,
-                hosts,
+                rates_mbps: &rates,
                 load,
-                rate_mbps,
                 duration_s: duration,
                 size_div,
                 seed,

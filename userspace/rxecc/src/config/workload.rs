@@ -108,48 +108,113 @@ pub struct Flow {
     pub start_s: f64,
 }
 
-/// Poisson arrivals per host at `load` of each host's link, with sizes
-/// from `cdf` divided by `size_div` (to fit the testbed's rates), and
-/// destinations uniform over the other hosts, for `duration_s`.
+/// Poisson arrivals per host at `load` of each host's own link, with sizes
+/// from `cdf` divided by `size_div` (to fit the testbed's rates), for
+/// `duration_s`. Destinations follow a traffic matrix that offers every
+/// link `load` in both directions ([`destinations`]): uniform over the
+/// other hosts when their links are equal, as `traffic_gen.py`'s, and
+/// weighted so that a slower host receives only its share when not.
 pub struct Poisson<'a> {
     pub cdf: &'a Cdf,
-    pub hosts: u32,
+    /// Host i's link rate, Mb/s; hosts 0..len send and receive.
+    pub rates_mbps: &'a [u64],
     pub load: f64,
-    pub rate_mbps: u64,
     pub duration_s: f64,
     pub size_div: u64,
     pub seed: u64,
 }
 
+/// The destination probabilities P(j | i) of a traffic matrix with no
+/// host sending to itself whose row i and column i both sum to `rates[i]`,
+/// found by alternately scaling rows and columns (Sinkhorn) from
+/// `rates[i]·rates[j]`. It exists when no link is faster than all the
+/// others together (a host's share must fit the rest's links).
+pub fn destinations(rates: &[u64]) -> Result<Vec<Vec<f64>>> {
+    let n = rates.len();
+    let total: u64 = rates.iter().sum();
+    for (i, r) in rates.iter().enumerate() {
+        ensure!(
+            2 * r <= total,
+            "host {i}'s link ({r} Mb/s) is faster than all the other hosts' together ({} Mb/s): no destinations offer it its load in both directions",
+            total - r
+        );
+    }
+    let r: Vec<f64> = rates.iter().map(|&x| x as f64).collect();
+    let mut m: Vec<Vec<f64>> = (0..n)
+        .map(|i| (0..n).map(|j| if i == j { 0.0 } else { r[i] * r[j] }).collect())
+        .collect();
+    for _ in 0..10_000 {
+        for (i, row) in m.iter_mut().enumerate() {
+            let s: f64 = row.iter().sum();
+            row.iter_mut().for_each(|x| *x *= r[i] / s);
+        }
+        let mut worst = 0f64;
+        for j in 0..n {
+            let s: f64 = m.iter().map(|row| row[j]).sum();
+            worst = worst.max((s / r[j] - 1.0).abs());
+            m.iter_mut().for_each(|row| row[j] *= r[j] / s);
+        }
+        if worst < 1e-12 {
+            break;
+        }
+    }
+    Ok(m.into_iter()
+        .zip(&r)
+        .map(|(row, ri)| row.into_iter().map(|x| x / ri).collect())
+        .collect())
+}
+
 impl Poisson<'_> {
     pub fn generate(&self) -> Result<Vec<Flow>> {
-        ensure!(self.hosts >= 2, "a workload needs at least two hosts");
+        let hosts = self.rates_mbps.len();
+        ensure!(hosts >= 2, "a workload needs at least two hosts");
         ensure!(
             self.load > 0.0 && self.load <= 1.0,
             "load {} is not in (0, 1]",
             self.load
         );
-        ensure!(self.rate_mbps > 0, "the link rate must be positive");
+        ensure!(
+            self.rates_mbps.iter().all(|&r| r > 0),
+            "every host's link rate must be positive (got {:?} Mb/s)",
+            self.rates_mbps
+        );
         ensure!(self.duration_s > 0.0, "the duration must be positive");
         ensure!(self.size_div > 0, "the size divisor must be positive");
         let mean = self.cdf.mean() / self.size_div as f64;
         ensure!(mean >= 1.0, "the mean flow size, scaled, is under a byte");
-        // Mean gap between one host's flows, s: its share of the link.
-        let gap = mean * 8.0 / (self.rate_mbps as f64 * 1e6 * self.load);
-        let exp = Exp::new(1.0 / gap).context("arrival rate")?;
+        let uniform = self.rates_mbps.iter().all(|&r| r == self.rates_mbps[0]);
+        let dest = if uniform {
+            Vec::new()
+        } else {
+            destinations(self.rates_mbps)?
+        };
         let mut rng = StdRng::seed_from_u64(self.seed);
         let mut flows = Vec::new();
-        for src in 0..self.hosts {
+        for (src, &rate) in self.rates_mbps.iter().enumerate() {
+            // Mean gap between this host's flows, s: its share of its link.
+            let gap = mean * 8.0 / (rate as f64 * 1e6 * self.load);
+            let exp = Exp::new(1.0 / gap).context("arrival rate")?;
             let mut t = exp.sample(&mut rng);
             while t <= self.duration_s {
-                let mut dst = rng.gen_range(0..self.hosts - 1);
-                if dst >= src {
-                    dst += 1;
-                }
+                let dst = if uniform {
+                    // traffic_gen.py's draw, kept for equal links.
+                    let d = rng.gen_range(0..hosts - 1);
+                    d + usize::from(d >= src)
+                } else {
+                    let u: f64 = rng.gen();
+                    let mut acc = 0.0;
+                    let row = &dest[src];
+                    (0..hosts)
+                        .find(|&j| {
+                            acc += row[j];
+                            j != src && u < acc
+                        })
+                        .unwrap_or_else(|| (0..hosts).rev().find(|&j| j != src).unwrap_or(0))
+                };
                 let size = (self.cdf.at(rng.gen::<f64>() * 100.0) / self.size_div as f64) as u64;
                 flows.push(Flow {
-                    src,
-                    dst,
+                    src: src as u32,
+                    dst: dst as u32,
                     pg: PG,
                     dport: DPORT,
                     size: size.max(1),
@@ -161,6 +226,49 @@ impl Poisson<'_> {
         flows.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
         Ok(flows)
     }
+}
+
+/// One host link's offered load: the bytes its flows send and receive
+/// over `span_s`, as shares of its rate.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LinkLoad {
+    pub host: u32,
+    pub rate_mbps: u64,
+    /// Host to switch.
+    pub out: f64,
+    /// Switch to host.
+    #[serde(rename = "in")]
+    pub inn: f64,
+}
+
+/// Each host link's offered load from a flow file over `span_s` (a
+/// Poisson workload's duration), for the hosts whose rate is known
+/// (`rates[h]`: None for a plain bridge's, which has none).
+pub fn offered_load(flows: &[Flow], rates: &[Option<u64>], span_s: f64) -> Vec<LinkLoad> {
+    let mut out = vec![0u64; rates.len()];
+    let mut inn = vec![0u64; rates.len()];
+    for f in flows {
+        if let Some(b) = out.get_mut(f.src as usize) {
+            *b += f.size;
+        }
+        if let Some(b) = inn.get_mut(f.dst as usize) {
+            *b += f.size;
+        }
+    }
+    let share = |bytes: u64, rate: u64| bytes as f64 * 8.0 / (span_s * rate as f64 * 1e6);
+    rates
+        .iter()
+        .enumerate()
+        .filter_map(|(h, r)| {
+            let r = (*r)?;
+            (r > 0 && span_s > 0.0).then(|| LinkLoad {
+                host: h as u32,
+                rate_mbps: r,
+                out: share(out[h], r),
+                inn: share(inn[h], r),
+            })
+        })
+        .collect()
 }
 
 /// `senders` each send `size` bytes to `receiver` at once, every
@@ -298,9 +406,8 @@ mod tests {
         let c = Cdf::parse("web", WEB).unwrap();
         let p = Poisson {
             cdf: &c,
-            hosts: 8,
+            rates_mbps: &[100; 8],
             load: 0.5,
-            rate_mbps: 100,
             duration_s: 200.0,
             size_div: 100,
             seed: 1,
@@ -318,6 +425,40 @@ mod tests {
         let back = parse("t", &text).unwrap();
         assert_eq!(back.len(), flows.len());
         assert_eq!(to_text(&back), text);
+    }
+
+    /// star4's WebSearch: h0's link at 40 Mb/s, the others at 100. Each
+    /// link, both ways, offered its own load (the old generator offered
+    /// h0's 1.25 of its link inbound: every host at the senders' rate,
+    /// destinations uniform).
+    #[test]
+    fn poisson_offers_each_link_its_load_both_ways() {
+        let c = Cdf::parse("web", WEB).unwrap();
+        let rates = [40, 100, 100, 100];
+        let m = destinations(&rates).unwrap();
+        for (i, row) in m.iter().enumerate() {
+            assert_eq!(row[i], 0.0);
+            assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+            let inbound: f64 = (0..4).map(|s| rates[s] as f64 * m[s][i]).sum();
+            assert!((inbound / rates[i] as f64 - 1.0).abs() < 1e-9, "host {i}: {inbound}");
+        }
+        let p = Poisson {
+            cdf: &c,
+            rates_mbps: &rates,
+            load: 0.5,
+            duration_s: 400.0,
+            size_div: 100,
+            seed: 1,
+        };
+        let flows = p.generate().unwrap();
+        let known: Vec<Option<u64>> = rates.iter().map(|r| Some(*r)).collect();
+        for l in offered_load(&flows, &known, 400.0) {
+            assert!((l.out - 0.5).abs() < 0.06, "{l:?}");
+            assert!((l.inn - 0.5).abs() < 0.06, "{l:?}");
+        }
+        // A link faster than the rest together cannot receive its share.
+        let err = destinations(&[400, 100, 100]).unwrap_err().to_string();
+        assert!(err.contains("host 0's link (400 Mb/s)"), "{err}");
     }
 
     #[test]

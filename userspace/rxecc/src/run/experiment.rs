@@ -1069,6 +1069,69 @@ fn measure_base_rtt(e: &Experiment, path: &Path, out: &Path) -> Result<u64> {
 
 /// `rxecc run`: every run of the experiment, `repetitions` times, into
 /// `out`; prints the slowdown table. Fails if any flow did not complete.
+/// Each host link's offered load, both ways, from the flows: over a
+/// Poisson workload's duration, or a flow file's span of start times. An
+/// incast's bursts are meant to overload the link: none. A link offered
+/// more than its rate is refused for a Poisson workload (its generator
+/// cannot have meant it) and warned about for a flow file: its queue grows
+/// for the whole run, and its FCTs measure the overload, not the CC.
+fn offered_load(
+    e: &Experiment,
+    w: &Workload,
+    flows: &[workload::Flow],
+) -> Result<Vec<workload::LinkLoad>> {
+    let span = match w {
+        Workload::Poisson { duration_s, .. } => *duration_s,
+        Workload::File { .. } => {
+            let (lo, hi) = flows.iter().fold((f64::MAX, f64::MIN), |(lo, hi), f| {
+                (lo.min(f.start_s), hi.max(f.start_s))
+            });
+            hi - lo
+        }
+        Workload::Incast { .. } => return Ok(Vec::new()),
+    };
+    let built = &e.scenario(&e.runs[0].label)?.built;
+    let rates: Vec<Option<u64>> = (0..built.topo.hosts.len())
+        .map(|h| built.host_rate_mbps(h))
+        .collect();
+    let loads = workload::offered_load(flows, &rates, span);
+    let over: Vec<String> = loads
+        .iter()
+        .flat_map(|l| {
+            [("out", l.out), ("in", l.inn)]
+                .into_iter()
+                .filter(|(_, x)| *x > 1.0)
+                .map(move |(dir, x)| format!("h{} {dir} {x:.2}", l.host))
+        })
+        .collect();
+    if !over.is_empty() {
+        let msg = format!(
+            "host links offered more than their rate over {span:.1} s of the flow file: {}",
+            over.join(", ")
+        );
+        ensure!(!matches!(w, Workload::Poisson { .. }), "{msg}");
+        eprintln!("rxecc run: WARNING: {msg}: their queues grow for the whole run");
+    }
+    if let Some(line) = offered_line(&loads) {
+        eprintln!("rxecc run: {line}");
+    }
+    Ok(loads)
+}
+
+/// `offered load (out/in): h0 0.49/0.51, ...`, or None with none known.
+fn offered_line(loads: &[workload::LinkLoad]) -> Option<String> {
+    (!loads.is_empty()).then(|| {
+        let each: Vec<String> = loads
+            .iter()
+            .map(|l| format!("h{} {:.2}/{:.2}", l.host, l.out, l.inn))
+            .collect();
+        format!(
+            "offered load of each host link (out/in, of its rate): {}",
+            each.join(", ")
+        )
+    })
+}
+
 pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     let mut e = load(path)?;
     if let Some(op) = &o.op {
@@ -1123,15 +1186,23 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
             seed,
         } => {
             let cdf = workload::Cdf::load(&find(base, cdf, "testbed/workloads")?)?;
-            // Defaults from the topology as the first run brings it up.
+            // Each host's own link, as the first run brings the topology
+            // up; a plain bridge's hosts (no rate) the workload's or the
+            // topology's default.
             let built = &e.scenario(&e.runs[0].label)?.built;
-            let rate = rate_mbps.unwrap_or(built.topo.defaults.rate_mbps);
-            let n = e.hosts.unwrap_or(built.topo.hosts.len() as u32);
+            let n = e.hosts.unwrap_or(built.topo.hosts.len() as u32) as usize;
+            let rates: Vec<u64> = (0..n)
+                .map(|h| {
+                    built
+                        .host_rate_mbps(h)
+                        .or(*rate_mbps)
+                        .unwrap_or(built.topo.defaults.rate_mbps)
+                })
+                .collect();
             let f = workload::Poisson {
                 cdf: &cdf,
-                hosts: n,
+                rates_mbps: &rates,
                 load: *load,
-                rate_mbps: rate,
                 duration_s: *duration_s,
                 size_div: *size_div,
                 seed: *seed,
@@ -1155,6 +1226,7 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
         }
     };
     ensure!(!flows.is_empty(), "the workload has no flows");
+    let offered = offered_load(&e, workload, &flows)?;
     let base_rtt_ns = match e.base_rtt_us {
         Some(us) if us >= 0.0 && us.is_finite() => (us * 1000.0) as u64,
         Some(_) => bail!("base_rtt_us must be a non-negative number"),
@@ -1297,9 +1369,17 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
             .with_context(|| format!("[metrics] of run {label}"))?;
         sums.push(r);
     }
-    let table = fct::summary_table(&sums);
+    let mut table = fct::summary_table(&sums);
+    if let Some(line) = offered_line(&offered) {
+        table.push_str(&line);
+        table.push('\n');
+    }
     print!("{table}");
     std::fs::write(out.join("summary.txt"), &table)?;
+    std::fs::write(
+        out.join("offered_load.json"),
+        serde_json::to_string_pretty(&offered)?,
+    )?;
     if !e.metrics.is_empty() && (e.repetitions > 1 || e.metrics.baseline.is_some()) {
         let samples: Vec<(&str, &BTreeMap<String, Option<f64>>)> = run_labels(&e)
             .into_iter()
