@@ -16,6 +16,11 @@ sockets and check that each is rejected, counted, and changes nothing.
       a PSN AHEAD packets past the next one the QP will send: an ACK of
       packets never sent (stale, or forged). Prints the PSNs; the caller
       checks that nothing was completed by it.
+  malformed.py stock REQ_HOST REQ_QPN RESP_HOST
+      With no CC module registered, while an RC flow runs from REQ_HOST's
+      QP REQ_QPN: a valid CNP, and a valid CNP behind a valid INT shim, are
+      what they are to stock rxe (an unknown opcode, a BTH it cannot
+      parse): dropped and counted, and the flow's QP stays in RTS.
 
 Frames leave with PACKET_QDISC_BYPASS, straight into the peer's ingress,
 so the sending port's emulated queue never sees them. Every case is sent
@@ -367,6 +372,24 @@ def run_roce(req, req_qpn, resp, resp_qpn):
          [roce_int(resp, req, int_shim(nhops=1, max_hops=2), cnp_body)], watched, {"cnps": 1})
 
 
+def run_stock(req, req_qpn, resp):
+    into_req = (f"v{req}", (f"p{req}", None))
+    if qp_state(req, req_qpn) != "RTS":
+        sys.exit(f"rxe{req} QP {req_qpn} is not in RTS before the cases")
+    if os.path.exists("/sys/module/rxe_cc"):
+        sys.exit("rxe_cc is loaded: these cases are for rdma_rxe alone")
+    cnp_body = bth(0x81, req_qpn) + bytes(16)
+    watched = {"rcvd_dropped": lambda: rxe_counter(req, "rcvd_dropped")}
+    drop = {"rcvd_dropped": COUNT}
+    case("stock: a valid CNP", *into_req, [roce(resp, req, body=cnp_body)] * COUNT, watched, drop)
+    case("stock: a valid CNP behind a valid INT shim", *into_req,
+         [roce_int(resp, req, int_shim(nhops=1, max_hops=2), cnp_body)] * COUNT, watched, drop)
+    state = qp_state(req, req_qpn)
+    if state != "RTS":
+        print(f"FAIL the flow's QP went to {state}")
+        sys.exit(1)
+
+
 def sq_psn(h, qpn):
     """The next PSN QP qpn on host h will send (rxe reports req.psn)."""
     out = subprocess.run(["rdma", "-j", "resource", "show", "qp", "link", f"rxe{h}/1", "lqpn", str(qpn)],
@@ -392,10 +415,14 @@ def run_ack(req, req_qpn, resp, ahead):
 
 def main():
     sys.stdout.reconfigure(line_buffering=True)  # in order with stderr in a log
-    if len(sys.argv) < 3 or sys.argv[1] not in ("pfc", "roce", "ack"):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("pfc", "roce", "ack", "stock"):
         sys.exit(__doc__)
     if sys.argv[1] == "pfc":
         run_pfc(sys.argv[2:])
+    elif sys.argv[1] == "stock":
+        if len(sys.argv) != 5:
+            sys.exit(__doc__)
+        run_stock(*map(int, sys.argv[2:]))
     elif sys.argv[1] == "ack":
         if len(sys.argv) != 6:
             sys.exit(__doc__)

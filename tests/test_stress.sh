@@ -232,6 +232,25 @@ test_stress_malformed() {
 	assert_eq "the flow's bytes" $((65536 * n)) "$(tb_bw_bytes "$TEST_OUT/client.txt")"
 	rxecc port stats --json >"$TEST_OUT/ports.jsonl"
 	assert_eq "ports left paused" 0 "$(psum "$TEST_OUT/ports.jsonl" paused)"
+	# rdma_rxe alone, as stock: a CNP is an unknown opcode and an INT shim
+	# a BTH it cannot parse, both dropped and counted, while a flow runs.
+	rmmod rxe_cc || return 1
+	tb_write_bw_server 3 $((TB_PORT_BASE + 2)) "$TEST_OUT/server-stock.txt" "${SW_PERF[@]}" -n 600
+	tb_write_bw_client 0 3 $((TB_PORT_BASE + 2)) "$TEST_OUT/client-stock.txt" "${SW_PERF[@]}" -n 600 &
+	c=$!
+	req_qpn=
+	for ((i = 0; i < 300; i++)); do
+		req_qpn=$(rdma -j resource show qp link rxe0/1 |
+			jq -r '[.[] | select(.type == "RC" and .state == "RTS")][0].lqpn // empty')
+		[ -n "$req_qpn" ] && break
+		sleep 0.1
+	done
+	rc=0
+	python3 "$RXECC_TOP/tests/malformed.py" stock 0 "$req_qpn" 3 >"$TEST_OUT/stock.txt" 2>&1 || rc=$?
+	wait "$c" || fail "the stock flow failed: $(tail -2 "$TEST_OUT/client-stock.txt")"
+	tb_wait_servers || fail "the stock flow's server failed"
+	sed 's/^/    /' "$TEST_OUT/stock.txt" >&2
+	[ "$rc" = 0 ] || fail "CNPs and INT shims without rxe_cc"
 	rxecc testbed down 2>"$TEST_OUT/down.txt" || fail "testbed down: $(cat "$TEST_OUT/down.txt")"
 }
 
