@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench: the testbed's numbers, part by part (BENCH_PARTS), in one
-# guest boot: what the hooks cost (stock rdma_rxe against patched), the
+# guest boot: what the hooks cost (stock rdma_rxe against patched alone and with rxe_cc), the
 # guest's capacity, the experiments' tables and the paper recipes. Rounds
 # alternate the sides compared so that drift in the shared host's speed
 # hits both alike. Prints ratios; never fails on speed.
@@ -124,7 +124,7 @@ bench_exp() { # <experiment> <repetitions> <title>
 # Stock rdma_rxe against patched rdma_rxe + rxe_cc cc=none, one flow,
 # rounds alternating the builds; the ratio of their medians.
 bench_stock() {
-	bench_exp stock "$ROUNDS" "what the hooks cost: stock rdma_rxe against patched + rxe_cc none, one flow h1 -> h0"
+	bench_exp stock "$ROUNDS" "what the hooks cost: stock rdma_rxe against patched alone and patched + rxe_cc none, one flow h1 -> h0"
 }
 
 # What ACKs cost a flow (issue 16): an AckReq every n packets.

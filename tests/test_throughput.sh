@@ -54,6 +54,8 @@ test_run_rxe_builds() {
 	cat "$TEST_OUT/summary.txt" >&2
 	assert_eq "build of the stock run" stock "$(cut -d' ' -f1 "$out/stock/rxe.txt")"
 	assert_eq "build of the patched run" patched "$(cut -d' ' -f1 "$out/patched/rxe.txt")"
+	assert_eq "build of the patched-alone run" patched-alone "$(cut -d' ' -f1 "$out/patched-alone/rxe.txt")"
+	[ ! -e "$out/patched-alone/rxe_cc-totals.txt" ] || fail "the patched-alone run has rxe_cc counters"
 	[ "$(cut -d' ' -f2 "$out/stock/rxe.txt")" != "$(cut -d' ' -f2 "$out/patched/rxe.txt")" ] ||
 		fail "the two runs' rdma_rxe have one build ID"
 	[ ! -e "$out/stock/rxe_cc-totals.txt" ] || fail "the stock run has rxe_cc counters"
@@ -62,7 +64,7 @@ test_run_rxe_builds() {
 	tx=$(awk '$1 == "tx_bytes" {print $2}' "$out/patched/rxe_cc-totals.txt")
 	((${tx:-0} >= bytes)) || fail "rxe_cc sent ${tx:-no} bytes in the patched run, fewer than the flow's $bytes"
 	local run
-	for run in stock patched; do
+	for run in stock patched-alone patched; do
 		assert_eq "$run: repetitions with a rate" 1 "$(jq -r ".[] | select(.run == \"$run\" and .metric == \"flow_mbps\") | .n" "$out/metrics.json")"
 		assert_gt "$run: rate, Mb/s" "$(jq -r ".[] | select(.run == \"$run\" and .metric == \"flow_mbps\") | .median" "$out/metrics.json")" 0
 	done

@@ -24,6 +24,9 @@ pub enum Rxe {
     WithoutFix2,
     /// The kernel's own.
     Stock,
+    /// rxe_glue's build with no CC module registered: it must behave as
+    /// stock (`make bench`'s stock part measures it).
+    PatchedAlone,
 }
 
 impl Rxe {
@@ -33,7 +36,13 @@ impl Rxe {
             Rxe::Patched => "patched",
             Rxe::WithoutFix2 => "without-fix2",
             Rxe::Stock => "stock",
+            Rxe::PatchedAlone => "patched-alone",
         }
+    }
+
+    /// Whether rxe_cc is loaded on top of it.
+    pub fn has_cc(self) -> bool {
+        !matches!(self, Rxe::Stock | Rxe::PatchedAlone)
     }
 }
 
@@ -117,7 +126,9 @@ pub fn load_rxe(which: Rxe, gid_tbl_len: Option<u32>) -> Result<()> {
 /// Where `which` rdma_rxe.ko is.
 fn rxe_ko(which: Rxe) -> Result<PathBuf> {
     Ok(match which {
-        Rxe::Patched => from_env("RXECC_RXE_KO", top().join("build/rxe/rdma_rxe.ko")),
+        Rxe::Patched | Rxe::PatchedAlone => {
+            from_env("RXECC_RXE_KO", top().join("build/rxe/rdma_rxe.ko"))
+        }
         Rxe::WithoutFix2 => from_env(
             "RXECC_RXE_WITHOUT_FIX2_KO",
             top().join("build/rxe-without-fix2/rdma_rxe.ko"),
@@ -154,8 +165,8 @@ fn build_id_in(bytes: &[u8]) -> Option<&[u8]> {
 }
 
 /// Which build the loaded rdma_rxe is: the one whose .ko file has the
-/// loaded module's build ID; None if none is loaded or it is none of
-/// them. A build's ID is read from its file (9 MB) once per process, and
+/// loaded module's build ID (the patched one alone while rxe_cc is not
+/// loaded); None if none is loaded or it is none of them. A build's ID is read from its file (9 MB) once per process, and
 /// only when the builds before it did not match.
 pub fn loaded_rxe() -> Option<Rxe> {
     use std::sync::OnceLock;
@@ -172,7 +183,10 @@ pub fn loaded_rxe() -> Option<Rxe> {
             .as_deref()
                 == Some(id.as_str())
         })
-        .map(|(w, _)| w)
+        .map(|(w, _)| match w {
+            Rxe::Patched if !loaded("rxe_cc") => Rxe::PatchedAlone,
+            w => w,
+        })
 }
 
 /// Where rxe_cc.ko is (for `modinfo`: its knobs and algorithms).
@@ -215,7 +229,7 @@ pub fn unload() -> Result<()> {
 pub fn switch_rxe(which: Rxe) -> Result<()> {
     rmmod(&["rxe_cc", "rdma_rxe"])?;
     load_rxe(which, None)?;
-    if which != Rxe::Stock {
+    if which.has_cc() {
         load_cc(&[])?;
     }
     Ok(())

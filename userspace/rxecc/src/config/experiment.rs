@@ -611,7 +611,7 @@ pub fn load(path: &Path) -> Result<Experiment> {
     for r in e
         .runs
         .iter_mut()
-        .filter(|r| r.rxe != crate::modules::Rxe::Stock)
+        .filter(|r| r.rxe.has_cc())
     {
         for (k, v) in &e.knobs {
             r.knobs.entry(k.clone()).or_insert_with(|| v.clone());
@@ -687,11 +687,12 @@ pub fn load(path: &Path) -> Result<Experiment> {
                 .map_or(0, |i| text[..run_at + i].matches('\n').count() + 1)
         };
         ensure!(
-            r.rxe != crate::modules::Rxe::Stock || (r.cc == "none" && r.knobs.is_empty()),
-            "{}:{}: run {}: the stock rdma_rxe has no rxe_cc: cc = \"none\" and no knobs",
+            r.rxe.has_cc() || (r.cc == "none" && r.knobs.is_empty()),
+            "{}:{}: run {}: the {} rdma_rxe has no rxe_cc: cc = \"none\" and no knobs",
             path.display(),
             at("rxe"),
-            r.label
+            r.label,
+            r.rxe.name()
         );
         ensure!(
             cc_core::alg::AlgId::from_name(&r.cc).is_some(),
@@ -725,8 +726,11 @@ pub fn load(path: &Path) -> Result<Experiment> {
             if !(ev.t_s.is_finite() && ev.t_s >= 0.0) {
                 return Err(here(format!("t_s = {}: seconds from time 0", ev.t_s)));
             }
-            if r.rxe == crate::modules::Rxe::Stock && !ev.knobs.is_empty() {
-                return Err(here("the stock rdma_rxe has no rxe_cc: no knobs".into()));
+            if !r.rxe.has_cc() && !ev.knobs.is_empty() {
+                return Err(here(format!(
+                    "the {} rdma_rxe has no rxe_cc: no knobs",
+                    r.rxe.name()
+                )));
             }
             for (k, v) in &ev.knobs {
                 check_knob(k, v).map_err(here)?;
@@ -863,7 +867,7 @@ fn resolve_rates(
         };
         match given {
             // The stock rdma_rxe has no rxe_cc to tell.
-            None if r.rxe == crate::modules::Rxe::Stock => {}
+            None if !r.rxe.has_cc() => {}
             None => {
                 r.knobs
                     .insert("line_rate_mbps".into(), toml::Value::Integer(hi.1 as i64));
@@ -1117,9 +1121,10 @@ pub fn run_knobs(path: &Path, label: &str) -> Result<Vec<String>> {
     let e = load(path)?;
     let run = find_run(&e, path, label)?;
     ensure!(
-        run.rxe != crate::modules::Rxe::Stock,
-        "{}: run {label} is on the stock rdma_rxe: no rxe_cc, no knobs",
-        path.display()
+        run.rxe.has_cc(),
+        "{}: run {label} is on the {} rdma_rxe: no rxe_cc, no knobs",
+        path.display(),
+        run.rxe.name()
     );
     let mut v = vec![format!("cc={}", run.cc)];
     for (k, x) in &run.knobs {

@@ -327,7 +327,7 @@ fn run_one(
     base_rtt_ns: u64,
 ) -> Result<usize> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let with_cc = run.rxe != Rxe::Stock;
+    let with_cc = run.rxe.has_cc();
     if with_cc {
         write_param("cc", &run.cc)?;
         for (k, v) in &run.knobs {
