@@ -100,14 +100,16 @@ test_retry_stale_ack() {
 	stale_ack_in_wqe cc-none 0xffffc0
 }
 
-# stale_ack_in_wqe <label> <send PSN>: one 512 KB WRITE (128 packets) of a
+# stale_ack_in_wqe <label> <send PSN>: one 1 MB WRITE (256 packets) of a
 # pattern from h1 (rw_mix.py write-check, no retransmit timer) while
-# netem holds h1's packets for 3 s: rxe stops the requester at 64 skbs not
-# yet out of the host, mid-WQE. An ACK 10 packets past the next PSN it
+# netem holds h0's ACKs for 5 s: rxe stops the requester 128 PSNs past
+# the last acknowledged one, mid-WQE. (Holding h1's packets instead stops
+# nothing: netem orphans them, so rxe's count of skbs not yet out of the
+# host falls at once.) An ACK 10 packets past the next PSN the requester
 # would send then lands in the WQE's unsent part; the WRITE must complete
 # with every chunk in place at h0.
 stale_ack_in_wqe() {
-	local label=$1 psn=$2 size=524288 port=$((TB_PORT_BASE + 61)) out=$TEST_OUT/$1 server client qpn i \
+	local label=$1 psn=$2 size=1048576 port=$((TB_PORT_BASE + 61)) out=$TEST_OUT/$1 server client qpn i \
 		now=0 before=-1 rc=0
 	ip netns exec h0 /usr/bin/python3 "$RXECC_TOP/tests/rw_mix.py" server rxe0 "$(tb_gid 0)" $port \
 		2>"$out-server.txt" &
@@ -116,7 +118,7 @@ stale_ack_in_wqe() {
 		tb_listening $server python3 $port && break
 		tb_nap 0.1
 	done
-	ip netns exec h1 tc qdisc replace dev v1 root netem delay 3s limit 100000 || return 1
+	ip netns exec h0 tc qdisc replace dev v0 root netem delay 5s limit 100000 || return 1
 	ip netns exec h1 /usr/bin/python3 "$RXECC_TOP/tests/rw_mix.py" write-check rxe1 "$(tb_gid 1)" \
 		"$(tb_ip 0)" $port $size "$psn" >"$out.json" 2>"$out-client.txt" &
 	client=$!
@@ -132,12 +134,19 @@ stale_ack_in_wqe() {
 		tb_nap 0.2
 		now=$(rdma -j resource show qp link rxe1/1 lqpn "$qpn" | jq '.[0]["sq-psn"]')
 	done
-	info "$label: the requester stopped at PSN $(printf %#x "$now"), $((((now - psn) & 0xffffff))) packets into the WQE"
+	info "$label: the requester stopped at PSN $(printf %#x "$now"), $((((now - psn) & 0xffffff))) packets into the WQE of $((size / 4096))"
+	if ((((now - psn) & 0xffffff) >= size / 4096 - 10)); then
+		kill "$client" "$server" 2>/dev/null
+		wait "$client" "$server" 2>/dev/null
+		ip netns exec h0 tc qdisc del dev v0 root
+		fail "$label: the requester did not stop 10 packets or more before the WQE's end"
+		return 1
+	fi
 	python3 "$RXECC_TOP/tests/malformed.py" ack 1 "$qpn" 0 10 >"$out-ack.txt" 2>&1 ||
 		{ cat "$out-ack.txt" >&2; fail "$label: sending the ACK failed"; }
 	info "$label: $(cat "$out-ack.txt")"
 	wait "$client" || rc=$?
-	ip netns exec h1 tc qdisc del dev v1 root
+	ip netns exec h0 tc qdisc del dev v0 root
 	if ((rc != 0)); then
 		kill "$server" 2>/dev/null
 		wait "$server"

@@ -235,8 +235,8 @@ test_stress_malformed() {
 	# rdma_rxe alone, as stock: a CNP is an unknown opcode and an INT shim
 	# a BTH it cannot parse, both dropped and counted, while a flow runs.
 	rmmod rxe_cc || return 1
-	tb_write_bw_server 3 $((TB_PORT_BASE + 2)) "$TEST_OUT/server-stock.txt" "${SW_PERF[@]}" -n 600
-	tb_write_bw_client 0 3 $((TB_PORT_BASE + 2)) "$TEST_OUT/client-stock.txt" "${SW_PERF[@]}" -n 600 &
+	tb_write_bw_server 3 $((TB_PORT_BASE + 2)) "$TEST_OUT/server-stock.txt" "${SW_PERF[@]}" -n 1500
+	tb_write_bw_client 0 3 $((TB_PORT_BASE + 2)) "$TEST_OUT/client-stock.txt" "${SW_PERF[@]}" -n 1500 &
 	c=$!
 	req_qpn=
 	for ((i = 0; i < 300; i++)); do
