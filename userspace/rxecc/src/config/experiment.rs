@@ -608,11 +608,7 @@ pub fn load(path: &Path) -> Result<Experiment> {
         all.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         r.events = all;
     }
-    for r in e
-        .runs
-        .iter_mut()
-        .filter(|r| r.rxe.has_cc())
-    {
+    for r in e.runs.iter_mut().filter(|r| r.rxe.has_cc()) {
         for (k, v) in &e.knobs {
             r.knobs.entry(k.clone()).or_insert_with(|| v.clone());
         }

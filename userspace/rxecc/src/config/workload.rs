@@ -141,7 +141,11 @@ pub fn destinations(rates: &[u64]) -> Result<Vec<Vec<f64>>> {
     }
     let r: Vec<f64> = rates.iter().map(|&x| x as f64).collect();
     let mut m: Vec<Vec<f64>> = (0..n)
-        .map(|i| (0..n).map(|j| if i == j { 0.0 } else { r[i] * r[j] }).collect())
+        .map(|i| {
+            (0..n)
+                .map(|j| if i == j { 0.0 } else { r[i] * r[j] })
+                .collect()
+        })
         .collect();
     for _ in 0..10_000 {
         for (i, row) in m.iter_mut().enumerate() {
@@ -440,7 +444,10 @@ mod tests {
             assert_eq!(row[i], 0.0);
             assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-9);
             let inbound: f64 = (0..4).map(|s| rates[s] as f64 * m[s][i]).sum();
-            assert!((inbound / rates[i] as f64 - 1.0).abs() < 1e-9, "host {i}: {inbound}");
+            assert!(
+                (inbound / rates[i] as f64 - 1.0).abs() < 1e-9,
+                "host {i}: {inbound}"
+            );
         }
         let p = Poisson {
             cdf: &c,
