@@ -555,9 +555,10 @@ impl QpState {
                 unsafe { ffi::rxe_cc_glue_kick(self.pacer.qp.0) };
             } else if !ctl.window_blocked {
                 // The pacer's timer is set for the send time the gate saw;
-                // an ACK that brings it forward (Swift's pacing delay, from
-                // a larger window) must not leave the QP waiting for the old
-                // one. The kick runs the gate, which re-arms for the new time.
+                // an ACK that brings it forward (a pacing delay worked out
+                // from a larger window) must not leave the QP waiting for the
+                // old one. The kick runs the gate, which re-arms for the new
+                // time.
                 let armed = self.pacer.armed_until.load(Relaxed);
                 if armed != 0 && ctl.cc.cc_ref().pacing(now_ns).next_send_ns < armed {
                     self.count(Counter::PacerRekicks, 1);

@@ -184,16 +184,21 @@ print((r.get(sys.argv[3]) or {}).get(sys.argv[4], ""))' "$@"
 # so READs land on PSNs (mod 256, rdma_rxe's per-PSN payload ring) that
 # WRITEs used before, whose payloads a READ's responses once summed. Then
 # two pairs of a 64 KB WRITE and a 2 MB READ (512 PSNs, twice the ring),
-# each READ posted behind a WRITE still unacked: a READ once cleared every
-# slot it spans, the WRITE's among them, which then acked 0 bytes.
+# each READ posted behind a WRITE whose ACKs netem holds 20 ms at h0: a
+# READ once cleared every slot it spans, the WRITE's among them, which
+# then acked 0 bytes.
 test_verbs_rw_mix() {
-	local cc size=65536 rsize=40960 iters=20 big=$((2 << 20)) json
+	local cc size=65536 rsize=40960 iters=20 big=$((2 << 20)) rc
 	tb_load_rxe patched
 	rxecc testbed up bridge2
 	for cc in hpcc acc; do
 		tb_load_cc cc=$cc || return 1
 		rw_mix_bytes "cc=$cc" "$TEST_OUT/$cc" $iters $size $rsize || return 1
-		rw_mix_bytes "cc=$cc, 2 MB READs" "$TEST_OUT/$cc-big" 2 $size $big || return 1
+		ip netns exec h0 tc qdisc add dev v0 root netem delay 20ms limit 100000 || return 1
+		rc=0
+		rw_mix_bytes "cc=$cc, 2 MB READs behind unacked WRITEs" "$TEST_OUT/$cc-big" 2 $size $big || rc=1
+		ip netns exec h0 tc qdisc del dev v0 root
+		((rc == 0)) || return 1
 		rmmod rxe_cc || return 1
 	done
 }
