@@ -343,6 +343,11 @@ int BPF_PROG(port_init, struct Qdisc *sch, struct nlattr *opt,
 	 */
 	if (!id || !port_cfg_get(id, &cfg) || !cfg.ifindex)
 		return -22;	/* -EINVAL */
+	/* Nor on another device: a second qdisc with the port's handle would
+	 * share its queues and send the port's packets out of that device.
+	 */
+	if (sch->dev_queue->dev->ifindex != cfg.ifindex)
+		return -22;
 	pc = bpf_map_lookup_elem(&pacer, &id);
 	if (pc) {
 		pc->free_ns = 0;

@@ -25,6 +25,14 @@ test_port_rate() {
 	tb_load_rxe patched
 	rxecc testbed up bridge2
 	rxecc port attach --dev p0 --rate-mbps $rate
+	# The port's qdisc handle (its port id) on another device is refused:
+	# it would share p0's queues and send p0's packets out of p1.
+	local handle
+	handle=$(tc qdisc show dev p0 | awk '$2 == "rxecc_port" {print $3; exit}')
+	[ -n "$handle" ] || fail "no rxecc_port qdisc on p0"
+	! tc qdisc add dev p1 root handle "$handle" rxecc_port 2>"$TEST_OUT/dup.txt" ||
+		fail "a second rxecc_port qdisc with p0's handle $handle was taken on p1"
+	info "p0's handle $handle on p1: $(head -1 "$TEST_OUT/dup.txt")"
 	port_flow rate $iters || fail "flow through the port failed"
 	local good wire
 	good=$(tb_bw_mbit "$TEST_OUT/rate-client.txt")

@@ -21,8 +21,8 @@ static __always_inline void icc_sample(struct int_deq *d,
 
 	if (d->smp_ns && dt < (cfg->icc_sample_ns ?: 1))
 		return;
-	/* After 10 s without a dequeue the port starts afresh (and rate * dt
-	 * cannot overflow).
+	/* After 10 s without a dequeue the port starts afresh, so that the
+	 * products below fit in 64 bits up to 400 Gb/s.
 	 */
 	if (d->smp_ns && dt && dt < 10 * NSEC_PER_SEC) {
 		d->qrate1 = d->qrate2;
@@ -33,8 +33,10 @@ static __always_inline void icc_sample(struct int_deq *d,
 			grow = (d->smp_qlen - qlen_bytes) * NSEC_PER_SEC / dt;
 			d->qrate2 = -(__s64)grow;
 		}
-		/* Bits the link could have sent in dt, and those it did. */
-		cap = (cfg->rate_bps ?: 1) * dt / NSEC_PER_SEC ?: 1;
+		/* Bits the link could have sent in dt, and those it did: in kb/s
+		 * and us, as rate_bps * dt overflows from 1.8 Gb/s at 10 s.
+		 */
+		cap = (cfg->rate_bps / 1000 ?: 1) * dt / (NSEC_PER_SEC / 1000) ?: 1;
 		d->lu_permille = (deq_bytes - d->smp_bytes) * 8 * 1000 / cap;
 	}
 	d->smp_ns = now;

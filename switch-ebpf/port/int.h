@@ -21,6 +21,8 @@ struct {
 #define UDP_HLEN		8
 #define ROCE_V2_PORT		4791
 #define SHIM_OFF		(ETH_HLEN + IP_HLEN + UDP_HLEN)
+#define INT_BTH_LEN		12
+#define INT_ICRC_LEN		4
 
 /*
  * The INT shim of a RoCEv2 packet whose TOS flags one: 1 with *sh and
@@ -35,6 +37,7 @@ static __always_inline int int_shim_get(struct __sk_buff *skb, struct port_state
 	struct {
 		__be16 source, dest, len, check;
 	} udp;
+	__u32 need;
 
 	if (skb->protocol != bpf_htons(0x0800))
 		return 0;
@@ -50,6 +53,16 @@ static __always_inline int int_shim_get(struct __sk_buff *skb, struct port_state
 	    sh->magic != RXE_INT_MAGIC || sh->version != RXE_INT_VERSION ||
 	    sh->max_hops > RXE_INT_MAX_HOPS || sh->nhops > sh->max_hops ||
 	    udp.check) {
+		stat_inc(st, &st->stats.int_bad);
+		return -1;
+	}
+	/* The shim's room for max_hops records, then a BTH and an ICRC, must
+	 * be in the packet: a record stamped past a short one's room would
+	 * land on its BTH.
+	 */
+	need = sizeof(*sh) + sh->max_hops * sizeof(struct rxe_int_hop) +
+	       INT_BTH_LEN + INT_ICRC_LEN;
+	if (bpf_ntohs(udp.len) < UDP_HLEN + need || skb->len < SHIM_OFF + need) {
 		stat_inc(st, &st->stats.int_bad);
 		return -1;
 	}
