@@ -37,6 +37,16 @@ fn shrink_to(s: &mut Swift, pkts: f64, now: &mut u64) {
     }
 }
 
+/// One timed packet, sent at 0 and acknowledged `rtt` later: Swift's
+/// first RTT sample (its ACK reacts at that delay).
+fn learn_rtt(s: &mut Swift, rtt: u64) {
+    s.on_send(0, 0, 4096);
+    s.on_ack(&AckEvent {
+        psn: 0,
+        ..ack(rtt, 4096, false, false)
+    });
+}
+
 #[test]
 fn flow_scaling_target() {
     let l = link(10, 50);
@@ -90,11 +100,7 @@ fn multiplicative_decrease_once_per_rtt() {
     let (mut s, k) = setup();
     let rtt = 3_000_000;
     // Learn an RTT from a timed packet.
-    s.on_send(0, 0, 4096);
-    s.on_ack(&AckEvent {
-        psn: 0,
-        ..ack(rtt, 4096, false, false)
-    });
+    learn_rtt(&mut s, rtt);
     // The ACK reacted at once (delay = rtt, above the target): one cut,
     // with the target of the window it cut.
     let target = k.base_target_ns as f64 + fs_ref(&k, k.max_cwnd_bytes as f64 / MTU as f64);
@@ -169,11 +175,7 @@ fn fast_recovery_on_nak() {
 fn fast_recovery_once_per_rtt() {
     let (mut s, k) = setup();
     let rtt = 3_000_000;
-    s.on_send(0, 0, 4096);
-    s.on_ack(&AckEvent {
-        psn: 0,
-        ..ack(rtt, 4096, false, false)
-    });
+    learn_rtt(&mut s, rtt);
     let nak = |at| AckEvent {
         nak: true,
         ..ack(at, 0, false, false)
@@ -196,11 +198,7 @@ fn fast_recovery_once_per_rtt() {
 fn an_ack_that_raises_the_window_shortens_the_pacing_delay() {
     let (mut s, k) = setup();
     let rtt = 2_000_000;
-    s.on_send(0, 0, 4096);
-    s.on_ack(&AckEvent {
-        psn: 0,
-        ..ack(rtt, 4096, false, false)
-    });
+    learn_rtt(&mut s, rtt);
     let mut now = rtt;
     while s.window() > MTU / 50 {
         now += 10 * rtt;
@@ -227,11 +225,7 @@ fn an_ack_that_raises_the_window_shortens_the_pacing_delay() {
 fn below_one_packet_paces_at_cwnd_per_rtt() {
     let (mut s, k) = setup();
     let rtt = 2_000_000;
-    s.on_send(0, 0, 4096);
-    s.on_ack(&AckEvent {
-        psn: 0,
-        ..ack(rtt, 4096, false, false)
-    });
+    learn_rtt(&mut s, rtt);
     let mut now = rtt;
     while s.window() >= MTU / 4 {
         now += 10 * rtt;

@@ -171,17 +171,25 @@ fn write_at<T: Copy>(map: &dyn MapCore, key: u32, v: &T) -> Result<()> {
 }
 
 /// The PFC receiver (port.bpf.c's `port_ingress`).
-fn pfc_tests(t: &mut Tally) -> Result<()> {
-    let mut storage = MaybeUninit::uninit();
+/// port.bpf.o loaded for BPF_PROG_TEST_RUN: its programs take every
+/// packet as port TEST_PORT's.
+fn load_port_skel(
+    storage: &mut MaybeUninit<libbpf_rs::OpenObject>,
+) -> Result<port_skel::PortSkel<'_>> {
     let mut open = port_skel::PortSkelBuilder::default()
-        .open(&mut storage)
+        .open(storage)
         .context("opening port.bpf.o")?;
     open.maps
         .rodata_data
         .as_deref_mut()
         .context("port.bpf.o has no .rodata")?
         .test_port_id = TEST_PORT;
-    let skel = open.load().context("loading port.bpf.o")?;
+    open.load().context("loading port.bpf.o")
+}
+
+fn pfc_tests(t: &mut Tally) -> Result<()> {
+    let mut storage = MaybeUninit::uninit();
+    let skel = load_port_skel(&mut storage)?;
     // SAFETY: plain-old-data; zeroes are valid.
     let mut cfg: port_cfg = unsafe { std::mem::zeroed() };
     cfg.p.rate_bps = RATE_BPS;
@@ -844,15 +852,7 @@ fn int_packet(max_hops: u8, after: usize) -> Vec<u8> {
 /// whose room, and a BTH and ICRC behind it, the packet holds.
 fn int_tests(t: &mut Tally) -> Result<()> {
     let mut storage = MaybeUninit::uninit();
-    let mut open = port_skel::PortSkelBuilder::default()
-        .open(&mut storage)
-        .context("opening port.bpf.o")?;
-    open.maps
-        .rodata_data
-        .as_deref_mut()
-        .context("port.bpf.o has no .rodata")?
-        .test_port_id = TEST_PORT;
-    let skel = open.load().context("loading port.bpf.o")?;
+    let skel = load_port_skel(&mut storage)?;
     // SAFETY: plain-old-data; zeroes are valid.
     let mut cfg: port_cfg = unsafe { std::mem::zeroed() };
     cfg.p.rate_bps = RATE_BPS;
