@@ -3,6 +3,8 @@
 #   make demo          boot the testbed and run the 4->1 incast
 #   make test          lint (shellcheck, clippy) + cargo tests + guest integration tests
 #   make mutants       the algorithms' tests against a list of wrong rules
+#   make test-long     the guest suite at the volume that looks for what only repetition finds
+#   make test-times    the last guest suite's seconds per test into docs/testing.md
 #   make bench         stock rdma_rxe vs patched rdma_rxe + rxe_cc, one run
 #   make repro         the demo's incast in 5 boots per guest clock: the spread
 #   make guest CMD=..  run a command inside the testbed guest
@@ -36,7 +38,7 @@ endif
 # (docs/architecture.md); everything else shows.
 QUIET_PAHOLE = 2> >(grep -Ev '^(die__[a-z_]+|tag__recode_dwarf_type): ' >&2)
 
-.PHONY: all setup kernel bpf-headers modules userspace guest test lint lint-kernel paper paper-name cargo-test guest-test vms-test vms test-debug bench repro demo mutants clean
+.PHONY: all setup kernel bpf-headers modules userspace guest test lint lint-kernel paper paper-name cargo-test guest-test vms-test vms test-debug test-long test-times bench repro demo mutants clean
 
 all: modules userspace
 
@@ -90,6 +92,14 @@ mutants:
 
 guest-test: all
 	@bash tests/run.sh
+
+# Each test's larger volume (tb_volume, tests/lib.sh): more reloads, every
+# algorithm through every verb. Not part of `make test`.
+test-long: all
+	@TB_VOLUME=long bash tests/run.sh $(TESTS)
+
+test-times:
+	@python3 tests/times_doc.py
 
 # The testbed of several guests beside one guest, on the same incast
 # (docs/vms.md), on the host; the last part of `make test`.

@@ -40,12 +40,12 @@ export RXECC_CLOCK
 # passing the status through.
 # The experiments' own settings (BENCH_*, CHAIN_*, INCAST_*, PAPER_*, STRESS_*, VERBS_*,
 # e.g. `make bench BENCH_CC_ROUNDS=5`) and the per-test time limits
-# (TB_TEST_TIMEOUT, TEST_TIMEOUT_<test>) are passed on, and RXECC_KDIR_FILE,
+# (TB_TEST_TIMEOUT, TEST_TIMEOUT_<test>) and volume (TB_VOLUME) are passed on, and RXECC_KDIR_FILE,
 # the RXECC_*_KO modules and RESULTS (make test-debug's kernel, modules and
 # results directory) and RXECC_CLOCK, before guest-env.sh reads them; nothing else of the
 # host's environment is.
 script=$RESULTS/.guest-cmd${GUEST_ID:-}.sh
-settings=$(compgen -e | { grep -E '^(BENCH|CHAIN|INCAST|PAPER|STRESS|TEST_TIMEOUT|VERBS)_|^TB_(TEST_TIMEOUT|TRACE|QUEUE)$|^RXECC_(KDIR_FILE|RXE_KO|RXE_WITHOUT_FIX2_KO|CC_KO|SWITCH_KO|DEBUG_KERNEL|CLOCK)$|^(RESULTS|GUEST_ID)$' || true; } | while read -r v; do
+settings=$(compgen -e | { grep -E '^(BENCH|CHAIN|INCAST|PAPER|STRESS|TEST_TIMEOUT|VERBS)_|^TB_(TEST_TIMEOUT|TRACE|QUEUE|VOLUME)$|^RXECC_(KDIR_FILE|RXE_KO|RXE_WITHOUT_FIX2_KO|CC_KO|SWITCH_KO|DEBUG_KERNEL|CLOCK)$|^(RESULTS|GUEST_ID)$' || true; } | while read -r v; do
 	printf 'export %s=%q\n' "$v" "${!v}"
 done)
 # The heartbeat: a write to the results directory every 60 guest seconds,

@@ -138,6 +138,20 @@ if [ -n "${RXECC_DEBUG_KERNEL:-}" ]; then
 	TEST_TIMEOUT_test_fct_websearch=${TEST_TIMEOUT_test_fct_websearch:-5400}
 fi
 
+# tb_volume <make test's> <make test-long's> [the debug kernel's]: how
+# much of something a test does (reloads, algorithms, QPs...), beside the
+# test that uses it. `make test` runs the smallest volume that still takes
+# every path and can fail; TB_VOLUME=long (`make test-long`) the one that
+# looks for what only repetition finds; the debug kernel the third, if
+# given, else the first.
+tb_volume() {
+	case ${TB_VOLUME:-test} in
+	test) if [ -n "${RXECC_DEBUG_KERNEL:-}" ] && [ -n "${3:-}" ]; then echo "$3"; else echo "$1"; fi ;;
+	long) echo "$2" ;;
+	*) echo "tb_volume: TB_VOLUME=$TB_VOLUME: expected 'test' or 'long'" >&2; return 1 ;;
+	esac
+}
+
 # tb_fresh_dir <dir>: an empty <dir> for a helper's results. The running
 # test's own directory is left as it is: tb_run_test made it fresh, and
 # its log.txt and the files the test has redirected into are open there.
@@ -189,7 +203,7 @@ tb_stopped_at() {
 tb_run_test() {
 	local name=$1 out=$RESULTS/$1 rc start pid dog limit var=TEST_TIMEOUT_$1 file
 	limit=${!var:-${TB_TEST_TIMEOUT:-900}}
-	file=$(tb_test_file "$name") || { TESTS_FAILED=$((TESTS_FAILED + 1)); FAILED_NAMES+=("$name"); FAIL_LINES+=("$name: no such test"); return; }
+	file=$(tb_test_file "$name") || { TESTS_FAILED=$((TESTS_FAILED + 1)); FAILED_NAMES+=("$name"); FAIL_LINES+=("$name: no such test"); TB_LAST_RC=1 TB_LAST_SECONDS=0; return; }
 	# A fresh directory: files of an earlier run (a third round of a
 	# bench-sized run, say) must not be judged as this run's.
 	rm -rf "$out"
@@ -234,6 +248,9 @@ tb_run_test() {
 	fi
 	tb_kmemleak_scan "$out" || { rc=1; FAIL_LINES+=("$name: kmemleak found objects of rxe-cc's modules unfreed"); }
 	local took=$(($(date +%s) - start))
+	# For the queue (tests/guest-suite.sh): the verdict and the guest's seconds.
+	# shellcheck disable=SC2034 # read there
+	TB_LAST_RC=$rc TB_LAST_SECONDS=$took
 	if [ "$rc" = 0 ]; then
 		echo "ok   $name (${took} s $TB_CLOCK)" >&2
 		TESTS_PASSED=$((TESTS_PASSED + 1))
