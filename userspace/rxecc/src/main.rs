@@ -18,6 +18,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Capture RoCEv2 on a device in the background (dumpcap), and stop
+    /// it once it has caught up.
+    #[command(subcommand)]
+    Capture(cli::capture::Cmd),
     /// Judge the hosts' reactions from a capture (classic pcap, e.g.
     /// `dumpcap -P`): go-back-N after NAKs, resends of acked data, CE and
     /// CNPs per data QP, and every packet's ICRC.
@@ -91,6 +95,7 @@ fn main() -> Result<()> {
         switch::enter_netns(ns)?;
     }
     match cli.cmd {
+        Cmd::Capture(c) => cli::capture::run(c),
         Cmd::Check(a) => cli::check::run(a),
         Cmd::Stats(a) => cli::stats::run(a),
         Cmd::Testbed(c) => cli::testbed::run(c),

@@ -1,5 +1,6 @@
 //! One module per subcommand: its arguments and what it does.
 
+pub mod capture;
 pub mod check;
 pub mod deadlock;
 pub mod experiment;

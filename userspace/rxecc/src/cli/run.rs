@@ -29,6 +29,10 @@ pub struct Args {
     /// `qps`: each sender's bytes are split over them.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub qps: Option<u32>,
+    /// Fail if the runs made miss one of the file's `[[expect]]` entries
+    /// (they are judged and printed either way).
+    #[arg(long)]
+    pub check: bool,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -40,6 +44,7 @@ pub fn run(args: Args) -> Result<()> {
         timeout_s,
         repetitions,
         qps,
+        check,
     } = args;
     rxecc::run::experiment::run(
         &experiment,
@@ -50,6 +55,7 @@ pub fn run(args: Args) -> Result<()> {
             timeout_s,
             repetitions,
             qps,
+            check,
         },
     )?;
     Ok(())

@@ -119,6 +119,11 @@ pub struct Experiment {
     /// is then no warning.
     #[serde(default = "yes")]
     pub expect_signals: bool,
+    /// What the runs must show, in the paper recipes' claim format
+    /// (run/paper.rs): judged and printed after the runs, and an error
+    /// under `rxecc run --check` if one of the runs made missed it.
+    #[serde(default, rename = "expect")]
+    pub expects: Vec<crate::config::claim::Claim>,
     #[serde(rename = "run")]
     pub runs: Vec<Run>,
     /// Each run's testbed, resolved when the file loads (`load`), in the
@@ -790,6 +795,11 @@ pub fn load(path: &Path) -> Result<Experiment> {
     }
     resolve_rates(&mut e, path, &text, &scenarios, flows.as_deref())?;
     e.scenarios = scenarios;
+    let labels: Vec<String> = e.runs.iter().map(|r| r.label.clone()).collect();
+    for (i, x) in e.expects.iter().enumerate() {
+        x.check(&labels)
+            .with_context(|| format!("{}: expect {} ('{}')", path.display(), i + 1, x.says))?;
+    }
     Ok(e)
 }
 

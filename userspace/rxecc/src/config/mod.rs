@@ -1,6 +1,7 @@
 //! What a user writes, parsed and checked before anything runs:
 //! topologies, experiment files and flow files.
 
+pub mod claim;
 pub mod experiment;
 pub mod perftest;
 pub mod topology;

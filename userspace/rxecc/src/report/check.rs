@@ -8,7 +8,8 @@
 //! - CE-marked requests, and the CNPs that answered them with the
 //!   shortest gap between two;
 //! - every packet's ICRC (IBTA's RoCEv2 rules: the masked fields as 1s;
-//!   an INT shim, docs/wire-format.md, lies outside it).
+//!   an INT shim, docs/wire-format.md, lies outside it), the packets by
+//!   BTH opcode, and the INT shims with the hop records they hold.
 //!
 //! The capture is a classic pcap (`dumpcap -P`, `tshark -F pcap`) of
 //! Ethernet frames. Taken at the requester's switch port, it sees the
@@ -28,8 +29,10 @@ const ICRC_LEN: usize = 4;
 /// has this bit; its length is 12 bytes and 16 per hop slot.
 const INT_TOS: u8 = 0x04;
 const INT_MAGIC: u8 = 0xc5;
+const INT_VERSION: u8 = 2;
 const INT_HDR: usize = 12;
 const INT_HOP: usize = 16;
+const INT_MAX_HOPS: u8 = 5;
 const OP_CNP: u8 = 0x81;
 /// PSNs are 24 bits and wrap.
 const PSN_MASK: u32 = 0xff_ffff;
@@ -46,6 +49,11 @@ pub struct Roce {
     pub psn: u32,
     /// AETH's syndrome, for the opcodes that carry one.
     pub aeth: Option<u8>,
+    /// The hop records an INT shim holds, if one is there.
+    pub int_hops: Option<u8>,
+    /// An INT shim (flag and magic) with a wrong version or hop counts:
+    /// its length is unknown, so the ICRC counts as bad too.
+    pub int_bad: bool,
     pub icrc_ok: bool,
 }
 
@@ -96,9 +104,13 @@ pub fn parse(frame: &[u8], t_ns: u64) -> Option<Roce> {
         return None;
     }
     let tos = *ip.get(1)?;
-    let mut shim = 0;
+    let (mut shim, mut int_hops, mut int_bad) = (0, None, false);
     if tos & INT_TOS != 0 && *ip.get(ihl + UDP_HLEN)? == INT_MAGIC {
-        shim = INT_HDR + INT_HOP * usize::from(*ip.get(ihl + UDP_HLEN + 5)?);
+        let h = ip.get(ihl + UDP_HLEN..ihl + UDP_HLEN + INT_HDR)?;
+        let (nhops, max_hops) = (h[4], h[5]);
+        int_bad = h[1] != INT_VERSION || max_hops > INT_MAX_HOPS || nhops > max_hops;
+        shim = INT_HDR + INT_HOP * usize::from(max_hops);
+        int_hops = Some(nhops);
     }
     let bth = ip.get(ihl + UDP_HLEN + shim..ihl + UDP_HLEN + shim + BTH_LEN)?;
     let opcode = bth[0];
@@ -117,7 +129,9 @@ pub fn parse(frame: &[u8], t_ns: u64) -> Option<Roce> {
         qpn: u32::from_be_bytes([0, bth[5], bth[6], bth[7]]),
         psn: u32::from_be_bytes([0, bth[9], bth[10], bth[11]]),
         aeth,
-        icrc_ok: icrc(ip, ihl, shim) == Some(stored),
+        int_hops,
+        int_bad,
+        icrc_ok: !int_bad && icrc(ip, ihl, shim) == Some(stored),
     })
 }
 
@@ -200,6 +214,13 @@ pub struct QpReport {
 pub struct Report {
     pub packets: u64,
     pub icrc_bad: u64,
+    /// Packets by BTH opcode ("0x11": ...).
+    pub opcodes: BTreeMap<String, u64>,
+    /// Packets with an INT shim, the hop records those held, and shims
+    /// malformed (counted in `icrc_bad` too).
+    pub int_shims: u64,
+    pub int_hops: u64,
+    pub int_bad: u64,
     pub qps: Vec<QpReport>,
 }
 
@@ -281,6 +302,13 @@ pub fn judge(pkts: &[Roce]) -> Report {
         rep.packets += 1;
         if !p.icrc_ok {
             rep.icrc_bad += 1;
+        }
+        *rep.opcodes.entry(format!("{:#04x}", p.opcode)).or_default() += 1;
+        if p.int_bad {
+            rep.int_bad += 1;
+        } else if let Some(h) = p.int_hops {
+            rep.int_shims += 1;
+            rep.int_hops += u64::from(h);
         }
         if p.opcode == OP_CNP || is_response(p.opcode) {
             // To the requester (p.dst) from the responder (p.src): the data
@@ -429,8 +457,17 @@ pub fn judge(pkts: &[Roce]) -> Report {
 /// `rxecc check`'s table.
 pub fn print(rep: &Report) {
     println!(
-        "{} RoCEv2 packets, {} with a bad ICRC",
-        rep.packets, rep.icrc_bad
+        "{} RoCEv2 packets, {} with a bad ICRC; by opcode {}; {} INT shims holding {} hop records, {} malformed",
+        rep.packets,
+        rep.icrc_bad,
+        rep.opcodes
+            .iter()
+            .map(|(op, n)| format!("{op}:{n}"))
+            .collect::<Vec<_>>()
+            .join(","),
+        rep.int_shims,
+        rep.int_hops,
+        rep.int_bad
     );
     println!(
         "{:<34} {:>8} {:>7} {:>7} {:>7} {:>6} {:>7} {:>7} {:>7} {:>12} {:>7} {:>6} {:>6} {:>10}",
@@ -820,6 +857,46 @@ mod tests {
         let n = bad.len();
         bad[n - 1] ^= 0xff;
         assert!(!parse(&bad, 0).unwrap().icrc_ok);
+    }
+
+    /// `f` with an INT shim after its UDP header: `nhops` of `max_hops`
+    /// records written, version `version`; lengths and ICRC made right.
+    fn with_shim(f: &[u8], nhops: u8, max_hops: u8, version: u8) -> Vec<u8> {
+        let at = ETH_HLEN + 20 + UDP_HLEN;
+        let mut shim = vec![INT_MAGIC, version, 0, 0, nhops, max_hops, 0, 0, 0, 0, 0, 0];
+        shim.extend(std::iter::repeat_n(0x5a, INT_HOP * usize::from(max_hops)));
+        let mut g = f[..at].to_vec();
+        g.extend_from_slice(&shim);
+        g.extend_from_slice(&f[at..]);
+        g[ETH_HLEN + 1] |= INT_TOS;
+        let ip_len = (g.len() - ETH_HLEN) as u16;
+        g[ETH_HLEN + 2..ETH_HLEN + 4].copy_from_slice(&ip_len.to_be_bytes());
+        g[ETH_HLEN + 24..ETH_HLEN + 26].copy_from_slice(&(ip_len - 20).to_be_bytes());
+        let n = g.len();
+        let c = icrc(&g[ETH_HLEN..], 20, shim.len()).unwrap();
+        g[n - 4..].copy_from_slice(&c.to_le_bytes());
+        g
+    }
+
+    #[test]
+    fn int_shims_and_opcodes_are_counted_and_a_bad_shim_is_a_bad_icrc() {
+        let ack = frame(1, 2, 0x11, 0x22, 7, Some(0x1f), 0);
+        let stamped = parse(&with_shim(&ack, 2, 3, INT_VERSION), 0).unwrap();
+        assert_eq!(
+            (stamped.opcode, stamped.psn, stamped.int_hops),
+            (0x11, 7, Some(2))
+        );
+        assert!(stamped.icrc_ok && !stamped.int_bad);
+        // More hops written than room, or another version: malformed.
+        let overfull = parse(&with_shim(&ack, 4, 3, INT_VERSION), 0).unwrap();
+        let v1 = parse(&with_shim(&ack, 1, 3, 1), 0).unwrap();
+        assert!(overfull.int_bad && !overfull.icrc_ok && v1.int_bad && !v1.icrc_ok);
+        let data = parse(&frame(2, 1, 0x07, 0x11, 7, None, 2), 0).unwrap();
+        let r = judge(&[data, stamped, overfull, v1]);
+        assert_eq!((r.packets, r.icrc_bad), (4, 2));
+        assert_eq!((r.int_shims, r.int_hops, r.int_bad), (1, 2, 2));
+        let ops: Vec<_> = r.opcodes.iter().map(|(o, n)| (o.as_str(), *n)).collect();
+        assert_eq!(ops, [("0x07", 1), ("0x11", 3)]);
     }
 
     #[test]

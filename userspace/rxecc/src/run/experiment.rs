@@ -13,7 +13,7 @@ use crate::config::experiment::{
 use crate::config::{topology, workload};
 use crate::modules::{self, Rxe};
 use crate::report::fct;
-use crate::run::perftest;
+use crate::run::{capture, perftest};
 use crate::{switch, testbed};
 use anyhow::{bail, ensure, Context, Result};
 use std::collections::BTreeMap;
@@ -37,6 +37,8 @@ pub struct Overrides {
     pub repetitions: Option<u32>,
     /// An incast workload's QPs per sender.
     pub qps: Option<u32>,
+    /// Fail if an `[[expect]]` of the runs made is missed.
+    pub check: bool,
 }
 
 /// The named metrics of one run, from its directory: `ports.jsonl` and
@@ -775,49 +777,12 @@ struct Capture {
 }
 
 impl Capture {
-    /// dumpcap on `dev` (in namespace `ns`, if any), once it captures: it
-    /// starts in well under a second where tshark takes 30 s under TCG.
+    /// dumpcap on `dev` (in namespace `ns`, if any), once it captures
+    /// (run/capture.rs).
     fn start(dev: &str, ns: Option<&str>, out: &Path) -> Result<Self> {
         let pcap = out.join(format!("{dev}.pcap"));
         let log = out.join(format!("{dev}-capture.log"));
-        let mut cmd = match ns {
-            Some(ns) => {
-                let mut c = Command::new("ip");
-                c.args(["netns", "exec", ns, "dumpcap"]);
-                c
-            }
-            None => Command::new("dumpcap"),
-        };
-        let mut child = cmd
-            // A 64 MiB kernel buffer, as tb_capture_start's (netns.sh says
-            // why).
-            .args(["-i", dev, "-B", "64", "-P", "-f", "udp port 4791", "-w"])
-            .arg(&pcap)
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log)?)
-            .spawn()
-            .context("starting dumpcap (Wireshark's capture tool)")?;
-        let t0 = Instant::now();
-        loop {
-            if std::fs::read_to_string(&log).is_ok_and(|l| l.contains("Capturing on")) {
-                break;
-            }
-            if let Some(st) = child.try_wait()? {
-                bail!(
-                    "dumpcap on {dev} exited ({st}): {}",
-                    std::fs::read_to_string(&log).unwrap_or_default().trim()
-                );
-            }
-            if t0.elapsed().as_secs() >= 60 {
-                let _ = child.kill();
-                let _ = child.wait();
-                bail!(
-                    "dumpcap on {dev} did not start capturing in 60 s (see {})",
-                    log.display()
-                );
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
+        let child = capture::start(dev, ns, &pcap, &log)?;
         eprintln!("rxecc run: capturing RoCEv2 on {dev}");
         Ok(Capture {
             dev: dev.to_string(),
@@ -827,28 +792,9 @@ impl Capture {
         })
     }
 
-    /// Waits until dumpcap has caught up: its file and its log (a
-    /// "Packets: N" line as it writes) unchanged for a second, at most a
-    /// minute. Stopped, dumpcap drops what its kernel ring still holds,
-    /// and counts none of it as dropped (docs/testing.md, measurements).
+    /// Waits until the capture has caught up (run/capture.rs).
     fn drain(&self) {
-        let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
-        let (t0, mut since) = (Instant::now(), Instant::now());
-        let mut last = (size(&self.pcap), size(&self.log));
-        while since.elapsed().as_millis() < 1000 {
-            if t0.elapsed().as_secs() >= 60 {
-                eprintln!(
-                    "rxecc run: the capture on {} still grew after 60 s; stopping it",
-                    self.dev
-                );
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-            let now = (size(&self.pcap), size(&self.log));
-            if now != last {
-                (last, since) = (now, Instant::now());
-            }
-        }
+        capture::drain(&self.pcap, &self.log);
     }
 
     /// Stops dumpcap (SIGTERM: it closes the file) and writes the
@@ -1441,6 +1387,12 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
         print!("{table}");
         std::fs::write(out.join("table.txt"), &table)?;
     }
+    let missed = judge_expects(&e, out)?;
+    ensure!(
+        !o.check || missed.is_empty(),
+        "expectations missed (expect.txt): {}",
+        missed.join("; ")
+    );
     if !e.slowdown_table {
         ensure!(
             incomplete.is_empty(),
@@ -1467,6 +1419,37 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
         "not every flow completed in {incomplete:?}"
     );
     Ok(())
+}
+
+/// Judges the file's `[[expect]]` entries whose runs were all made
+/// against the runs' metrics (report.json and summary.json), prints the
+/// table and writes it (`expect.txt`, `expect.json`); returns the ones
+/// missed.
+fn judge_expects(e: &Experiment, out: &Path) -> Result<Vec<String>> {
+    let made: Vec<&String> = e.runs.iter().map(|r| &r.label).collect();
+    let expects: Vec<crate::config::claim::Claim> = e
+        .expects
+        .iter()
+        .filter(|x| x.runs().all(|r| made.contains(&r)))
+        .cloned()
+        .collect();
+    if expects.is_empty() {
+        return Ok(Vec::new());
+    }
+    let report = crate::run::paper::metrics_of(out)?;
+    let verdicts = crate::run::paper::judge_claims(&expects, &report)?;
+    let table = crate::run::paper::verdict_table(&verdicts, "expectation", "bound");
+    print!("{table}");
+    std::fs::write(out.join("expect.txt"), &table)?;
+    std::fs::write(
+        out.join("expect.json"),
+        serde_json::to_string_pretty(&verdicts)?,
+    )?;
+    Ok(verdicts
+        .iter()
+        .filter(|v| !v.met)
+        .map(|v| v.says.clone())
+        .collect())
 }
 
 /// The runs in the order `run` ran them (each repetition in turn).

@@ -1,6 +1,7 @@
 //! Running on the testbed: experiment files (`rxecc run`) and paper
 //! recipes (`rxecc paper`).
 
+pub mod capture;
 pub mod experiment;
 pub mod paper;
 pub mod perftest;

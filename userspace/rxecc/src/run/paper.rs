@@ -4,6 +4,7 @@
 //! claims about it, each judged against the runs' `report.json` and
 //! printed side by side: claim, paper, testbed, met or missed.
 
+use crate::config::claim::{Across, Claim};
 use anyhow::{bail, ensure, Context, Result};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -30,48 +31,6 @@ pub struct Recipe {
     pub scaling: String,
     #[serde(rename = "claim")]
     pub claims: Vec<Claim>,
-}
-
-/// One claim: a metric of a run (a `report.json` field), or the ratio of
-/// another run's metric to it, against a bound.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Claim {
-    /// What the paper says, in its words.
-    pub says: String,
-    /// The run the claim is about.
-    pub run: String,
-    /// A field of that run's `report.json` entry, e.g. `converge_periods`.
-    pub metric: String,
-    /// If set, the claim is about `metric(of) / metric(run)`: how many
-    /// times better `run` does than `of` (fewer pauses, faster).
-    pub of: Option<String>,
-    /// If set, the claim is about `metric(run) / over(run)`, two metrics
-    /// of one run (a halt's actual length over its ideal).
-    pub over: Option<String>,
-    /// Bounds on the value; at least one.
-    pub at_most: Option<f64>,
-    pub at_least: Option<f64>,
-    /// The paper's number, as it printed it, for the table.
-    pub paper: String,
-    /// Over a run's repetitions: the median (default) of the metric, its
-    /// min, max or mean, or the share of repetitions where it is above 0
-    /// ("3 of 50 runs deadlocked"). A ratio (`of`, `over`) is taken
-    /// between the two aggregates.
-    #[serde(default)]
-    pub across: Across,
-}
-
-/// How a claim takes a metric over a run's repetitions.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Across {
-    #[default]
-    Median,
-    Min,
-    Max,
-    Mean,
-    Share,
 }
 
 impl Across {
@@ -136,29 +95,9 @@ impl Recipe {
         }
         ensure!(!r.claims.is_empty(), "{}: no [[claim]]", path.display());
         for (i, c) in r.claims.iter().enumerate() {
-            for run in std::iter::once(&c.run).chain(c.of.iter()) {
-                ensure!(
-                    r.runs.contains(run),
-                    "{}: claim {} names run '{run}', not among runs {:?}",
-                    path.display(),
-                    i + 1,
-                    r.runs
-                );
-            }
-            ensure!(
-                c.of.is_none() || c.over.is_none(),
-                "{}: claim {} ('{}') has both of and over",
-                path.display(),
-                i + 1,
-                c.says
-            );
-            ensure!(
-                c.at_most.is_some() || c.at_least.is_some(),
-                "{}: claim {} ('{}') has neither at_most nor at_least",
-                path.display(),
-                i + 1,
-                c.says
-            );
+            let at = || format!("{}: claim {} ('{}')", path.display(), i + 1, c.says);
+            c.check(&r.runs).with_context(at)?;
+            ensure!(!c.paper.is_empty(), "{}: no paper value", at());
         }
         Ok(r)
     }
@@ -261,8 +200,13 @@ pub fn repetitions_of(dirs: &[PathBuf]) -> Result<serde_json::Value> {
 /// Judges every claim of `recipe` against `report` (the runs' metrics,
 /// [`metrics_of`]).
 pub fn judge(recipe: &Recipe, report: &serde_json::Value) -> Result<Vec<Verdict>> {
+    judge_claims(&recipe.claims, report)
+}
+
+/// Judges `claims` against `report`.
+pub fn judge_claims(claims: &[Claim], report: &serde_json::Value) -> Result<Vec<Verdict>> {
     let mut out = Vec::new();
-    for c in &recipe.claims {
+    for c in claims {
         let mine = metric(report, &c.run, &c.metric, c.across)?;
         let (value, reason) = match (&c.of, &c.over) {
             (None, None) => (mine, format!("{} has no {}", c.run, c.metric)),
@@ -288,14 +232,17 @@ pub fn judge(recipe: &Recipe, report: &serde_json::Value) -> Result<Vec<Verdict>
                 }
             }
         };
-        let met = value
-            .is_some_and(|v| c.at_most.is_none_or(|b| v <= b) && c.at_least.is_none_or(|b| v >= b));
+        let met = c.met_by(value);
         out.push(Verdict {
             says: c.says.clone(),
-            paper: c.paper.clone(),
+            paper: if c.paper.is_empty() {
+                c.bounds_text()
+            } else {
+                c.paper.clone()
+            },
             testbed: value,
             met,
-            reason: if value.is_some() {
+            reason: if value.is_some() || c.absent {
                 String::new()
             } else {
                 reason
@@ -315,6 +262,14 @@ pub fn table(recipe: &Recipe, verdicts: &[Verdict]) -> String {
     if !recipe.scaling.is_empty() {
         s.push_str(&format!("scaling: {}\n", recipe.scaling));
     }
+    s.push_str(&verdict_table(verdicts, "claim", "paper"));
+    s
+}
+
+/// The verdicts' rows under a header (`first`: the claims' column,
+/// `second`: what they were held against), and the count met.
+pub fn verdict_table(verdicts: &[Verdict], first: &str, second: &str) -> String {
+    let mut s = String::new();
     let w = verdicts
         .iter()
         .map(|v| v.says.chars().count())
@@ -328,8 +283,8 @@ pub fn table(recipe: &Recipe, verdicts: &[Verdict]) -> String {
         .unwrap_or(12)
         .max(12);
     s.push_str(&format!(
-        "{:<w$}  {:>12}  {:>tw$}  verdict\n",
-        "claim", "paper", "testbed"
+        "{first:<w$}  {second:>12}  {:>tw$}  verdict\n",
+        "testbed"
     ));
     for v in verdicts {
         let mut tb = v
@@ -349,7 +304,7 @@ pub fn table(recipe: &Recipe, verdicts: &[Verdict]) -> String {
         ));
     }
     let met = verdicts.iter().filter(|v| v.met).count();
-    s.push_str(&format!("{met} of {} claims met\n", verdicts.len()));
+    s.push_str(&format!("{met} of {} {first}s met\n", verdicts.len()));
     s
 }
 
@@ -434,6 +389,39 @@ mod tests {
             {"label": "dcqcn", "pauses": 100, "converge_periods": 20.0},
             {"label": "acc", "pauses": 25, "converge_periods": 2.5, "actual_ms": 6.0, "ideal_ms": 5.0},
         ])
+    }
+
+    #[test]
+    fn strict_bounds_and_absent_values() {
+        // A value on the bound: met by the inclusive bound, not the strict.
+        let c = |extra: &str| -> Claim {
+            toml::from_str(&format!(
+                "says = \"s\"\nrun = \"acc\"\nmetric = \"pauses\"\n{extra}"
+            ))
+            .unwrap()
+        };
+        let at_least = c("at_least = 25.0");
+        let above = c("above = 25.0");
+        let below = c("below = 25.0");
+        let at_most = c("at_most = 25.0");
+        let absent = c("absent = true");
+        let v = judge_claims(&[at_least, above, below, at_most, absent], &report()).unwrap();
+        let met: Vec<bool> = v.iter().map(|v| v.met).collect();
+        assert_eq!(met, [true, false, false, true, false]);
+        assert_eq!(v[1].paper, "> 25");
+        assert_eq!(v[4].paper, "none");
+        // `absent` is met by a run without the value, and only then.
+        let never: Claim = toml::from_str(
+            "says = \"s\"\nrun = \"none\"\nmetric = \"converge_periods\"\nabsent = true",
+        )
+        .unwrap();
+        let v = judge_claims(&[never], &report()).unwrap();
+        assert!(v[0].met && v[0].reason.is_empty(), "{v:?}");
+        // A claim needs a bound or `absent`, not both.
+        let runs = ["acc".to_string()];
+        assert!(c("").check(&runs).is_err());
+        assert!(c("absent = true\nat_most = 1.0").check(&runs).is_err());
+        assert!(c("below = 1.0").check(&runs).is_ok());
     }
 
     #[test]
