@@ -164,9 +164,10 @@ test: lint lint-kernel cargo-test guest-test
 # modules are built from a copy of their sources in build/debug/src (Kbuild
 # refuses an output directory, MO=, for a source tree that holds the normal
 # build's objects). Not part of `make test`: the debug build adds about 25
-# minutes. The whole functional set takes about 10 hours there under the
+# minutes. The whole functional set took about 10 hours there under the
 # host clock and 20 under the virtual one, split between two guests as in
-# `make test` (docs/testing.md), hence each guest's 24-hour limit;
+# `make test` (docs/testing.md), before each test's debug volume
+# (tb_volume) cut its repetitions; hence each guest's 24-hour limit;
 # TESTS="..." runs a batch.
 DEBUG_BUILD := $(BUILD)/debug
 DEBUG_SRC := $(DEBUG_BUILD)/src

@@ -18,54 +18,6 @@ tb_ip() { echo "$TB_NET.$(($1 + 1))"; }
 # why it is short by default).
 tb_load_rxe() { rxecc modules rxe "$1" ${TB_RXE_GID_TBL_LEN:+--gid-tbl-len "$TB_RXE_GID_TBL_LEN"}; }
 
-# tb_capture_start <dev> <pcap> <log>: capture RoCEv2 on <dev> into a
-# classic pcap in the background (its PID in TB_CAPTURE_PID; stop it with
-# tb_capture_stop), and return once it captures. dumpcap, not tshark: tshark
-# loads every dissector first, which takes 30 s under TCG; dumpcap starts
-# in well under one. Its log ends with the packets it received and dropped
-# (tb_capture_lost). A 64 MiB kernel buffer (-B; 2 by default): the pcap
-# goes to the results directory, 9p under TCG, and with the default a
-# loaded host's capture lost 1399 of 3397 packets of a 6.5 MB flow. 1 if
-# it did not start within 60 s.
-tb_capture_start() {
-	local i
-	dumpcap -i "$1" -B 64 -P -w "$2" -f "udp port 4791" >"$3" 2>&1 &
-	# shellcheck disable=SC2034 # read by the caller
-	TB_CAPTURE_PID=$!
-	TB_CAPTURE_FILES[$!]="$2 $3"
-	for ((i = 0; i < 300; i++)); do
-		grep -qs "Capturing on" "$3" && { sleep 0.5; return 0; }
-		sleep 0.2
-	done
-	return 1
-}
-
-# tb_capture_stop <pid>...: stop tb_capture_start's captures once each
-# has caught up: its pcap and log (a "Packets: N" line as it writes)
-# unchanged for a second, a minute at most. Stopped (TERM: a background
-# job of a script ignores INT), dumpcap drops what its kernel ring still
-# holds, and counts none of it as dropped (docs/testing.md, measurements).
-declare -gA TB_CAPTURE_FILES=()
-tb_capture_stop() {
-	local pid i stable now last
-	for pid in "$@"; do
-		stable=0 last=""
-		for ((i = 0; i < 600 && stable < 10; i++)); do
-			sleep 0.1
-			# shellcheck disable=SC2086 # the pcap and the log
-			now=$(stat -c %s ${TB_CAPTURE_FILES[$pid]} 2>/dev/null | paste -sd ' ')
-			if [ "$now" = "$last" ]; then stable=$((stable + 1)); else stable=0 last=$now; fi
-		done
-		((stable >= 10)) || echo "tb_capture_stop: the capture ${TB_CAPTURE_FILES[$pid]%% *} still grew after 60 s; stopping it" >&2
-	done
-	kill "$@"
-	wait "$@" || true
-}
-
-# tb_capture_lost <log>: the packets a stopped capture lost (its kernel
-# buffer's drops); a count judged on a capture that lost some is no count.
-tb_capture_lost() { sed -n "s/^Packets received\/dropped on interface .*: [0-9]*\/\([0-9]*\) .*/\1/p" "$1" | tail -1; }
-
 # tb_load_cc [params...]: load rxe_cc.ko, e.g. tb_load_cc cc=none.
 tb_load_cc() { rxecc modules cc "$@"; }
 

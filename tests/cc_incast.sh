@@ -24,18 +24,21 @@ cci_topology() { rxecc experiment topology "$CCI_EXP" "$1" >"$2"; }
 # cci_knobs <label>: that run's rxe_cc parameters, for tb_load_cc.
 cci_knobs() { rxecc experiment knobs "$CCI_EXP" "$1"; }
 
-# cci_run <out> <label...>: the incast under those runs of the experiment,
-# one after another into <out>/<label>, then the side-by-side table
-# (<out>/table.txt), report.json and plots (<out>/plots/<label>.png).
-# Fails if a flow did not complete.
+# cci_run [--check] <out> <label...>: the incast under those runs of the
+# experiment, one after another into <out>/<label>, then the side-by-side
+# table (<out>/table.txt), report.json, plots (<out>/plots/<label>.png)
+# and the file's expectations of those runs (<out>/expect.txt). Fails if
+# a flow did not complete, or with --check if an expectation was missed.
 cci_run() {
+	local check=()
+	[ "$1" != --check ] || { check=(--check); shift; }
 	local out=$1 rc=0
 	shift
 	tb_fresh_dir "$out"
 	echo "==> incast 4->1 under $* (results in $out)" >&2
 	tb_load_rxe patched || return 1
 	tb_load_cc cc=none || return 1
-	rxecc run "$CCI_EXP" --out "$out" --runs "$(
+	rxecc run "$CCI_EXP" "${check[@]}" --out "$out" --runs "$(
 		IFS=,
 		echo "$*"
 	)" || rc=1

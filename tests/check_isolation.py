@@ -68,22 +68,24 @@ def main():
 
 
 def suite_lists_every_test():
-    """Every test defined is in ALL_TESTS, or its name is in one of
-    suite.sh's comments (a test left out says so); every name in
-    ALL_TESTS is defined."""
-    suite = (TESTS / "lib" / "suite.sh").read_text()
-    listed = set(re.findall(r"\btest_[a-z0-9_]+", re.search(r"ALL_TESTS=\(([^)]*)\)", suite).group(1)))
-    said = set(re.findall(r"\btest_[a-z0-9_]+", "\n".join(l for l in suite.splitlines() if l.lstrip().startswith("#"))))
-    defined = set()
-    for test in TESTS.glob("test_*.sh"):
-        defined |= set(re.findall(r"^(test_[a-z0-9_]+)\(\)\s*\{", test.read_text(), re.M))
+    """Every test has its "#@" line right above it (tests/lib/suite.sh):
+    suite or by-name, and nothing but the words suite.sh knows."""
     ok = True
-    for t in sorted(defined - listed - said):
-        print(f"check_isolation: {t} is in no suite list: add it to ALL_TESTS in tests/lib/suite.sh, or say there why not", file=sys.stderr)
-        ok = False
-    for t in sorted(listed - defined):
-        print(f"check_isolation: tests/lib/suite.sh lists {t}, which no tests/test_*.sh defines", file=sys.stderr)
-        ok = False
+    for test in sorted(TESTS.glob("test_*.sh")):
+        lines = test.read_text().splitlines()
+        for i, line in enumerate(lines):
+            m = re.match(r"^(test_[a-z0-9_]+)\(\)\s*\{", line)
+            if not m:
+                continue
+            meta = lines[i - 1] if i > 0 else ""
+            words = meta[2:].split() if meta.startswith("#@") else None
+            bad = [] if words is None else [w for w in words if not re.fullmatch(
+                r"suite|by-name|debug=skip|(debug_)?timeout=[0-9]+", w)]
+            if words is None or bad or len({"suite", "by-name"} & set(words)) != 1:
+                print(f"check_isolation: {test.name}: {m.group(1)} needs a line \"#@ suite|by-name [debug=skip] "
+                      f"[timeout=S] [debug_timeout=S]\" right above it (tests/lib/suite.sh)"
+                      + (f"; unknown: {' '.join(bad)}" if bad else ""), file=sys.stderr)
+                ok = False
     return ok
 
 

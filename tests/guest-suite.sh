@@ -6,7 +6,7 @@ set -uo pipefail
 
 # The list: tests/lib/suite.sh.
 if [ $# = 0 ]; then
-	[ -z "${RXECC_DEBUG_KERNEL:-}" ] || echo "debug kernel: not running the timing-sensitive ${DEBUG_SKIPPED[*]}" >&2
+	[ -z "${RXECC_DEBUG_KERNEL:-}" ] || echo "debug kernel: not running the timing-sensitive $(tb_debug_skipped)" >&2
 	mapfile -t tests < <(tb_suite_tests)
 	set -- "${tests[@]}"
 fi

@@ -94,10 +94,11 @@ assert_gt() {
 }
 
 # Leave the guest as a test found it: no namespaces, no rxe devices, no
-# modules. Few processes: each costs 0.2 to 0.4 s under TCG.
+# modules, no capture (`rxecc capture start`'s dumpcap outlives the test's
+# own processes). Few processes: each costs 0.2 to 0.4 s under TCG.
 tb_reset() {
 	local d
-	pkill -x 'flowgen|ib_(write|send|read|atomic)_(bw|lat)' 2>/dev/null && sleep 0.2
+	pkill -x 'flowgen|dumpcap|ib_(write|send|read|atomic)_(bw|lat)' 2>/dev/null && sleep 0.2
 	for d in /sys/fs/bpf/rxecc/*/; do
 		[ -d "$d" ] && rxecc port detach --dev "$(basename "$d")"
 	done
@@ -114,29 +115,16 @@ tb_kill_tree() {
 	kill -KILL "$1" 2>/dev/null || true
 }
 
-# A test's time limit in seconds: TEST_TIMEOUT_<test name>, else
-# TB_TEST_TIMEOUT, else 900. One hung perftest then fails one test, and the
-# suite goes on.
-# On the debug kernel (lockdep, KASAN, kmemleak) the tests that bring up
-# dumbbell or chain spend most of their time loading the ports' programs:
-# 18 ports took 434 to 635 s there (5 to 8 s on the normal kernel), once
-# per bring-up. The INT tests bring up two or three topologies and read
-# their captures with tshark (about 12 minutes a read there):
-# test_hpcc_int was killed at 2700 s in chain's half. test_verbs_all_cc
-# runs 8 perftest programs per algorithm, minutes each there (docs/
-# testing.md, "Measurements behind the harness"), so the limit leaves room
-# for a busier host.
-if [ -n "${RXECC_DEBUG_KERNEL:-}" ]; then
-	TEST_TIMEOUT_test_topology_netlink=${TEST_TIMEOUT_test_topology_netlink:-4500}
-	TEST_TIMEOUT_test_hpcc_int=${TEST_TIMEOUT_test_hpcc_int:-5400}
-	TEST_TIMEOUT_test_int_on_acks=${TEST_TIMEOUT_test_int_on_acks:-5400}
-	TEST_TIMEOUT_test_verbs_all_cc=${TEST_TIMEOUT_test_verbs_all_cc:-12600}
-	# Two bring-ups of dumbbell and two runs of up to 1800 s each.
-	TEST_TIMEOUT_test_stress_qps_flows=${TEST_TIMEOUT_test_stress_qps_flows:-5400}
-	# Three runs (base RTT, none, DCQCN), each connecting its QPs in up to
-	# 4 minutes, and each of the two loaded runs allowed 1800 s to finish.
-	TEST_TIMEOUT_test_fct_websearch=${TEST_TIMEOUT_test_fct_websearch:-5400}
-fi
+# A test's time limit (tb_test_limit, tests/lib/suite.sh): its own
+# timeout= or debug_timeout= beside it, else TB_TEST_TIMEOUT, else 900 s.
+# One hung perftest then fails one test, and the suite goes on. On the
+# debug kernel (lockdep, KASAN, kmemleak) the tests that bring up dumbbell
+# or chain spend most of their time loading the ports' programs: 18 ports
+# took 434 to 635 s there (5 to 8 s on the normal kernel), once per
+# bring-up; the INT tests bring up two or three topologies and read their
+# captures with tshark (about 12 minutes a read there), and
+# test_verbs_all_cc runs perftest programs for minutes each there (docs/
+# testing.md, "Measurements behind the harness"): their debug_timeout.
 
 # tb_volume <make test's> <make test-long's> [the debug kernel's]: how
 # much of something a test does (reloads, algorithms, QPs...), beside the
@@ -201,8 +189,8 @@ tb_stopped_at() {
 }
 
 tb_run_test() {
-	local name=$1 out=$RESULTS/$1 rc start pid dog limit var=TEST_TIMEOUT_$1 file
-	limit=${!var:-${TB_TEST_TIMEOUT:-900}}
+	local name=$1 out=$RESULTS/$1 rc start pid dog limit file
+	limit=$(tb_test_limit "$name")
 	file=$(tb_test_file "$name") || { TESTS_FAILED=$((TESTS_FAILED + 1)); FAILED_NAMES+=("$name"); FAIL_LINES+=("$name: no such test"); TB_LAST_RC=1 TB_LAST_SECONDS=0; return; }
 	# A fresh directory: files of an earlier run (a third round of a
 	# bench-sized run, say) must not be judged as this run's.
@@ -237,7 +225,7 @@ tb_run_test() {
 	tb_kill_tree "$dog"
 	wait "$dog" 2>/dev/null
 	if [ -f "$out/.timed-out" ]; then
-		echo "    FAIL: $name did not finish within $limit s (TEST_TIMEOUT_$name); killed" >&2
+		echo "    FAIL: $name did not finish within $limit s (its timeout, or TEST_TIMEOUT_$name); killed" >&2
 		rc=1
 	fi
 	tb_reset

@@ -94,13 +94,15 @@ done
 # $RESULTS/test-times.md (`make test-times` puts it in docs/testing.md).
 if ((${#rows[@]})); then
 	{
+		echo "Run at $(git -C "$top" describe --always --dirty 2>/dev/null || echo "an unknown commit") on $(date -u +%F), $(nproc) host cores, $RXECC_GUESTS guest(s): $(($(date +%s) - wall0)) s of host wall time, boots included."
+		echo
 		echo "| test | host s | guest s | guest | result |"
 		echo "|---|---:|---:|---|---|"
 		printf '%s\n' "${rows[@]}" | sort -rn | awk '{h += $1; g += $2; printf "| %s | %d | %d | %s | %s |\n", $4, $1, $2, $3, $5}
 			END {printf "| all %d tests | %d | %d | | |\n", NR, h, g}'
 	} >"$RESULTS/test-times.md"
 	echo "==> guest tests: seconds per test, heaviest first (host = wall time on the host, from claim to verdict)" >&2
-	column -t -s '|' -o ' ' < <(sed '2d' "$RESULTS/test-times.md") | sed 's/^ *//' >&2
+	column -t -s '|' -o ' ' < <(grep '^|' "$RESULTS/test-times.md" | sed '2d') | sed 's/^ *//' >&2
 fi
 ((${#failed[@]} == 0)) || echo "failed: ${failed[*]}" >&2
 echo "==> guest tests: $passed passed, ${#failed[@]} failed, ${#missing[@]} not run${missing[*]:+ (${missing[*]})}; $(($(date +%s) - wall0)) s of host wall time, boots included" >&2

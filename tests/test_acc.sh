@@ -24,6 +24,7 @@ acc_phase() { # <name> <debugfs line to wait for> <perftest length: -n N or -D s
 }
 ad() { awk -v k="$2" '$1 == k {print $2}' "$TEST_OUT/$1"; }
 
+#@ suite
 test_acc() {
 	tb_load_rxe patched
 	tb_load_cc cc=acc line_rate_mbps=1000 acc_t_us=2000

@@ -7,13 +7,16 @@
 
 . "$RXECC_TOP/tests/cc_incast.sh"
 
+#@ suite debug=skip
 test_cc_incast() {
 	local cc cmdlines=/sys/kernel/tracing/saved_cmdlines before
 	before=$(if [ -r $cmdlines ]; then wc -l <$cmdlines; else echo 0; fi)
 	# stdout apart from table.txt, which rxecc run writes itself.
-	cci_run "$TEST_OUT" none dcqcn acc icc >"$TEST_OUT/stdout.txt" 2>"$TEST_OUT/run.txt" \
+	# The metrics' bounds are the experiment file's [[expect]] entries,
+	# judged by rxecc run --check (incast.toml says why each).
+	cci_run --check "$TEST_OUT" none dcqcn acc icc >"$TEST_OUT/stdout.txt" 2>"$TEST_OUT/run.txt" \
 		|| fail "rxecc run: $(grep -v '^rxecc: ' "$TEST_OUT/run.txt" | tail -3)"
-	cat "$TEST_OUT/table.txt" >&2
+	cat "$TEST_OUT/table.txt" "$TEST_OUT/expect.txt" >&2
 	# rxecc record's tracefs instance must not save task names: doing so
 	# hooks sched_switch, live-patching __schedule on every start and stop
 	# (under TCG, a CI run died of it). Its events fired above, so with
@@ -21,38 +24,20 @@ test_cc_incast() {
 	assert_eq "task names saved while rxecc record ran" "$before" "$(wc -l <$cmdlines)"
 	for cc in none dcqcn acc icc; do
 		assert_eq "$cc: flows" "$CCI_SENDERS" "$(rj "$cc" flows)"
-		assert_eq "$cc: drops (PFC is on)" 0 "$(rj "$cc" drops)"
 		[ -s "$TEST_OUT/plots/$cc.png" ] || fail "no plot for $cc"
 		# In order, so no NAK: a gap would send the sender back N and,
 		# under ACC, leave a period whose ACKs acknowledge nothing new.
 		assert_eq "$cc: out-of-sequence requests at the receiver" 0 \
 			"$(awk '$2 == "rxe0/1" {for (i = 3; i < NF; i++) if ($i == "out_of_seq_request") print $(i + 1)}' "$TEST_OUT/$cc/rxe-counters.txt")"
 	done
-	# No CC: four flows at line rate keep the bottleneck's queue full and
-	# PFC busy, and their rates never come near the bottleneck's.
-	assert_eq "none: converged" null "$(rj none converge_periods)"
-	assert_gt "none: pauses" "$(rj none pauses)" 0
-	# DCQCN reacts to the RED marks: CNPs flow and its rates come down.
+	# What the report's metrics show (no CC never converges and leans on
+	# PFC; ACC halts, converges and beats no CC's pauses and queue; ICC
+	# beats DCQCN's pauses) is judged above, from incast.toml's [[expect]].
+	# What only the module's counters show: DCQCN's CNPs arrive, ICC's
+	# ACKs carry feedback. HPCC and FNCC are left to test_fncc_hops, which
+	# asserts the same of them on chain; make bench runs all six here.
 	assert_gt "dcqcn: CNPs received" "$(awk '$1 == "cnps" {print $2}' "$TEST_OUT/dcqcn/rxe_cc-totals.txt")" 0
-	# ACC halts, brings its aggregate rate to the bottleneck, and needs
-	# fewer pauses and a shorter queue than no CC.
-	assert_gt "acc: halts" "$(rj acc halts)" 0
-	[ "$(rj acc converge_periods)" != null ] || fail "acc: the aggregate rate never came within 10% of the bottleneck"
-	assert_gt "acc: pauses below none's" "$(rj none pauses)" "$(rj acc pauses)"
-	assert_gt "acc: mean queue below none's" "$(rj none mean_queue_bytes)" "$(rj acc mean_queue_bytes)"
-	assert_gt "acc: throughput above half the bottleneck" "$(rj acc throughput_mbps)" $((CCI_RATE_MBPS / 2))
-	# HPCC and FNCC are left to test_fncc_hops, which asserts the same of
-	# them (INT on every ACK, fewer pauses and a shorter queue than no CC,
-	# over half the bottleneck) on chain; make bench runs all six here.
-	# ICC acts on the bottleneck's feedback to keep PFC from firing: fewer
-	# pauses than DCQCN (its paper's claim). Its V_min sends every flow to
-	# the floor while a queue that T cannot drain remains, so it uses less
-	# of the link (21.4 and 30.5 of 40 Mb/s in two runs): a quarter is the
-	# bar, to catch a flow that never comes back.
 	assert_gt "icc: ACKs with feedback" "$(awk '$1 == "int_hops" {print $2}' "$TEST_OUT/icc/rxe_cc-totals.txt")" 0
-	assert_gt "icc: pauses below none's" "$(rj none pauses)" "$(rj icc pauses)"
-	assert_gt "icc: pauses below dcqcn's" "$(rj dcqcn pauses)" "$(rj icc pauses)"
-	assert_gt "icc: throughput above a quarter of the bottleneck" "$(rj icc throughput_mbps)" $((CCI_RATE_MBPS / 4))
 	local cc line=
 	for cc in dcqcn acc icc; do line+=" $cc $(rj $cc converge_periods)"; done
 	info "converged in T:$line"
@@ -129,6 +114,7 @@ qp_delta() {
 # 4 KB packet every 33 ms) sit at the gate almost all the time; the
 # kernel's CPU time then is compared with the idle machine's, and the gate
 # must not be retried more than once per packet.
+#@ suite debug=skip
 test_halt_cpu() {
 	local i n pids=() k0 t0 k1 t1 idle gated p g f
 	tb_load_rxe patched
@@ -184,19 +170,19 @@ test_halt_cpu() {
 # same incast, beside no CC: each acts on its signal (RTT samples, CE
 # echoes), cuts its rate or window, and keeps the bottleneck's queue and
 # PFC below no CC's while using over half of the link (TIMELY a quarter).
+#@ suite debug=skip
 test_cc_incast_baselines() {
-	local cc share
+	local cc
 	# stdout apart from table.txt, which rxecc run writes itself.
-	cci_run "$TEST_OUT" none timely dctcp swift >"$TEST_OUT/stdout.txt" 2>"$TEST_OUT/run.txt" \
+	# The metrics' bounds: incast.toml's [[expect]], judged by --check.
+	cci_run --check "$TEST_OUT" none timely dctcp swift >"$TEST_OUT/stdout.txt" 2>"$TEST_OUT/run.txt" \
 		|| fail "rxecc run: $(grep -v '^rxecc: ' "$TEST_OUT/run.txt" | tail -3)"
-	cat "$TEST_OUT/table.txt" >&2
+	cat "$TEST_OUT/table.txt" "$TEST_OUT/expect.txt" >&2
 	grep -h "^engaged:\|WARNING" "$TEST_OUT/stdout.txt" "$TEST_OUT/run.txt" >&2 || true
 	for cc in none timely dctcp swift; do
 		assert_eq "$cc: flows" "$CCI_SENDERS" "$(rj "$cc" flows)"
-		assert_eq "$cc: drops (PFC is on)" 0 "$(rj "$cc" drops)"
 		[ -s "$TEST_OUT/plots/$cc.png" ] || fail "no plot for $cc"
 	done
-	assert_gt "none: pauses" "$(rj none pauses)" 0
 	local totals
 	for cc in timely dctcp swift; do
 		totals=$TEST_OUT/$cc/rxe_cc-totals.txt
@@ -208,12 +194,5 @@ test_cc_incast_baselines() {
 		# Swift below one packet of window: ACKs that shortened a pacing
 		# delay already begun.
 		[ $cc != swift ] || info "swift: pacer_rekicks $(awk '$1 == "pacer_rekicks" {print $2}' "$totals")"
-		assert_gt "$cc: pauses below none's" "$(rj none pauses)" "$(rj $cc pauses)"
-		assert_gt "$cc: mean queue below none's" "$(rj none mean_queue_bytes)" "$(rj $cc mean_queue_bytes)"
-		# TIMELY's δ (line/1000 per RTT sample, the paper's ratio) brings a
-		# flow back slowly after a cut: 19.9 and 14.7 of 40 Mb/s in two
-		# runs (docs/experiments.md), so a quarter is its bar.
-		[ $cc = timely ] && share=4 || share=2
-		assert_gt "$cc: throughput above 1/$share of the bottleneck" "$(rj $cc throughput_mbps)" $((CCI_RATE_MBPS / share))
 	done
 }

@@ -17,6 +17,7 @@ dcqcn_flow() {
 	echo $(((t1 - t0) / 1000000))
 }
 
+#@ suite debug=skip
 test_dcqcn_cnp() {
 	local ms sent got clean marked cap=/tmp/dcqcn.pcap interval=1000
 	tb_load_rxe patched
@@ -28,10 +29,9 @@ test_dcqcn_cnp() {
 
 	# Every data packet to h0 leaves p0 CE-marked.
 	rxecc mark --dev p0 --mode ce
-	tb_capture_start p0 "$cap" "$TEST_OUT/capture.log" || fail "dumpcap did not start capturing in 60 s"
-	local tpid=$TB_CAPTURE_PID
+	rxecc capture start --dev p0 --pcap "$cap" --log "$TEST_OUT/capture.log"
 	ms=$(dcqcn_flow marked 20) || fail "marked flow failed"
-	tb_capture_stop $tpid
+	rxecc capture stop "$cap" >&2
 	marked=$(tb_bw_mbit "$TEST_OUT/marked-client.txt")
 	sent=$(tb_cc_total cnps_sent)
 	got=$(tb_cc_total cnps)
@@ -49,8 +49,8 @@ test_dcqcn_cnp() {
 	local decoded cnp
 	decoded=$(wc -l <"$TEST_OUT/opcodes.txt")
 	cnp=$(grep -c -x '129' "$TEST_OUT/opcodes.txt" || true)
-	python3 "$RXECC_TOP/tests/roce_check.py" "$cap" >"$TEST_OUT/icrc.txt" || { cat "$TEST_OUT/icrc.txt" >&2; fail "ICRC check"; }
-	info "capture: tshark decoded $decoded packets as InfiniBand (RoCEv2), $cnp CNPs (opcode 0x81); $(cat "$TEST_OUT/icrc.txt")"
+	tb_wire_check "$cap" "$TEST_OUT/wire.json" >"$TEST_OUT/wire.txt" || { cat "$TEST_OUT/wire.txt" >&2; fail "ICRC check"; }
+	info "capture: tshark decoded $decoded packets as InfiniBand (RoCEv2), $cnp CNPs (opcode 0x81); $(cat "$TEST_OUT/wire.txt")"
 	assert_gt "packets tshark decoded as RoCEv2" "$decoded" 0
 	assert_gt "CNPs in the capture" "$cnp" 0
 }

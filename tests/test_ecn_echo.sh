@@ -24,6 +24,7 @@ ecn_phase() {
 }
 echo_delta() { awk -v k="$2" '$1 == k {print $2}' "$TEST_OUT/$1"; }
 
+#@ suite
 test_ecn_echo() {
 	local iters=200 bytes=$((200 * 65536)) pkts=$((200 * 16))
 	tb_load_rxe patched

@@ -6,6 +6,9 @@
 # report`'s table equals, line for line, what a copy of the simulator's
 # fct_analysis.py (tests/fct_analysis.py) computes from the same fct.txt.
 
+# Its debug_timeout: three runs (base RTT, none, DCQCN), each connecting
+# its QPs in up to 4 minutes, and each loaded run allowed 1800 s.
+#@ suite debug_timeout=5400
 test_fct_websearch() {
 	local out=$TEST_OUT/run n cc mine theirs more=() reads marks ce cnps
 	# The debug kernel carries about 2 Mb/s: the file's 300 s leave 3 of
@@ -79,6 +82,7 @@ test_fct_websearch() {
 # SENDs into receives h0 posted, and READs by h0 of the senders' buffers.
 # Every flow completes once, with its bytes, at the right end: the
 # senders for SEND, the receiver for READ (it initiates).
+#@ suite
 test_fct_ops() {
 	local op out n
 	tb_load_rxe patched
@@ -106,6 +110,10 @@ test_fct_ops() {
 # bottleneck's CE, needs fewer PFC pauses than no CC, which leans on PFC
 # for every round. The FCT tails are reported, not judged: with PFC, no
 # CC is near the best an incast's FCT can be.
+# Not in the default suite: it is the bench's repeated incast (118 s),
+# whose claim is about dynamics; test_fct_websearch and test_fct_ops check
+# the FCT files. `make bench` runs the same file; run the test by name.
+#@ by-name
 test_fct_incast() {
 	local out=$TEST_OUT/run n cc
 	tb_load_rxe patched
@@ -142,6 +150,7 @@ print({r["label"]: r for r in json.load(open(sys.argv[1]))}[sys.argv[2]][sys.arg
 # 10 s, so that its exit cannot close that connection first. h1's exit
 # closes h0's flow's connection, and that flow fails then, as
 # `disconnected` (it used to sit until h0's own timeout).
+#@ suite
 test_flowgen_timeout() {
 	local flows=$TEST_OUT/flows.txt sync h pids=() rc=() timeout=(10 3)
 	tb_load_rxe patched

@@ -30,6 +30,7 @@ gfc_run() {
 # pause left over runs out, and nothing is dropped. Flow control then
 # goes off (the ring, its queues far above B_m, drains at GFC's last
 # stage: a crawl) and every flow completes.
+#@ suite debug=skip
 test_gfc_ring_pfc_deadlock() {
 	local d=$TEST_OUT/ring r csv locked end released off moved_ms got rate window cycle dev
 	tb_load_rxe patched
@@ -147,6 +148,7 @@ gfc_ring_check() {
 # run`): each run as gfc_ring_check says, and every claim judged on a
 # number. Met or missed is reported, not asserted: how near C/2 the flows
 # come under TCG is the bench's number.
+#@ suite debug=skip
 test_gfc_ring_recipe() {
 	local d=$TEST_OUT/paper l run
 	tb_load_rxe patched
@@ -172,6 +174,7 @@ test_gfc_ring_recipe() {
 # made when the first locks, and the test fails if both lock. Under
 # flowgen's QPs, posted at once, ACC locks this ring (docs/switch.md);
 # DCQCN, and several rounds of each, are make bench's.
+#@ suite debug=skip
 test_gfc_ring_acc() {
 	local exp=$RXECC_TOP/testbed/experiments/ring-cc.toml run=acc-perftest d sum s rate h round
 	tb_load_rxe patched

@@ -24,8 +24,9 @@ int_pstat() {
 	rxecc port stats --dev "$1" --json | rxecc port sum - "$2"
 }
 
+#@ suite debug_timeout=5400
 test_hpcc_int() {
-	local cap=/tmp/hpcc.pcap tpid acks data stamped n=50 hops
+	local cap=/tmp/hpcc.pcap acks data stamped n=50 hops
 	tb_load_rxe patched
 	# shellcheck disable=SC2046 # the knobs are name=value words
 	tb_load_cc $(cci_knobs hpcc)
@@ -34,10 +35,9 @@ test_hpcc_int() {
 
 	# p0 sees the data before h0's NIC stamps p0's record into it, and the
 	# ACKs with that record echoed.
-	tb_capture_start p0 "$cap" "$TEST_OUT/capture.log" || fail "dumpcap did not start capturing in 60 s"
-	tpid=$TB_CAPTURE_PID
+	rxecc capture start --dev p0 --pcap "$cap" --log "$TEST_OUT/capture.log"
 	hpcc_flow one 1 0 $n || fail "the flow h1 -> h0 failed: $(tail -1 "$TEST_OUT/one-client.txt")"
-	tb_capture_stop $tpid
+	rxecc capture stop "$cap" >&2
 	rxecc port stats >"$TEST_OUT/ports.txt"
 	cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/rxe_cc-totals.txt"
 
@@ -56,9 +56,9 @@ test_hpcc_int() {
 	assert_eq "drops at the bottleneck" 0 "$(int_pstat p0 drops)"
 
 	cp "$cap" "$TEST_OUT/hpcc.pcap"
-	python3 "$RXECC_TOP/tests/roce_check.py" "$cap" >"$TEST_OUT/icrc.txt" || { cat "$TEST_OUT/icrc.txt" >&2; fail "ICRC check"; }
-	info "capture at p0: $(cat "$TEST_OUT/icrc.txt")"
-	assert_gt "packets with an INT shim in the capture" "$(awk '{for (i = 1; i < NF; i++) if ($i == "int_shims") print $(i + 1)}' "$TEST_OUT/icrc.txt")" 0
+	tb_wire_check "$cap" "$TEST_OUT/wire.json" >"$TEST_OUT/wire.txt" || { cat "$TEST_OUT/wire.txt" >&2; fail "ICRC check"; }
+	info "capture at p0: $(cat "$TEST_OUT/wire.txt")"
+	assert_gt "packets with an INT shim in the capture" "$(jq .int_shims "$TEST_OUT/wire.json")" 0
 	# Wireshark's RoCEv2 dissector reads the shim as a BTH (opcode 0xc5);
 	# with the Lua dissector it finds the real BTH after it.
 	# One read for both checks (tshark takes tens of seconds to start
@@ -162,7 +162,7 @@ int_ack_run() {
 	tb_load_cc $(cci_knobs "$1")
 	cci_topology "$1" "$TEST_OUT/$2.toml" || fail "cannot derive the topology"
 	rxecc testbed up "$TEST_OUT/$2.toml" 2>"$TEST_OUT/up-$2.txt" || fail "testbed up: $(tail -3 "$TEST_OUT/up-$2.txt")"
-	tb_capture_start p1 "/tmp/$2.pcap" "$TEST_OUT/capture-$2.log" || fail "dumpcap did not start capturing in 60 s"
+	rxecc capture start --dev p1 --pcap "/tmp/$2.pcap" --log "$TEST_OUT/capture-$2.log"
 	int_two_flows "$2" $n || fail "$1: the flows into h0 failed: $(tail -qn1 "$TEST_OUT/$2"-h?.log)"
 	# Both posted at the epoch: the later start is before the earlier end.
 	local span
@@ -170,13 +170,13 @@ int_ack_run() {
 		END {print (n == 2 ? int((e - s) / 1e6) : -1)}' "$TEST_OUT/$2-h1.csv" "$TEST_OUT/$2-h2.csv")
 	info "$1: the two flows ran together for $span ms"
 	assert_gt "$1: ms both flows ran (the later start to the earlier end)" "$span" 0
-	tb_capture_stop "$TB_CAPTURE_PID"
+	rxecc capture stop "/tmp/$2.pcap" >&2
 	cp "/tmp/$2.pcap" "$TEST_OUT/$2.pcap"
 	rxecc port stats >"$TEST_OUT/ports-$2.txt"
 	cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/rxe_cc-totals-$2.txt"
 	assert_eq "$1: bytes acked" $((2 * n * 65536)) "$(tb_cc_total acked_bytes)"
-	python3 "$RXECC_TOP/tests/roce_check.py" "/tmp/$2.pcap" >"$TEST_OUT/icrc-$2.txt" || { cat "$TEST_OUT/icrc-$2.txt" >&2; fail "$1: ICRC check"; }
-	info "$1: capture at p1: $(cat "$TEST_OUT/icrc-$2.txt")"
+	tb_wire_check "/tmp/$2.pcap" "$TEST_OUT/wire-$2.json" >"$TEST_OUT/wire-$2.txt" || { cat "$TEST_OUT/wire-$2.txt" >&2; fail "$1: ICRC check"; }
+	info "$1: capture at p1: $(cat "$TEST_OUT/wire-$2.txt")"
 	assert_eq "$1: drops at the bottleneck" 0 "$(int_pstat p0 drops)"
 	assert_eq "$1: flagged packets not ours at p0" 0 "$(int_pstat p0 int_bad)"
 	assert_eq "$1: records stamped into data at v0" 0 "$(int_pstat v0 int_stamped)"
@@ -192,6 +192,7 @@ int_shims_on_acks_only() {
 # FNCC and ICC: INT rides on the ACKs, stamped on the way back with the
 # state of the port the data left by (FNCC a record per hop and the
 # receiver's flow count N, ICC one feedback record), and never on data.
+#@ suite debug_timeout=5400
 test_int_on_acks() {
 	local acks stamped quiet fncc_peak icc_peak
 	tb_load_rxe patched
@@ -267,6 +268,7 @@ test_int_on_acks() {
 # cc_hops.sh; make bench runs the middle and last hops too and quotes the
 # queues): both keep the queue where the file puts it below no CC's, and
 # every ACK carries one record per hop of the three-switch path.
+#@ suite debug=skip
 test_fncc_hops() {
 	# stdout apart from table.txt, which rxecc run writes itself.
 	cch_run first "$TEST_OUT" >"$TEST_OUT/stdout.txt" 2>"$TEST_OUT/run.txt" \

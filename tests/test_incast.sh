@@ -2,6 +2,7 @@
 # namespace (h0), all through the bridge, with rxe_cc cc=none. Every flow
 # completes and reports a positive bandwidth.
 
+#@ suite
 test_incast() {
 	local size=65536 iters=${INCAST_ITERS:-500} i bw
 	tb_load_rxe patched

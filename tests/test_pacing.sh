@@ -8,6 +8,7 @@
 # (pacer_lost_ns). So the goodput must reach 90% of the rate less the share
 # of the run lost; `make bench` reports the exact accuracy.
 
+#@ suite debug=skip
 test_pacing() {
 	local size=65536 rate iters bw lost lost0=0 share try cap held held0=0 sent sent0=0
 	# late_us: the pacer timers' mean lateness so far.

@@ -1,6 +1,7 @@
 # rxe_cc's module parameters: bad values fail insmod or are refused by sysfs
 # with EINVAL, and the old value stays.
 
+#@ suite
 test_params() {
 	local p=/sys/module/rxe_cc/parameters len
 	# rdma_rxe's gid_tbl_len (rxe_glue fix 3): out of 2..1024, no load.

@@ -20,6 +20,7 @@ pstat() { rxecc port sum "$TEST_OUT/snap.json" "$1"; }
 # less the share of the run the port lost to watchdogs later than its
 # catch-up credit (late_ns; TCG, worse on a loaded host); `make bench`
 # reports the exact figure.
+#@ suite debug=skip
 test_port_rate() {
 	local rate=100 iters=400 lost
 	tb_load_rxe patched
@@ -66,6 +67,7 @@ test_port_rate() {
 
 # Exact queue: every snapshot during the flow has queue = enqueued -
 # dequeued, in bytes and packets; a queue really forms; it drains to 0.
+#@ suite debug=skip
 test_port_queue() {
 	tb_load_rxe patched
 	rxecc testbed up bridge2
@@ -99,6 +101,7 @@ test_port_queue() {
 
 # Lossy contrast: with a 4-packet queue the port drops, the counters see
 # it, and RC retransmission still completes the transfer.
+#@ suite
 test_port_drops() {
 	local rate=100 iters=100
 	# The debug kernel's guest carries only about 2 Mb/s: there the port
@@ -131,6 +134,7 @@ red_phase() { # <name> <kmin> <kmax>
 }
 rv() { awk -v k="$2" '$1 == k {print $2}' "$TEST_OUT/$1.$3"; }
 
+#@ suite debug=skip
 test_port_red() {
 	tb_load_rxe patched
 	tb_load_cc cc=none data_ecn=1
@@ -170,6 +174,7 @@ inject_rule() { # <field> [slot]: matched or applied of p1's rule
 rx_counter() { # <host> <rxe hw counter>
 	cat "/sys/class/infiniband/rxe$1/ports/1/hw_counters/$2"
 }
+#@ suite
 test_port_inject() {
 	local applied matched ooo0 ooo1 ce0 ce1 p=0.1
 	tb_load_rxe patched
@@ -186,10 +191,9 @@ test_port_inject() {
 	ooo0=$(rx_counter 0 out_of_seq_request)
 	# The requester's side of the drops, at p1 (a capture sees the
 	# arrivals before the port's ingress program drops them).
-	tb_capture_start p1 "$TEST_OUT/nth.pcap" "$TEST_OUT/nth-capture.log" || fail "dumpcap did not start on p1"
-	local tpid=$TB_CAPTURE_PID
+	rxecc capture start --dev p1 --pcap "$TEST_OUT/nth.pcap" --log "$TEST_OUT/nth-capture.log"
 	port_flow nth 50 || fail "the flow did not complete after two injected drops"
-	tb_capture_stop $tpid
+	rxecc capture stop "$TEST_OUT/nth.pcap" >&2
 	snap_dev p1
 	assert_eq "rule 0 (nth 3,7): packets dropped" 2 "$(inject_rule applied)"
 	assert_gt "rule 0: WRITE FIRST packets it selected" "$(inject_rule matched)" 7
@@ -241,10 +245,9 @@ test_port_inject() {
 	rxecc port inject --dev p1 --clear
 	rxecc port inject --dev p1 --action icrc --nth 5
 	ooo0=$(rx_counter 0 out_of_seq_request)
-	tb_capture_start p0 "$TEST_OUT/icrc.pcap" "$TEST_OUT/icrc-capture.log" || fail "dumpcap did not start on p0"
-	tpid=$TB_CAPTURE_PID
+	rxecc capture start --dev p0 --pcap "$TEST_OUT/icrc.pcap" --log "$TEST_OUT/icrc-capture.log"
 	port_flow icrc 50 || fail "the flow did not complete after a corrupted ICRC"
-	tb_capture_stop $tpid
+	rxecc capture stop "$TEST_OUT/icrc.pcap" >&2
 	rxecc check "$TEST_OUT/icrc.pcap" --json >"$TEST_OUT/icrc-check.json" || fail "rxecc check failed on the capture"
 	assert_eq "bad ICRCs the checker found at p0" 1 "$(ck '.icrc_bad' icrc)"
 	snap_dev p1
@@ -264,6 +267,7 @@ test_port_inject() {
 # never more than one per min_time_between_cnps and never more than the
 # CE marks it got, every one reaches the sender, and the flow is slower at
 # the highest p than without marks.
+#@ suite
 test_inject_dcqcn_ce() {
 	local p t0 t1 cnp0 cnp1 rx0 rx1 ce0 ce1 mbps rate0="" gap_us=1000 line
 	tb_load_rxe patched
@@ -311,8 +315,9 @@ lat_flow() { # <name>: 500 x 64 B writes, h1 <-> h0
 	TB_BW_TOOL=ib_write_lat tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/$1-client.txt" -s 64 -n 500 || return 1
 	tb_wait_servers
 }
+#@ suite
 test_inject_dup_delay_reorder() {
-	local dup0 dup1 ooo0 ooo1 applied base delayed rise d_us=4000 tpid
+	local dup0 dup1 ooo0 ooo1 applied base delayed rise d_us=4000
 	tb_load_rxe patched
 	tb_load_cc cc=none
 	rxecc testbed up bridge2
@@ -337,10 +342,9 @@ test_inject_dup_delay_reorder() {
 	rxecc port inject --dev p1 --clear
 	rxecc port inject --dev p1 --action reorder --opcode 0x07 --nth 4 --gap 2
 	ooo0=$(rx_counter 0 out_of_seq_request)
-	tb_capture_start p0 "$TEST_OUT/reorder.pcap" "$TEST_OUT/reorder-capture.log" || fail "dumpcap did not start on p0"
-	tpid=$TB_CAPTURE_PID
+	rxecc capture start --dev p0 --pcap "$TEST_OUT/reorder.pcap" --log "$TEST_OUT/reorder-capture.log"
 	port_flow reorder 20 || fail "the flow did not complete after a reordered packet"
-	tb_capture_stop $tpid
+	rxecc capture stop "$TEST_OUT/reorder.pcap" >&2
 	ooo1=$(rx_counter 0 out_of_seq_request)
 	snap_dev p1
 	assert_eq "p1's reordered packets" 1 "$(pstat injected_reorders)"
@@ -369,11 +373,10 @@ test_inject_dup_delay_reorder() {
 	rxecc port inject --dev p1 --clear
 	lat_flow base || fail "ib_write_lat failed without a delay"
 	rxecc port inject --dev p1 --action delay --delay-us $d_us
-	tb_capture_start p1 "$TEST_OUT/delay-in.pcap" "$TEST_OUT/delay-in.log" || fail "dumpcap did not start on p1"
-	tpid=$TB_CAPTURE_PID
-	tb_capture_start p0 "$TEST_OUT/delay-out.pcap" "$TEST_OUT/delay-out.log" || fail "dumpcap did not start on p0"
+	rxecc capture start --dev p1 --pcap "$TEST_OUT/delay-in.pcap" --log "$TEST_OUT/delay-in.log"
+	rxecc capture start --dev p0 --pcap "$TEST_OUT/delay-out.pcap" --log "$TEST_OUT/delay-out.log"
 	lat_flow delayed || fail "ib_write_lat failed with a ${d_us} us delay"
-	tb_capture_stop $tpid $TB_CAPTURE_PID
+	rxecc capture stop "$TEST_OUT/delay-in.pcap" "$TEST_OUT/delay-out.pcap" >&2
 	for side in in out; do
 		tshark -r "$TEST_OUT/delay-$side.pcap" -Y "ip.src == $(tb_ip 1) && infiniband.bth.opcode == 10" \
 			-T fields -e frame.time_epoch -e infiniband.bth.psn >"$TEST_OUT/delay-$side.txt" 2>/dev/null ||
@@ -406,6 +409,7 @@ test_inject_dup_delay_reorder() {
 # injected CE answered by CNPs no closer than min_time_between_cnps; and
 # the engagement check tells the DCQCN run that acted from one that had
 # nothing to act on.
+#@ suite
 test_run_inject_check() {
 	local out=$TEST_OUT/run run flows p
 	tb_load_rxe patched
@@ -469,6 +473,7 @@ test_run_inject_check() {
 # kernel's run); the sender goes back after each NAK, every byte arrives, and
 # a capture at p1 finds every NAK answered at its PSN, nothing
 # acknowledged resent.
+#@ suite
 test_inject_gbn_stock_patched() {
 	local side drops naks nak_seq
 	for side in stock patched; do
@@ -478,11 +483,9 @@ test_inject_gbn_stock_patched() {
 		rxecc port attach --dev p0 --rate-mbps 100
 		rxecc port attach --dev p1 --rate-mbps 100
 		rxecc port inject --dev p1 --action drop --every 100 2>/dev/null
-		tb_capture_start p1 "$TEST_OUT/$side.pcap" "$TEST_OUT/$side-capture.log" || fail "$side: dumpcap did not start on p1"
-		local tpid=$TB_CAPTURE_PID
+		rxecc capture start --dev p1 --pcap "$TEST_OUT/$side.pcap" --log "$TEST_OUT/$side-capture.log"
 		port_flow $side 100 || fail "$side: the flow did not complete under injected drops"
-		tb_capture_stop $tpid
-		assert_eq "$side: packets the capture lost" 0 "$(tb_capture_lost "$TEST_OUT/$side-capture.log")"
+		rxecc capture stop --no-loss "$TEST_OUT/$side.pcap" >&2 || fail "$side: the capture lost packets"
 		assert_eq "$side: bytes moved" $((65536 * 100)) "$(tb_bw_bytes "$TEST_OUT/$side-client.txt")"
 		drops=$(rxecc port inject --dev p1 --json | jq '.[0].applied')
 		naks=$(rx_counter 1 rcvd_seq_err)

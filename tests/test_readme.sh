@@ -2,6 +2,7 @@
 # written. The lines are read from README.md, not copied here, so the two
 # cannot drift apart.
 
+#@ suite debug=skip
 test_readme_by_hand() {
 	local script=$TEST_OUT/by-hand.sh out=$TEST_OUT/by-hand.txt flows tput
 	awk '/^## A topology by hand/ {sec = 1; next}

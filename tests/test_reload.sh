@@ -2,6 +2,7 @@
 # (its QPs fall back to stock rxe, docs/architecture.md), the kernel stays
 # clean, and QPs created after the reload attach to the new instance.
 
+#@ suite
 test_reload() {
 	local size=65536 cc secs=4 sent
 	# perftest -D counts only the middle of its run (a margin at each
@@ -10,9 +11,12 @@ test_reload() {
 	[ -z "${RXECC_DEBUG_KERNEL:-}" ] || secs=12
 	tb_load_rxe patched
 	rxecc testbed up bridge2
-	# Every algorithm: each keeps different state (timers, windows, CNPs,
-	# INT shims) that the unload must take away from a live QP.
-	for cc in none fixed acc dcqcn hpcc fncc icc; do
+	# Each keeps different state that the unload must take away from a
+	# live QP: `make test` takes one of each kind (none; ACC's period and
+	# halt timers; DCQCN's CNP-driven timers; HPCC's window and INT),
+	# `make test-long` every one (fixed's pacer alone, FNCC's and ICC's
+	# INT variants).
+	for cc in $(tb_volume "none acc dcqcn hpcc" "none fixed acc dcqcn hpcc fncc icc"); do
 		tb_load_cc cc=$cc
 		tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server-$cc.txt" -s $size -D $secs
 		tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client-$cc.txt" -s $size -D $secs &
@@ -51,6 +55,7 @@ test_reload() {
 # cancelled, would have rescheduled it, and with the QP's retry timer off
 # (timeout 0 is infinite) nothing else does. The unload must kick it
 # (rxe_glue 0001), and the message completes at stock rxe's speed.
+#@ suite
 test_reload_gated() {
 	local size=1048576 n=5 rate=1 gated rc=0
 	tb_load_rxe patched
@@ -79,6 +84,7 @@ test_reload_gated() {
 
 # The same with paced QPs: their hrtimers are live when rxe_cc goes, so the
 # unload must cancel them before the module text disappears.
+#@ suite
 test_reload_paced() {
 	local size=65536 rate=50 secs=6
 	# The debug kernel's guest carries about 17 Mb/s (virtual clock), too

@@ -20,6 +20,7 @@
 # must move at that pace. The same run on rxe without fix 2 must be
 # stuck: the livelock, reproduced.
 RETRY_EXP=$RXECC_TOP/testbed/experiments/livelock.toml
+#@ suite
 test_retry_coalesced_ack() {
 	local d=$TEST_OUT/livelock rate window want timeout_us gap_us name
 	# The low pace must leave a gap between packets (4 KB MTU) longer than
@@ -61,6 +62,7 @@ test_retry_coalesced_ack() {
 # ever starts) is dropped, as by stock
 # rxe, and every byte of every WQE still reaches the responder. Before the
 # gate, such an ACK completed the WQE with its tail never sent.
+#@ suite
 test_retry_stale_ack() {
 	local size=262144 iters=5 rate=1 gated qpn client rc=0
 	tb_load_rxe patched

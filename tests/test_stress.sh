@@ -40,6 +40,7 @@ stress_check_flows() {
 # rmmod/insmod of rxe_cc while flows come and go, switching cc= each time:
 # each algorithm twice in `make test`, ten times in `make test-long`, once
 # on the debug kernel.
+#@ suite
 test_stress_reload() {
 	local k cycles stop=$TEST_OUT/stop traffic ccs
 	read -ra ccs <<<"$(stress_ccs)"
@@ -65,6 +66,7 @@ test_stress_reload() {
 
 # Thousands of RC QPs created and destroyed (pyverbs, rdma-core's Python
 # bindings): rxe_cc takes each on and lets each go, and holds none after.
+#@ suite
 test_stress_qp_churn() {
 	local n=${STRESS_QPS:-10000} created destroyed
 	tb_load_rxe patched
@@ -90,6 +92,7 @@ test_stress_qp_churn() {
 # Every knob written while an ACC flow runs: out of range (refused, the
 # old value kept), both ends of its range and a random value in it (each
 # taken, then the old value back). The flow completes with all its bytes.
+#@ suite
 test_stress_knobs() {
 	local p=/sys/module/rxe_cc/parameters knob lo hi old v writes=0 flow rc
 	tb_load_rxe patched
@@ -130,6 +133,7 @@ test_stress_knobs() {
 # A host that vanishes mid-flow (its processes killed, its namespace
 # deleted) on dumbbell with PFC: the other flow completes, no port is left
 # paused, no buffer left held, and the testbed still comes down.
+#@ suite
 test_stress_host_gone() {
 	local s=$TEST_OUT/ports.jsonl i c1 c2 rc topo=dumbbell n1=600 n2=300
 	if [ -n "${RXECC_DEBUG_KERNEL:-}" ]; then
@@ -204,6 +208,7 @@ stress_busy_qpn() {
 # rxe_cc's QP state; a valid frame of each family, sent last, shows that
 # the counters would see one obeyed. The flow must still move every byte.
 # The chain topology without marking, so that no real CE or CNP mixes in.
+#@ suite
 test_stress_malformed() {
 	local topo=$TEST_OUT/chain-nomark.toml req_qpn resp_qpn i rc n stock_n
 	# The flow must outlast the cases: 2000 messages (131 MB) took 78 s of
@@ -262,7 +267,8 @@ test_stress_malformed() {
 # Many QPs at once (issue 16), under ACC through the incast's bottleneck
 # (dumbbell, h0's link at 40 Mb/s, TCD and PFC), each QP in one perftest
 # from h1 to h0:
-# - STRESS_FLOW_QPS (256) QPs sending a few messages each;
+# - STRESS_FLOW_QPS (256; 64 on the debug kernel, where 256 QPs took 12
+#   minutes) QPs sending a few messages each;
 # - 16 QPs sending more messages each than perftest keeps posted (its TX
 #   depth, 128), so that every QP must go on after a completion: with
 #   ACC's ACK per packet this once looked like a stuck QP, and was
@@ -270,12 +276,15 @@ test_stress_malformed() {
 # A QP whose pacer kick were lost would never finish and perftest would
 # hang, so the client runs under a time limit. Every byte acked, no drop,
 # and rxe_cc lets go of every QP.
+# Its debug_timeout: two bring-ups of dumbbell and two runs of up to
+# 1800 s each.
+#@ suite debug_timeout=5400
 test_stress_qps_flows() {
 	tb_load_rxe patched
 	# shellcheck disable=SC2046 # the knobs are name=value words
 	tb_load_cc $(cci_knobs acc)
 	cci_topology acc "$TEST_OUT/topology.toml"
-	sqf_run "${STRESS_FLOW_QPS:-256}" 5 few
+	sqf_run "${STRESS_FLOW_QPS:-$(tb_volume 256 256 64)}" 5 few
 	sqf_run 16 200 many
 }
 

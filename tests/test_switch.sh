@@ -4,6 +4,7 @@
 
 # BPF_PROG_TEST_RUN: the PFC frame parser and receiver, and the marker in
 # every mode, on crafted frames and packets.
+#@ suite
 test_switch_bpf_unit() {
 	rxecc selftest >"$TEST_OUT/selftest.txt" 2>&1 || { cat "$TEST_OUT/selftest.txt" >&2; fail "selftest"; }
 	info "$(tail -1 "$TEST_OUT/selftest.txt")"
@@ -13,6 +14,7 @@ test_switch_bpf_unit() {
 # anywhere (also across a run-time change of rate and thresholds), pauses
 # flow, every pause and resume the switch sent reached a host NIC and was
 # obeyed, and every flow completes.
+#@ suite debug=skip
 test_switch_lossless_incast() {
 	# 900 messages each (about 38 s at the bottleneck): the retune itself,
 	# nine rxecc commands, takes 4.5 s on an idle guest (0.5 s to start a
@@ -105,6 +107,7 @@ test_switch_lossless_incast() {
 
 # Lossy contrast: the same incast with PFC off and a 64 KB buffer drops,
 # and the counters see it (flows may fail: rxe's retries are not enough).
+#@ suite debug=skip
 test_switch_lossy_incast() {
 	local i s=$TEST_OUT/ports.jsonl topo=$TEST_OUT/lossy.toml
 	sed -e 's/^pfc = true/pfc = false/' -e 's/^buffer_bytes = .*/buffer_bytes = 65536/' \
@@ -176,6 +179,7 @@ chain_mbit() {
 # TCD on chain: with bursts into h3, F1 gets CE at the root (s2's port to
 # h3); F0, a victim of PFC at s0 -> s1, gets UE and (but for emulation
 # stalls) never CE. Without bursts, no mark at all.
+#@ suite debug=skip
 test_switch_tcd_chain() {
 	local s=$TEST_OUT/ports.jsonl poll=$TEST_OUT/qps.txt pid
 	tb_load_rxe patched
@@ -281,6 +285,7 @@ topo_state() {
 # `rxecc testbed up` must build the same: links, bridge and bridge-port
 # settings (no STP, snooping, learning or flooding), FDB, addresses,
 # neighbours, RPS and IPv6 off, rxe devices. Then `down` leaves nothing.
+#@ suite debug_timeout=4500
 test_topology_netlink() {
 	local t=chain ns d
 	tb_load_rxe patched

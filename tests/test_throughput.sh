@@ -1,6 +1,7 @@
 # Two namespaces, one ib_write_bw flow with rxe_cc cc=none: bandwidth is
 # positive, and rxe_cc's counters account for exactly the bytes perftest moved.
 
+#@ suite
 test_throughput() {
 	local size=65536 iters=${THROUGHPUT_ITERS:-1500}
 	tb_load_rxe patched
@@ -45,6 +46,7 @@ test_throughput() {
 # build, then the patched one with rxe_cc) and puts the caller's modules
 # and knobs back at the end; each run's rxe.txt names the build that ran,
 # by the loaded module's build ID.
+#@ suite
 test_run_rxe_builds() {
 	local out=$TEST_OUT/run exp=$RXECC_TOP/testbed/experiments/stock.toml
 	tb_load_rxe patched
@@ -79,6 +81,7 @@ test_run_rxe_builds() {
 # split over Q QPs, every one of which completes without a retry; the
 # run's CPU metrics measured over its traffic. ACC's period timers fire per QP, no CC has
 # none, so ACC's fires per second must be above none's.
+#@ suite
 test_run_qps() {
 	local out=$TEST_OUT/run q=16 exp=$RXECC_TOP/testbed/experiments/scale.toml run
 	tb_load_rxe patched

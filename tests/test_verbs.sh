@@ -17,11 +17,16 @@ VERBS_ROUNDS=("ib_write_bw ib_send_bw" "ib_read_bw ib_atomic_bw ib_write_lat ib_
 # port offset") on dumbbell.
 VERBS_HOSTS=("1 0 0" "3 2 1" "5 4 2" "7 6 3" "8 0 4" "4 8 5")
 
+#@ suite debug_timeout=12600
 test_verbs_all_cc() {
 	local cc tool round args want expect bytes runs=0 acked rx again0 again pkt tag pids rc i
 	local tools ccs every_round
 	read -ra tools <<<"${VERBS_ROUNDS[*]}"
-	read -ra ccs <<<"$(verbs_ccs)"
+	# On the debug kernel, whose checks look at the kernel's side (the
+	# glue, timers, locks), one algorithm of each kind of kernel state:
+	# none, ACC's period timers, DCQCN's CNPs, HPCC's INT, Swift's window
+	# and pacer; VERBS_CCS picks others.
+	read -ra ccs <<<"$(tb_volume "$(verbs_ccs)" "$(verbs_ccs)" "${VERBS_CCS:-none acc dcqcn hpcc swift}")"
 	# The first round, whose bytes rxe_cc must account for, runs under
 	# every algorithm. The second's READ responses, atomic ACKs and
 	# ping-pongs reach each algorithm through the same glue as the first
@@ -113,6 +118,7 @@ test_verbs_all_cc() {
 # UD QPs carry datagrams without acknowledgements; rxe_cc has nothing to
 # control there and must leave them alone (no state, stock behaviour), under
 # an algorithm that changes RC QPs (ACC: ECN-capable data, an ACK per packet).
+#@ suite
 test_verbs_ud() {
 	tb_load_rxe patched
 	tb_load_cc cc=acc
@@ -135,6 +141,7 @@ test_verbs_ud() {
 # rdma_cm before it listens (seen with strace: the time goes inside
 # librdmacm's start-up, right after it opens /dev/infiniband/rdma_cm, not
 # in rxe_cc), so this test is not in the default suite: run it by name.
+#@ by-name
 test_verbs_rdma_cm() {
 	local cc acked
 	tb_load_rxe patched
@@ -202,6 +209,7 @@ print((r.get(sys.argv[3]) or {}).get(sys.argv[4], ""))' "$@"
 # each READ posted behind a WRITE whose ACKs netem holds 20 ms at h0: a
 # READ once cleared every slot it spans, the WRITE's among them, which
 # then acked 0 bytes.
+#@ suite
 test_verbs_rw_mix() {
 	local cc size=65536 rsize=40960 iters=20 big=$((2 << 20)) rc
 	tb_load_rxe patched
@@ -237,6 +245,7 @@ rw_mix_bytes() {
 # window (line rate x T: 100 Mb/s x 1 ms, 12.5 KB) is far smaller, and the
 # 5 ms that netem adds to h0's responses keep more than it in flight at
 # HPCC's pacing rate (W/T).
+#@ suite
 test_qp_reset() {
 	local size=65536 iters=10 json r before after
 	tb_load_rxe patched

@@ -48,3 +48,13 @@ measured_table() {
 	shift
 	rxecc spread --measured "$f" --json "${f%.jsonl}.json" "$@"
 }
+
+# tb_wire_check <pcap> <json>: `rxecc check`'s judgement of a capture
+# (every ICRC, the packets by opcode, the INT shims and their records)
+# into <json>, and its totals on one line; 1 if there is no RoCEv2 packet
+# or a bad ICRC or shim.
+tb_wire_check() {
+	rxecc check --json "$1" >"$2" || return 1
+	jq -c '{packets, icrc_bad, opcodes, int_shims, int_hops, int_bad}' "$2"
+	jq -e '.packets > 0 and .icrc_bad == 0' "$2" >/dev/null
+}
