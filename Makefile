@@ -26,7 +26,12 @@ export RESULTS
 # (apt and friends): the tree's owner has the toolchain that built it.
 KDIR ?=
 ifeq ($(KDIR),)
-KDIR_CMD = $$(bash $(TOP)/testbed/kernel.sh)
+# One kernel build at a time (make demo beside make test, or two goals of
+# one make): a second kernel.sh waits for the first and finds its tree
+# built, instead of removing the tree under it.
+KERNEL_LOCK = "$${RXECC_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/rxe-cc}/kernel.lock"
+KERNEL_SH = mkdir -p "$$(dirname $(KERNEL_LOCK))" && flock $(KERNEL_LOCK) bash $(TOP)/testbed/kernel.sh
+KDIR_CMD = $$($(KERNEL_SH))
 SETUP = setup
 else
 KDIR_CMD = $$(cd $(KDIR) && pwd) && bash $(TOP)/testbed/bpftool.sh "$$kdir" >&2
@@ -172,7 +177,7 @@ test: lint lint-kernel cargo-test guest-test
 DEBUG_BUILD := $(BUILD)/debug
 DEBUG_SRC := $(DEBUG_BUILD)/src
 test-debug: all
-	@kdir=$$(RXECC_KERNEL_VARIANT=debug bash testbed/kernel.sh) && [ -n "$$kdir" ] && \
+	@kdir=$$(export RXECC_KERNEL_VARIANT=debug && $(KERNEL_SH)) && [ -n "$$kdir" ] && \
 	mkdir -p $(DEBUG_SRC) && echo "$$kdir" > $(DEBUG_BUILD)/kdir && \
 	find Kbuild rxe_cc switch-ebpf/kmod \( -name Kbuild -o -name '*.rs' -o -name '*.[ch]' \) \
 		! -name '*.mod.c' -exec cp -p --parents {} $(DEBUG_SRC)/ \; && \

@@ -51,8 +51,10 @@ pub enum Cmd {
     /// Make a port an ingress port of switch `switch-id`: shared-buffer
     /// accounting and PFC thresholds.
     Ingress {
-        #[arg(long)]
-        dev: String,
+        /// The port, or several with one setting (`p1,p2`): one process
+        /// where each costs half a second under TCG.
+        #[arg(long, value_delimiter = ',', required = true)]
+        dev: Vec<String>,
         #[arg(long, default_value_t = 0)]
         switch_id: u32,
         /// Send PFC frames (the same as `--mode pfc`).
@@ -350,34 +352,42 @@ pub fn run(cmd: Cmd) -> Result<()> {
                 (None, true) => switch::FlowControl::Pfc,
                 (None, false) => switch::FlowControl::None,
             };
-            let rate = switch::port_rate_bps(&dev)?;
-            let gfc_time = if mode == switch::FlowControl::GfcTime {
-                switch::GfcTime::new(gfc_bm_bytes, None, gfc_period_us, rate, tau_us)
-                    .with_context(|| format!("{dev}: time-based GFC"))?
-            } else {
-                Default::default()
-            };
-            let gfc = if mode == switch::FlowControl::GfcBuffer {
-                switch::GfcThresholds::new(gfc_bm_bytes, gfc_b1_bytes, rate, tau_us, gfc_step_bytes)
+            for dev in &dev {
+                let rate = switch::port_rate_bps(dev)?;
+                let gfc_time = if mode == switch::FlowControl::GfcTime {
+                    switch::GfcTime::new(gfc_bm_bytes, None, gfc_period_us, rate, tau_us)
+                        .with_context(|| format!("{dev}: time-based GFC"))?
+                } else {
+                    Default::default()
+                };
+                let gfc = if mode == switch::FlowControl::GfcBuffer {
+                    switch::GfcThresholds::new(
+                        gfc_bm_bytes,
+                        gfc_b1_bytes,
+                        rate,
+                        tau_us,
+                        gfc_step_bytes,
+                    )
                     .with_context(|| format!("{dev}: GFC thresholds"))?
-            } else {
-                Default::default()
-            };
-            switch::set_ingress(
-                &dev,
-                &switch::IngressConfig {
-                    switch_id,
-                    mode,
-                    xoff_bytes,
-                    xon_bytes,
-                    buffer_bytes,
-                    pfc_class,
-                    pause_quanta,
-                    refresh_us,
-                    gfc,
-                    gfc_time,
-                },
-            )?
+                } else {
+                    Default::default()
+                };
+                switch::set_ingress(
+                    dev,
+                    &switch::IngressConfig {
+                        switch_id,
+                        mode,
+                        xoff_bytes,
+                        xon_bytes,
+                        buffer_bytes,
+                        pfc_class,
+                        pause_quanta,
+                        refresh_us,
+                        gfc,
+                        gfc_time,
+                    },
+                )?
+            }
         }
         Cmd::FlowControl {
             dev,
