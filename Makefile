@@ -26,10 +26,10 @@ export RESULTS
 # (apt and friends): the tree's owner has the toolchain that built it.
 KDIR ?=
 ifeq ($(KDIR),)
-# One kernel build at a time (make demo beside make test, or two goals of
-# one make): a second kernel.sh waits for the first and finds its tree
-# built, instead of removing the tree under it.
-KERNEL_LOCK = "$${RXECC_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/rxe-cc}/kernel.lock"
+# One kernel build of a variant at a time (make demo beside make test, or
+# two goals of one make): a second kernel.sh waits for the first and finds
+# its tree built, instead of removing the tree under it.
+KERNEL_LOCK = "$${RXECC_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/rxe-cc}/kernel$${RXECC_KERNEL_VARIANT:+-$$RXECC_KERNEL_VARIANT}.lock"
 KERNEL_SH = mkdir -p "$$(dirname $(KERNEL_LOCK))" && flock $(KERNEL_LOCK) bash $(TOP)/testbed/kernel.sh
 KDIR_CMD = $$($(KERNEL_SH))
 SETUP = setup
