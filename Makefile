@@ -5,7 +5,7 @@
 #   make mutants       the algorithms' tests against a list of wrong rules
 #   make test-long     the guest suite at the volume that looks for what only repetition finds
 #   make test-times    the last guest suite's seconds per test into docs/testing.md
-#   make bench         stock rdma_rxe vs patched rdma_rxe + rxe_cc, one run
+#   make bench         stock against patched rdma_rxe, the port, the incasts and recipes (hours)
 #   make repro         the demo's incast in 5 boots per guest clock: the spread
 #   make guest CMD=..  run a command inside the testbed guest
 #   make modules       build rdma_rxe (patched) and rxe_cc.ko

@@ -2,9 +2,9 @@
 #
 # Each test is a function in a tests/test_*.sh file, run by tb_run_test in
 # a subshell that sources that file only: tests share this library and
-# tests/lib/*.sh, never each other's functions (tests/check-isolation.sh).
+# tests/lib/*.sh, never each other's functions (tests/check_isolation.py, in make lint).
 # A test fails if the function returns non-zero or if dmesg gained a kernel
-# warning while it ran. The suite ends with the line "N passed, N failed".
+# warning while it ran; its verdict goes to the queue (tests/guest-suite.sh).
 
 . "$RXECC_TOP/testbed/netns.sh"
 for f in "$RXECC_TOP"/tests/lib/*.sh; do
