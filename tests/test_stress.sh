@@ -211,10 +211,8 @@ stress_busy_qpn() {
 #@ suite
 test_stress_malformed() {
 	local topo=$TEST_OUT/chain-nomark.toml req_qpn resp_qpn i rc n stock_n
-	# The flow must outlast the cases: 2000 messages (131 MB) took 78 s of
-	# the host's against the cases' 43 (2026-12-07), and on the debug
-	# kernel, whose guest carries about 2 Mb/s, 9 minutes. The stock
-	# part's flow: 900 messages against its cases' 15 s.
+	# Each flow must outlast the cases it carries, about twice over
+	# (docs/testing.md, "Measurements behind the harness").
 	n=$(tb_volume 2000 4000) stock_n=$(tb_volume 900 1500)
 	grep -v -e '^mark = ' -e '^tcd = ' "$RXECC_TOP/testbed/topologies/chain.toml" >"$topo"
 	tb_load_rxe patched

@@ -61,7 +61,7 @@ impl Claim {
     /// The claim names only runs among `runs`, not both `of` and `over`,
     /// and has a bound (or `absent`, alone).
     pub fn check(&self, runs: &[String]) -> Result<()> {
-        for run in std::iter::once(&self.run).chain(self.of.iter()) {
+        for run in self.runs() {
             ensure!(
                 runs.contains(run),
                 "names run '{run}', not among runs {runs:?}"
