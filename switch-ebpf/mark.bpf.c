@@ -104,11 +104,11 @@ static __always_inline __u8 tcd_mark(struct port_state *st, const struct rxecc_p
 
 	bpf_spin_lock(&st->lock);
 	q = st->stats.qlen_bytes;
-	/* At most 1 s of draining: 1e9 ns x 1.25e10 B/s (100 Gb/s) fits. */
+	/* At most 1 s of draining (bytes_in_ns()). */
 	elapsed = ns_since(now, st->stats.excess_ns);
 	if (elapsed > NSEC_PER_SEC)
 		elapsed = NSEC_PER_SEC;
-	drained = elapsed * (cfg->rate_bps / 8) / NSEC_PER_SEC;
+	drained = bytes_in_ns(elapsed, cfg->rate_bps);
 	excess = st->stats.excess_bytes > drained ? st->stats.excess_bytes - drained : 0;
 	if (compressed) {
 		excess += len;

@@ -53,15 +53,18 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	struct port_state *st = state(id);
 	struct rxecc_port_params cfg;
 	__u64 now = bpf_ktime_get_ns();
-	__u32 len = pkt_len(skb), iif = skb->skb_iif, sw = 0, tag;
+	__u32 len = pkt_len(skb), iif = skb->skb_iif, sw = 0, tag, limit;
 	struct skb_list *dq = bpf_map_lookup_elem(&data_q, &id);
-	struct skb_list *cq = bpf_map_lookup_elem(&ctl_q, &id);
+	struct ctl_list *cq = bpf_map_lookup_elem(&ctl_q, &id);
 	struct skb_node *n;
 	int charged;
 
 	if (!st || !dq || !cq || !port_cfg_get(id, &cfg))
 		goto drop;
+	limit = cfg.limit_pkts < RXECC_LIMIT_PKTS_MAX ? cfg.limit_pkts : RXECC_LIMIT_PKTS_MAX;
 	if (skb->protocol == bpf_htons(ETH_P_PAUSE)) {
+		if (cq->n >= RXECC_CTL_MAX_PKTS)
+			goto drop;
 		n = bpf_obj_new(typeof(*n));
 		if (!n)
 			goto drop;
@@ -72,14 +75,15 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 		bpf_spin_lock(&cq->lock);
 		bpf_list_push_back(&cq->head, &n->node);
 		bpf_spin_unlock(&cq->lock);
+		cq->n++;
 		sch->q.qlen++;
 		return NET_XMIT_SUCCESS;
 	}
 	/* A rule at the ingress asked for a delay or reorder (port/inject.h). */
 	tag = skb->mark & RXECC_MARK_TAG;
 	if (tag == RXECC_MARK_DELAY || tag == RXECC_MARK_REORDER)
-		return inject_hold(sch, st, skb, id, len, iif, now, to_free);
-	if (sch->q.qlen >= cfg.limit_pkts + held_count(id))
+		return inject_hold(sch, st, skb, id, len, iif, limit, now, to_free);
+	if (sch->q.qlen >= limit + held_count(id))
 		goto drop;
 	charged = iif ? charge_ingress(sch, iif, len, now, &sw) : CHARGE_NONE;
 	if (charged == CHARGE_DROP)
@@ -236,7 +240,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	__u32 id = sch_port(sch);
 	struct port_state *st = state(id);
 	struct skb_list *dq = bpf_map_lookup_elem(&data_q, &id);
-	struct skb_list *cq = bpf_map_lookup_elem(&ctl_q, &id);
+	struct ctl_list *cq = bpf_map_lookup_elem(&ctl_q, &id);
 	struct pacer *pc = bpf_map_lookup_elem(&pacer, &id);
 	struct rxecc_port_params cfg;
 	struct egress_fc fc = {};
@@ -318,7 +322,8 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	if (!skb)
 		return NULL;
 
-	sch->q.qlen--;
+	if (sch->q.qlen)
+		sch->q.qlen--;
 	sch->qstats.backlog -= r.len;
 	dequeue_account(st, &cfg, id, &r, &deq_bytes, &qlen_bytes);
 	if (iif)
@@ -354,24 +359,27 @@ int BPF_PROG(port_init, struct Qdisc *sch, struct nlattr *opt,
 		pc->ideal_free_ns = 0;
 		pc->max_len = 0;
 	}
-	sch->limit = cfg.limit_pkts;
+	sch->limit = cfg.limit_pkts < RXECC_LIMIT_PKTS_MAX ? cfg.limit_pkts : RXECC_LIMIT_PKTS_MAX;
 	return 0;
 }
 
-/* Frees every queued packet, returning its buffer to its ingress port. */
+/* Frees every queued packet, returning its buffer to its ingress port.
+ * The loops' bounds are above what each list may hold (port.h), so none
+ * is left: a leftover would later take the qdisc's length below 0.
+ */
 SEC("struct_ops")
 void BPF_PROG(port_reset, struct Qdisc *sch)
 {
 	__u32 id = sch_port(sch);
 	struct skb_list *dq = bpf_map_lookup_elem(&data_q, &id);
-	struct skb_list *cq = bpf_map_lookup_elem(&ctl_q, &id);
+	struct ctl_list *cq = bpf_map_lookup_elem(&ctl_q, &id);
 	struct port_state *st;
 	struct skb_node *n;
 	int i;
 
 	if (!dq || !cq)
 		return;
-	bpf_for(i, 0, 100000) {
+	bpf_for(i, 0, RXECC_LIMIT_PKTS_MAX + 1) {
 		struct sk_buff *skb;
 
 		n = NULL;
@@ -384,7 +392,7 @@ void BPF_PROG(port_reset, struct Qdisc *sch)
 		if (skb)
 			bpf_kfree_skb(skb);
 	}
-	bpf_for(i, 0, 1000) {
+	bpf_for(i, 0, RXECC_CTL_MAX_PKTS + 1) {
 		struct sk_buff *skb;
 
 		n = NULL;
@@ -395,6 +403,7 @@ void BPF_PROG(port_reset, struct Qdisc *sch)
 		if (skb)
 			bpf_kfree_skb(skb);
 	}
+	cq->n = 0;
 	held_free(id);
 	sch->q.qlen = 0;
 	sch->qstats.backlog = 0;
@@ -461,11 +470,13 @@ int port_ingress(struct __sk_buff *skb)
 	k = pfc_parse(skb, cfg.pfc_class, &quanta, &stamp);
 	if (k == PFC_NOT_CTL) {
 		/* A packet injection drops never arrived; the copy of one it
-		 * duplicated arrives, but no rule sees it.
+		 * duplicated arrives, but no rule sees it. The switch's bits
+		 * of the mark are this port's from here (port.h).
 		 */
-		if ((skb->mark & RXECC_MARK_TAG) == RXECC_MARK_DUP)
-			skb->mark = 0;
-		else if (cfg.inject_rules && !inject_apply(skb, st, id))
+		bool dup = (skb->mark & RXECC_MARK_TAG) == RXECC_MARK_DUP;
+
+		mark_set(skb, skb->mark & ~RXECC_MARK_MASK);
+		if (!dup && cfg.inject_rules && !inject_apply(skb, st, id))
 			return TC_ACT_SHOT;
 		arrival(skb, st, &cfg, now);
 		if (cfg.int_mode != INT_OFF)

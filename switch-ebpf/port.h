@@ -188,10 +188,20 @@ struct rxecc_qlen_hist {
 	__u64 ns[RXECC_QLEN_BINS];
 };
 
-/* skb->mark bit set by a switch port's TC ingress on a compressed arrival
- * (above), for the egress marker of the port the packet leaves by. Every
- * port's ingress rewrites it, so it never outlives one switch.
+/*
+ * skb->mark on a switch's ports: the switch owns the upper 16 bits and
+ * leaves the lower 16 to other users of the mark (firewall marks, policy
+ * routing). Every port's TC ingress clears the switch's bits on arrival,
+ * so none outlives one switch, even across a link between two switches
+ * in the same namespace, and a foreign value there is never read as the
+ * switch's; it then sets what the packet's egress needs:
+ *   bit 30      a compressed arrival (above), for the egress marker;
+ *   bits 28-29  a fault injection request to the egress qdisc
+ *               (port/inject.h), with bits 24-26 the index of the rule
+ *               that asked and bits 16-23 the ingress port's id, whose
+ *               rule the egress reads for the request's parameters.
  */
+#define RXECC_MARK_MASK		0xffff0000U
 #define RXECC_MARK_COMPRESSED	0x40000000U
 
 struct port_state {
@@ -366,18 +376,16 @@ enum rxecc_inject_action {
 				 */
 };
 
-/*
- * A delay or reorder is the egress port's to carry out (its qdisc holds
- * the packet); the ingress program tells it in skb->mark, which the
- * bridge keeps and leaving the switch's namespace clears. The copy of a
- * duplicated packet is marked so that the rules pass it by. Bits 24-29
- * say which, bits 0-23 carry the parameters; bit 30 is
- * RXECC_MARK_COMPRESSED, set or cleared on every arrival.
- */
-#define RXECC_MARK_TAG		0x3f000000U
-#define RXECC_MARK_DELAY	0x1c000000U	/* bits 0-23: microseconds */
-#define RXECC_MARK_REORDER	0x1d000000U	/* bits 0-19: us, 20-23: gap */
-#define RXECC_MARK_DUP		0x1e000000U
+/* Fault injection's request in skb->mark (the layout is above port_state). */
+#define RXECC_MARK_TAG		0x30000000U
+#define RXECC_MARK_DELAY	0x10000000U	/* held delay_us */
+#define RXECC_MARK_REORDER	0x20000000U	/* held behind `gap` packets */
+#define RXECC_MARK_DUP		0x30000000U	/* a copy: no rule applies */
+#define RXECC_MARK_RULE_SHIFT	24
+#define RXECC_MARK_RULE		0x07000000U
+#define RXECC_MARK_PORT_SHIFT	16
+#define RXECC_MARK_PORT		0x00ff0000U
+/* The longest hold a rule may ask (rxecc checks): */
 #define RXECC_DELAY_US_MAX	0xffffffU
 #define RXECC_REORDER_US_MAX	0xfffffU
 #define RXECC_REORDER_GAP_MAX	15
@@ -455,6 +463,15 @@ struct switch_buf {
 
 #define RXECC_MAX_SWITCHES	16
 #define RXECC_MAX_PORTS		256
+/*
+ * The most packets each of a port's lists holds, so that its reset frees
+ * them all: the data queue's limit (rxecc refuses a larger one; the qdisc
+ * clamps), the held list's (the same limit) and the control list's. PFC
+ * frames leave ahead of everything, so more than a few waiting means the
+ * device is not sending; the newest pause is the one in force anyway.
+ */
+#define RXECC_LIMIT_PKTS_MAX	65536
+#define RXECC_CTL_MAX_PKTS	64
 #define RXECC_SWITCH_PORTS	32
 
 /*
@@ -496,6 +513,28 @@ struct {
 static __always_inline __u64 ns_since(__u64 now, __u64 t)
 {
 	return now > t ? now - t : 0;
+}
+
+/* The bytes a link of rate_bps carries in ns nanoseconds, ns at most 1 s
+ * (callers cap it), for any rate: ns * rate_bps / 8e9 taken apart so that
+ * no product exceeds 1e9 * 1e9 (a plain ns * (rate_bps / 8) overflows
+ * above 147 Gb/s at 1 s).
+ */
+static __always_inline __u64 bytes_in_ns(__u64 ns, __u64 rate_bps)
+{
+	__u64 bps = rate_bps / 8;
+
+	return bps / 1000000000ULL * ns + bps % 1000000000ULL * ns / 1000000000ULL;
+}
+
+/* skb->mark = v as one 32-bit store: knowing v's bits, clang would write
+ * only the half of the word that changes, a narrow store the verifier
+ * refuses on the context. The empty asm hides them (barrier_var()).
+ */
+static __always_inline void mark_set(struct __sk_buff *skb, __u32 v)
+{
+	asm volatile("" : "+r"(v));
+	skb->mark = v;
 }
 
 /* Copies port `id`'s configuration as one consistent whole; false if

@@ -3,8 +3,8 @@
  * Fault injection at a port's ingress, as Lumina does with a Tofino: the
  * rules of port.h's struct rxecc_inject select RoCEv2 packets by their BTH
  * and drop them, ECN-mark them, corrupt their ICRC or duplicate them here,
- * or tag them (skb->mark) for their egress port to delay or reorder
- * (inject_hold() there). Runs only when the port's configuration says rules
+ * or tag them (skb->mark, port.h) for their egress port to delay or
+ * reorder (inject_hold() there). Runs only when the port's configuration says rules
  * are in force (inject_rules), so a port without rules pays one branch.
  */
 #ifndef RXECC_PORT_INJECT_H
@@ -16,6 +16,12 @@ struct {
 	__type(key, __u32);
 	__type(value, struct rxecc_inject);
 } inject SEC(".maps");
+
+/* A rule's index and a port's id each fit their field of skb->mark. */
+_Static_assert(RXECC_INJECT_RULES <= (RXECC_MARK_RULE >> RXECC_MARK_RULE_SHIFT) + 1,
+	       "skb->mark cannot name every rule");
+_Static_assert(RXECC_MAX_PORTS <= (RXECC_MARK_PORT >> RXECC_MARK_PORT_SHIFT) + 1,
+	       "skb->mark cannot name every port");
 
 #define ECN_MASK		0x03
 #define ECN_UE			0x02
@@ -111,15 +117,18 @@ static __always_inline void inject_ecn(struct __sk_buff *skb, __u8 tos, __u8 ecn
 	bpf_skb_store_bytes(skb, ETH_HLEN + 1, &new_tos, 1, 0);
 }
 
-/* What the rules that fired ask for: a set of actions, and the delay or
- * reorder of the first such rule.
+#define INJ_HOLDS		(1U << INJ_DELAY | 1U << INJ_REORDER)
+
+/* What the rules that fired ask for: a set of actions, and the first rule
+ * that asked for a delay or reorder (its request and its index).
  */
 struct inject_acts {
 	__u32 acts;
-	__u32 delay_us, gap;
+	__u32 hold;		/* RXECC_MARK_DELAY or _REORDER; 0: none */
+	__u32 hold_rule;
 };
 
-static __always_inline void inject_collect(struct rxecc_inject_rule *r,
+static __always_inline void inject_collect(struct rxecc_inject_rule *r, __u32 i,
 					   const struct bth_view *v,
 					   struct inject_acts *a)
 {
@@ -128,10 +137,9 @@ static __always_inline void inject_collect(struct rxecc_inject_rule *r,
 	if (!inject_fires(r, v))
 		return;
 	bit = 1U << (r->action & 31);
-	if ((bit & (1U << INJ_DELAY | 1U << INJ_REORDER)) &&
-	    !(a->acts & (1U << INJ_DELAY | 1U << INJ_REORDER))) {
-		a->delay_us = r->delay_us;
-		a->gap = r->gap;
+	if ((bit & INJ_HOLDS) && !a->hold) {
+		a->hold = r->action == INJ_DELAY ? RXECC_MARK_DELAY : RXECC_MARK_REORDER;
+		a->hold_rule = i;
 	}
 	a->acts |= bit;
 }
@@ -143,10 +151,10 @@ static __always_inline void inject_dup(struct __sk_buff *skb, struct port_state 
 {
 	__u32 mark = skb->mark;
 
-	skb->mark = RXECC_MARK_DUP;
+	mark_set(skb, (mark & ~RXECC_MARK_MASK) | RXECC_MARK_DUP);
 	if (!bpf_clone_redirect(skb, skb->ifindex, BPF_F_INGRESS))
 		stat_inc(st, &st->stats.inj_dups);
-	skb->mark = mark;
+	mark_set(skb, mark);
 }
 
 /*
@@ -166,7 +174,7 @@ static __always_inline bool inject_apply(struct __sk_buff *skb, struct port_stat
 		return true;
 	bpf_spin_lock(&in->lock);
 	for (i = 0; i < RXECC_INJECT_RULES; i++)
-		inject_collect(&in->rule[i], &v, &a);
+		inject_collect(&in->rule[i], i, &v, &a);
 	bpf_spin_unlock(&in->lock);
 	if (!a.acts)
 		return true;
@@ -191,13 +199,15 @@ static __always_inline bool inject_apply(struct __sk_buff *skb, struct port_stat
 	/* The copy is made before the tag: it is not held. */
 	if (a.acts & (1U << INJ_DUP))
 		inject_dup(skb, st);
-	if (a.acts & (1U << INJ_DELAY)) {
-		skb->mark = RXECC_MARK_DELAY | (a.delay_us & RXECC_DELAY_US_MAX);
-		stat_inc(st, &st->stats.inj_delays);
-	} else if (a.acts & (1U << INJ_REORDER)) {
-		skb->mark = RXECC_MARK_REORDER | (a.gap & 0xf) << 20 |
-			    (a.delay_us & RXECC_REORDER_US_MAX);
-		stat_inc(st, &st->stats.inj_reorders);
+	if (a.hold) {
+		/* The egress reads the rule's parameters (inject_hold()). */
+		mark_set(skb, (skb->mark & ~RXECC_MARK_MASK) | a.hold |
+			      a.hold_rule << RXECC_MARK_RULE_SHIFT |
+			      id << RXECC_MARK_PORT_SHIFT);
+		if (a.hold == RXECC_MARK_DELAY)
+			stat_inc(st, &st->stats.inj_delays);
+		else
+			stat_inc(st, &st->stats.inj_reorders);
 	}
 	return true;
 }
@@ -244,29 +254,62 @@ static __always_inline struct bpf_list_node *held_pop(struct held_list *h)
 	return node;
 }
 
+/*
+ * The hold that skb->mark asks for, from the rule that asked (a rule
+ * rewritten since holds the packet by its new values; one removed, not
+ * at all): its delay, ns, and for a reorder its gap.
+ */
+static __always_inline void hold_request(__u32 mark, __u64 *delay_ns, __u32 *gap)
+{
+	__u32 port = (mark & RXECC_MARK_PORT) >> RXECC_MARK_PORT_SHIFT;
+	__u32 i = (mark & RXECC_MARK_RULE) >> RXECC_MARK_RULE_SHIFT;
+	struct rxecc_inject *in = bpf_map_lookup_elem(&inject, &port);
+	__u32 us = 0, action = 0;
+
+	*gap = 0;
+	if (in && i < RXECC_INJECT_RULES) {
+		bpf_spin_lock(&in->lock);
+		action = in->rule[i].action;
+		us = in->rule[i].delay_us;
+		*gap = in->rule[i].gap;
+		bpf_spin_unlock(&in->lock);
+	}
+	if (action != INJ_DELAY && action != INJ_REORDER)
+		us = 0;
+	if ((mark & RXECC_MARK_TAG) == RXECC_MARK_DELAY) {
+		*gap = 0;
+		us = us < RXECC_DELAY_US_MAX ? us : RXECC_DELAY_US_MAX;
+	} else {
+		*gap = *gap < RXECC_REORDER_GAP_MAX ? *gap : RXECC_REORDER_GAP_MAX;
+		us = us < RXECC_REORDER_US_MAX ? us : RXECC_REORDER_US_MAX;
+	}
+	*delay_ns = (__u64)us * 1000;
+}
+
 /* A packet whose skb->mark asks its egress port to hold it: kept in
- * held_q, counted in the qdisc's length but not the queue's.
+ * held_q, counted in the qdisc's length but not the queue's. The list
+ * holds as many packets as the queue may (the port's limit): beyond,
+ * the port drops.
  */
 static __always_inline int inject_hold(struct Qdisc *sch, struct port_state *st,
 				       struct sk_buff *skb, __u32 id, __u32 len,
-				       __u32 iif, __u64 now,
+				       __u32 iif, __u32 limit, __u64 now,
 				       struct bpf_sk_buff_ptr *to_free)
 {
 	struct held_list *h = bpf_map_lookup_elem(&held_q, &id);
-	__u32 mark = skb->mark;
+	__u32 mark = skb->mark, gap;
 	struct skb_node *n;
+	__u64 delay_ns;
 
-	if (!h)
+	if (!h || h->n >= limit)
 		goto drop;
 	n = bpf_obj_new(typeof(*n));
 	if (!n)
 		goto drop;
-	if ((mark & RXECC_MARK_TAG) == RXECC_MARK_DELAY) {
-		n->ready_ns = now + (__u64)(mark & RXECC_DELAY_US_MAX) * 1000;
-	} else {
-		n->ready_ns = now + (__u64)(mark & RXECC_REORDER_US_MAX) * 1000;
-		n->hold_enq = ((__u32)st->stats.enq_pkts + ((mark >> 20) & 0xf)) ?: 1;
-	}
+	hold_request(mark, &delay_ns, &gap);
+	n->ready_ns = now + delay_ns;
+	if ((mark & RXECC_MARK_TAG) == RXECC_MARK_REORDER)
+		n->hold_enq = ((__u32)st->stats.enq_pkts + gap) ?: 1;
 	n->acct_iif = iif;	/* charged when it joins the queue */
 	n->len = len;
 	skb = bpf_kptr_xchg(&n->skb, skb);
@@ -317,7 +360,8 @@ static __always_inline void held_admit(struct Qdisc *sch, struct port_state *st,
 drop:
 	count_drop(st);
 	sch->qstats.drops++;
-	sch->q.qlen--;
+	if (sch->q.qlen)
+		sch->q.qlen--;
 	skb = bpf_kptr_xchg(&n->skb, NULL);
 	bpf_obj_drop(n);
 	if (skb)
@@ -379,7 +423,7 @@ static __always_inline void held_free(__u32 id)
 
 	if (!h)
 		return;
-	bpf_for(i, 0, 10000) {
+	bpf_for(i, 0, RXECC_LIMIT_PKTS_MAX + 1) {
 		struct bpf_list_node *node;
 		struct sk_buff *skb;
 

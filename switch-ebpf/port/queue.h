@@ -126,12 +126,20 @@ struct {
 	__type(value, struct skb_list);
 } data_q SEC(".maps");
 
-/* Each port's control frames (PFC), sent ahead of everything. */
+/* Each port's control frames (PFC), sent ahead of everything; at most
+ * RXECC_CTL_MAX_PKTS of them.
+ */
+struct ctl_list {
+	struct bpf_spin_lock lock;
+	struct bpf_list_head head __contains(skb_node, node);
+	__u32 n;		/* frames in it; the qdisc's lock orders writers */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, RXECC_MAX_PORTS);
 	__type(key, __u32);
-	__type(value, struct skb_list);
+	__type(value, struct ctl_list);
 } ctl_q SEC(".maps");
 
 static __always_inline unsigned int pkt_len(const struct sk_buff *skb)
@@ -179,7 +187,7 @@ static __always_inline struct sk_buff *pop(struct bpf_spin_lock *lock,
 /* Control frames first: not paused, not paced, not counted as data. */
 static __always_inline struct sk_buff *ctl_dequeue(struct Qdisc *sch,
 						   struct port_state *st,
-						   struct skb_list *cq)
+						   struct ctl_list *cq)
 {
 	struct skb_node *n = NULL;
 	struct sk_buff *skb;
@@ -189,7 +197,10 @@ static __always_inline struct sk_buff *ctl_dequeue(struct Qdisc *sch,
 		bpf_obj_drop(n);
 	if (!skb)
 		return NULL;
-	sch->q.qlen--;
+	if (cq->n)
+		cq->n--;
+	if (sch->q.qlen)
+		sch->q.qlen--;
 	if (st) {
 		bpf_spin_lock(&st->lock);
 		st->stats.ctl_pkts++;
@@ -308,9 +319,9 @@ static __always_inline void pacer_release(struct pacer *pc, struct port_state *s
 	start = r->next_tx_ns > r->ready ? r->next_tx_ns : r->ready;
 	lost_from = (r->pace_floor > start ? r->pace_floor : start) + r->ser_ns;
 	if (r->next_tx_ns && !r->timed && end > lost_from) {
-		/* At most 1 s: 1e9 ns x 1.25e10 B/s (100 Gb/s) fits. */
+		/* At most 1 s (bytes_in_ns()). */
 		lost = end - lost_from < NSEC_PER_SEC ? end - lost_from : NSEC_PER_SEC;
-		lag = lost * (r->rate / 8) / NSEC_PER_SEC;
+		lag = bytes_in_ns(lost, r->rate);
 		bpf_spin_lock(&st->lock);
 		st->stats.late_ns += end - lost_from;
 		lag += st->stats.lag_bytes;
@@ -365,10 +376,8 @@ static __always_inline void arrival(struct __sk_buff *skb, struct port_state *st
 	if (compressed)
 		st->stats.compressed_pkts++;
 	bpf_spin_unlock(&st->lock);
-	if (compressed)
-		skb->mark |= RXECC_MARK_COMPRESSED;
-	else
-		skb->mark &= ~RXECC_MARK_COMPRESSED;
+	mark_set(skb, compressed ? skb->mark | RXECC_MARK_COMPRESSED :
+				   skb->mark & ~RXECC_MARK_COMPRESSED);
 }
 
 #endif /* RXECC_PORT_QUEUE_H */

@@ -55,6 +55,10 @@ pub fn default_burst_us() -> u64 {
     }
 }
 
+/// The largest packet limit a port takes (port.h's RXECC_LIMIT_PKTS_MAX):
+/// its reset frees at most that many packets from each list.
+pub const LIMIT_PKTS_MAX: u32 = 65_536;
+
 /// An emulated port's link.
 #[derive(Clone, Copy, Debug)]
 pub struct PortConfig {

@@ -372,6 +372,12 @@ pub fn attach_loaded_port(dev: &str, cfg: &PortConfig) -> Result<()> {
     if cfg.pfc_class > 7 {
         bail!("PFC classes are 0..7, not {}", cfg.pfc_class);
     }
+    if cfg.limit_pkts == 0 || cfg.limit_pkts > LIMIT_PKTS_MAX {
+        bail!(
+            "a port's packet limit is 1..={LIMIT_PKTS_MAX}, not {}",
+            cfg.limit_pkts
+        );
+    }
     let idx = ifindex(dev)?;
     remove_port(dev)?;
     let ingress = libbpf_rs::Program::fd_from_pinned_path(obj_pin("port_ingress"))

@@ -135,8 +135,9 @@ fn run_prog_marked(
     Ok((rv, mark_out))
 }
 
-/// skb->mark bit for a compressed arrival (port.h).
+/// skb->mark bits for a compressed arrival and for a delay request (port.h).
 const MARK_COMPRESSED: u32 = 0x4000_0000;
+const MARK_DELAY: u32 = 0x1000_0000;
 
 /// The port id the PFC receiver's tests run as (port.bpf.c's
 /// `test_port_id`: BPF_PROG_TEST_RUN's device is no port).
@@ -512,6 +513,36 @@ fn pfc_tests(t: &mut Tally) -> Result<()> {
             && s.compressed_pkts > before.compressed_pkts,
         format!("rv {rv}, mark {mark:#x}, compressed {}", s.compressed_pkts),
     );
+
+    // skb->mark: the switch's upper 16 bits are cleared on arrival (here a
+    // foreign value that reads as a delay request), the lower 16 kept.
+    let (rv, mark) = run_prog_marked(prog, &pkt, MARK_DELAY | 0x0005_1234, 1)?;
+    t.check(
+        "mark: the switch's bits are cleared on arrival, other users' kept",
+        rv == TC_ACT_OK && mark & !MARK_COMPRESSED == 0x1234,
+        format!("rv {rv}, mark {mark:#x}"),
+    );
+    // A delay rule's request names the rule and the port, and leaves the
+    // lower 16 bits as they were.
+    // SAFETY: plain-old-data; zeroes are valid.
+    let mut rules: port_skel::types::rxecc_inject = unsafe { std::mem::zeroed() };
+    rules.rule[0].action = 6; // INJ_DELAY
+    rules.rule[0].qpn = u32::MAX;
+    rules.rule[0].opcode = u32::MAX;
+    rules.rule[0].psn_hi = 0xff_ffff;
+    rules.rule[0].delay_us = 100;
+    write_at(&skel.maps.inject, TEST_PORT, &rules)?;
+    cfg.p.inject_rules = 1;
+    write_at(&skel.maps.port_cfg, TEST_PORT, &cfg)?;
+    let (rv, mark) = run_prog_marked(prog, &pkt, 0x1234, 1)?;
+    cfg.p.inject_rules = 0;
+    write_at(&skel.maps.port_cfg, TEST_PORT, &cfg)?;
+    let want = MARK_DELAY | TEST_PORT << 16 | 0x1234;
+    t.check(
+        "mark: a delay rule's request names its rule and port, other users' bits kept",
+        rv == TC_ACT_OK && mark & !MARK_COMPRESSED == want,
+        format!("rv {rv}, mark {mark:#x}, expected {want:#x}"),
+    );
     Ok(())
 }
 
@@ -804,15 +835,36 @@ fn mark_tests(t: &mut Tally) -> Result<()> {
         ),
     );
 
+    // The excess drains at the port's rate, to the last byte at 400 Gb/s:
+    // two seconds on, 30 GB of it is gone (elapsed * rate/8 wrapped past
+    // 2^64 and left at least 11 GB, above the whole queue: unmarked).
+    set_cfg(&|c| c.rate_bps = 400_000_000_000)?;
+    with_discounts(100_000, 30_000_000_000, 0)?;
+    let mut st: mark_skel::types::port_state = read(&skel.maps.port_state)?;
+    st.stats.excess_ns = now_ns().saturating_sub(2_000_000_000);
+    write(&skel.maps.port_state, &st)?;
+    let (rv, out) = run_prog(prog, &udp_packet(4791, ECT1))?;
+    set_cfg(&|c| c.rate_bps = 0)?;
+    let ecn = out.get(15).map_or(255, |b| b & 3);
+    let left: mark_skel::types::port_state = read(&skel.maps.port_state)?;
+    t.check(
+        "tcd: at 400 Gb/s, 2 s drain 30 GB of excess and real growth is CE",
+        rv == TC_ACT_OK && ecn == CE && left.stats.excess_bytes == 0,
+        format!(
+            "rv {rv}, ECN {ecn:#b}, excess left {} B",
+            left.stats.excess_bytes
+        ),
+    );
+
     // Every ECN-capable RoCE packet in TCD mode is one decision (and the
-    // three above: two unmarked, one CE).
+    // four above: two unmarked, two CE).
     let tcd = |d: u8| {
         cases
             .iter()
             .filter(|c| c.1 == 4 && c.2 == 4791 && c.3 != 0 && c.9 == d)
             .count() as u64
     };
-    let (want_ce, want_ue, want_none) = (tcd(CE) + 1, tcd(UE), tcd(0) + 2);
+    let (want_ce, want_ue, want_none) = (tcd(CE) + 2, tcd(UE), tcd(0) + 2);
     let s: mark_skel::types::port_state = read(&skel.maps.port_state)?;
     t.check(
         "tcd: decisions are counted",
