@@ -71,7 +71,7 @@ modules: kernel
 	@kdir=$$(cat $(BUILD)/kdir); \
 	echo "==> modules: patched rdma_rxe and rxe_cc.ko against $$kdir" >&2; \
 	bash rxe_glue/build.sh "$$kdir" $(BUILD)/rxe $(QUIET_PAHOLE) && \
-	bash rxe_glue/build.sh "$$kdir" $(BUILD)/rxe-without-fix2 0002 $(QUIET_PAHOLE) && \
+	bash rxe_glue/build.sh "$$kdir" $(BUILD)/rxe-without-fix 0001 $(QUIET_PAHOLE) && \
 	$(MAKE) -s -C "$$kdir" M=$(TOP) LLVM=-19 RUSTC=/usr/bin/rustc \
 		RXE_GLUE_DIR=$(BUILD)/rxe KBUILD_EXTRA_SYMBOLS=$(BUILD)/rxe/Module.symvers modules $(QUIET_PAHOLE)
 
@@ -183,11 +183,11 @@ test-debug: all
 		! -name '*.mod.c' -exec cp -p --parents {} $(DEBUG_SRC)/ \; && \
 	echo "==> modules for the debug kernel: $$kdir" >&2 && \
 	bash rxe_glue/build.sh "$$kdir" $(DEBUG_BUILD)/rxe $(QUIET_PAHOLE) && \
-	bash rxe_glue/build.sh "$$kdir" $(DEBUG_BUILD)/rxe-without-fix2 0002 $(QUIET_PAHOLE) && \
+	bash rxe_glue/build.sh "$$kdir" $(DEBUG_BUILD)/rxe-without-fix 0001 $(QUIET_PAHOLE) && \
 	$(MAKE) -s -C "$$kdir" M=$(DEBUG_SRC) LLVM=-19 RUSTC=/usr/bin/rustc \
 		RXE_GLUE_DIR=$(DEBUG_BUILD)/rxe KBUILD_EXTRA_SYMBOLS=$(DEBUG_BUILD)/rxe/Module.symvers modules $(QUIET_PAHOLE) && \
 	RXECC_KDIR_FILE=$(DEBUG_BUILD)/kdir RXECC_RXE_KO=$(DEBUG_BUILD)/rxe/rdma_rxe.ko \
-	RXECC_RXE_WITHOUT_FIX2_KO=$(DEBUG_BUILD)/rxe-without-fix2/rdma_rxe.ko \
+	RXECC_RXE_WITHOUT_FIX_KO=$(DEBUG_BUILD)/rxe-without-fix/rdma_rxe.ko \
 	RXECC_CC_KO=$(DEBUG_SRC)/rxe_cc/rxe_cc.ko \
 	RXECC_SWITCH_KO=$(DEBUG_SRC)/switch-ebpf/kmod/rxecc_switch.ko \
 	RXECC_DEBUG_KERNEL=1 RESULTS=$(BUILD)/results-debug TB_TEST_TIMEOUT=$${TB_TEST_TIMEOUT:-2700} \

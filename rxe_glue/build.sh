@@ -2,11 +2,13 @@
 # Build the patched rdma_rxe.ko out of tree.
 #   rxe_glue/build.sh <kernel build dir> <output dir> [fix to leave out]
 # Copies drivers/infiniband/sw/rxe from the kernel tree into <output dir>,
-# applies two series in order, patches/fixes/*.patch (fixes to stock rxe,
-# each for its own) and patches/cc/*.patch (the CC hook ABI), and builds it
-# with that kernel's Kbuild. The copy is redone whenever the source or a
-# patch changes. A third argument, the number of one fix (e.g. 0002),
-# leaves that fix out: the tests compare rxe with and without it.
+# applies three series in order, patches/fixes/*.patch (fixes to stock
+# rxe, each for its own), patches/features/*.patch (a drop counter and a
+# GID table length parameter the testbed uses) and patches/cc/*.patch (the
+# CC hook ABI; its 0000 is the cover letter), and builds it with that
+# kernel's Kbuild. The copy is redone whenever the source or a patch
+# changes. A third argument, the number of one fix (e.g. 0001), leaves
+# that fix out: the tests compare rxe with and without it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 KDIR=${1:?usage: build.sh KDIR OUT [FIX]}
@@ -15,12 +17,14 @@ WITHOUT=${3:-}
 src=$KDIR/drivers/infiniband/sw/rxe
 [ -f "$src/rxe.c" ] || { echo "error: $src has no rdma_rxe sources" >&2; exit 1; }
 
+all=("$here"/patches/fixes/*.patch "$here"/patches/features/*.patch "$here"/patches/cc/*.patch)
 series=()
-for p in "$here"/patches/fixes/*.patch "$here"/patches/cc/*.patch; do
+for p in "${all[@]}"; do
+	[[ $p == */0000-cover-letter.patch ]] && continue
 	[ -n "$WITHOUT" ] && [[ $p == "$here/patches/fixes/$WITHOUT-"* ]] && continue
 	series+=("$p")
 done
-[ -z "$WITHOUT" ] || (($(ls "$here"/patches/fixes/*.patch "$here"/patches/cc/*.patch | wc -l) == ${#series[@]} + 1)) ||
+[ -z "$WITHOUT" ] || [ "$(ls "$here/patches/fixes/$WITHOUT-"*.patch 2>/dev/null | wc -l)" = 1 ] ||
 	{ echo "error: no fix $WITHOUT in $here/patches/fixes" >&2; exit 1; }
 stamp=$(cat "$src"/*.[ch] "$src/Makefile" "${series[@]}" | sha256sum | cut -c1-16)
 if [ "$(cat "$OUT/.stamp" 2>/dev/null)" != "$stamp" ]; then

@@ -45,7 +45,7 @@ export RXECC_CLOCK
 # results directory) and RXECC_CLOCK, before guest-env.sh reads them; nothing else of the
 # host's environment is.
 script=$RESULTS/.guest-cmd${GUEST_ID:-}.sh
-settings=$(compgen -e | { grep -E '^(BENCH|CHAIN|INCAST|PAPER|STRESS|TEST_TIMEOUT|VERBS)_|^TB_(TEST_TIMEOUT|TRACE|QUEUE|VOLUME)$|^RXECC_(KDIR_FILE|RXE_KO|RXE_WITHOUT_FIX2_KO|CC_KO|SWITCH_KO|DEBUG_KERNEL|CLOCK)$|^(RESULTS|GUEST_ID)$' || true; } | while read -r v; do
+settings=$(compgen -e | { grep -E '^(BENCH|CHAIN|INCAST|PAPER|STRESS|TEST_TIMEOUT|VERBS)_|^TB_(TEST_TIMEOUT|TRACE|QUEUE|VOLUME)$|^RXECC_(KDIR_FILE|RXE_KO|RXE_WITHOUT_FIX_KO|CC_KO|SWITCH_KO|DEBUG_KERNEL|CLOCK)$|^(RESULTS|GUEST_ID)$' || true; } | while read -r v; do
 	printf 'export %s=%q\n' "$v" "${!v}"
 done)
 # The heartbeat: a write to the results directory every 60 guest seconds,

@@ -12,8 +12,8 @@ TB_PORT_BASE=18515
 
 tb_ip() { echo "$TB_NET.$(($1 + 1))"; }
 
-# tb_load_rxe patched|without-fix2|stock: load rdma_rxe, rxe_glue's build
-# (or that build without fix 2, for its tests) or the kernel's;
+# tb_load_rxe patched|without-fix|stock: load rdma_rxe, rxe_glue's build
+# (or that build without the go-back-N fix, for its tests) or the kernel's;
 # TB_RXE_GID_TBL_LEN sets a patched build's GID table (rxecc::modules says
 # why it is short by default).
 tb_load_rxe() { rxecc modules rxe "$1" ${TB_RXE_GID_TBL_LEN:+--gid-tbl-len "$TB_RXE_GID_TBL_LEN"}; }

@@ -87,13 +87,13 @@ bench_inject_gbn() {
 	bench_exp inject-gbn "${BENCH_GBN_ROUNDS:-2}" "go-back-N under injected drops, stock against patched rdma_rxe"
 }
 
-# The go-back-N livelock of rdma_rxe without fix 2 (docs/switch.md,
+# The go-back-N livelock of rdma_rxe without the go-back-N fix (docs/switch.md,
 # experiment (b); testbed/experiments/livelock.toml): h0's ACKs held 2 s at
 # the switch while cc=fixed paces h1's flow, then paced below its
 # retransmit timeout: retries while held, then packets sent and bytes
 # acknowledged in a 4 s window, with and without the fix.
 bench_inject_livelock() {
-	bench_exp livelock "${BENCH_LIVELOCK_ROUNDS:-2}" "go-back-N livelock by injection, rdma_rxe without fix 2 against patched"
+	bench_exp livelock "${BENCH_LIVELOCK_ROUNDS:-2}" "go-back-N livelock by injection, rdma_rxe without the go-back-N fix against patched"
 }
 
 # The run-to-run spread needs boots of its own: the host runs it after

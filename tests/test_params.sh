@@ -4,7 +4,7 @@
 #@ suite
 test_params() {
 	local p=/sys/module/rxe_cc/parameters len
-	# rdma_rxe's gid_tbl_len (rxe_glue fix 3): out of 2..1024, no load.
+	# rdma_rxe's gid_tbl_len (rxe_glue features/0002): out of 2..1024, no load.
 	for len in 1 1025; do
 		if TB_RXE_GID_TBL_LEN=$len tb_load_rxe patched 2>/dev/null; then fail "insmod rdma_rxe gid_tbl_len=$len succeeded"; fi
 		dmesg | grep -q "gid_tbl_len=$len: must be 2 to 1024" || fail "no message for gid_tbl_len=$len"

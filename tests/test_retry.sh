@@ -8,7 +8,7 @@
 # each timeout sends it back to the WQE's first packet, whose ACK is dropped
 # in turn. The flow stops for good while every packet is answered (across
 # guests, one ACC sender in three stuck at its floor: docs/vms.md). The
-# glue's fix 0002 lets such an ACK move the completer past the WQE, and
+# glue's fix 0001 lets such an ACK move the completer past the WQE, and
 # the requester skip what was acknowledged.
 #
 # Here (Lumina-style, experiment (b) of docs/switch.md), through `rxecc
@@ -17,7 +17,7 @@
 # beyond the QP's timeout (16.8 ms) by a delay rule at p0's ingress; once
 # retries have started the pace drops to 1 Mb/s, whose packet gap exceeds
 # the timeout; when the held ACKs are out and the rule is gone, the flow
-# must move at that pace. The same run on rxe without fix 2 must be
+# must move at that pace. The same run on rxe without the go-back-N fix must be
 # stuck: the livelock, reproduced.
 RETRY_EXP=$RXECC_TOP/testbed/experiments/livelock.toml
 #@ suite
@@ -41,7 +41,7 @@ test_retry_coalesced_ack() {
 	# Half the pace: under TCG an ACK now and then comes after the
 	# timeout, and the retry costs a slot.
 	want=$(awk -v r="$rate" -v w="$window" 'BEGIN {printf "%d", r * 1e6 / 8 * w / 2}')
-	for name in without-fix2 patched; do
+	for name in without-fix patched; do
 		info "$name: retries until the held ACKs were out: $(get $name retries); in ${window} s at $rate Mb/s: $(get $name sent_pkts) packets sent, $(get $name acked_bytes) bytes acknowledged (half the pace: $want)"
 		assert_gt "$name: retries until the held ACKs were out" "$(get $name retries)" 0
 		assert_eq "$name: the switch's drops" 0 "$(get $name drops)"
@@ -51,7 +51,7 @@ test_retry_coalesced_ack() {
 	done
 	assert_gt "patched: bytes acknowledged at $rate Mb/s after the retries (half the pace)" "$(get patched acked_bytes)" "$want"
 	# The livelock: packets go, and no byte is acknowledged.
-	assert_eq "without fix 2: bytes acknowledged while it resends" 0 "$(get without-fix2 acked_bytes)"
+	assert_eq "without the go-back-N fix: bytes acknowledged while it resends" 0 "$(get without-fix acked_bytes)"
 }
 
 # The other side of that fix: only an ACK during a retry, of a packet sent

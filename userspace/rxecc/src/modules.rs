@@ -1,13 +1,13 @@
 //! The kernel modules the testbed runs on, loaded in one place: rdma_rxe
 //! (rxe_glue's patched build, the kernel's stock one, or the patched one
-//! without fix 2), rxe_cc with its knobs, and rxecc_switch (the switch's
+//! without the go-back-N fix), rxe_cc with its knobs, and rxecc_switch (the switch's
 //! kfuncs). `rxecc modules ...` on the command line; the tests' harness
 //! (tb_load_rxe, tb_load_cc) and `rxecc testbed up` call the same code.
 //!
 //! Where each module is: next to the source tree (`$RXECC_TOP`, else the
 //! tree this binary was built from), the kernel's build tree (`$KDIR`, else
 //! the one `build/kdir` names), or where `$RXECC_RXE_KO`,
-//! `$RXECC_RXE_WITHOUT_FIX2_KO`, `$RXECC_CC_KO` or `$RXECC_SWITCH_KO` say
+//! `$RXECC_RXE_WITHOUT_FIX_KO`, `$RXECC_CC_KO` or `$RXECC_SWITCH_KO` say
 //! (the debug kernel's builds).
 
 use anyhow::{bail, Context, Result};
@@ -20,8 +20,8 @@ pub enum Rxe {
     /// rxe_glue's build, with the CC hooks and fixes.
     #[default]
     Patched,
-    /// The patched build but for fix 2 (go-back-N past a retried WQE).
-    WithoutFix2,
+    /// The patched build but for its one fix (go-back-N past a retried WQE).
+    WithoutFix,
     /// The kernel's own.
     Stock,
     /// rxe_glue's build with no CC module registered: it must behave as
@@ -34,7 +34,7 @@ impl Rxe {
     pub fn name(self) -> &'static str {
         match self {
             Rxe::Patched => "patched",
-            Rxe::WithoutFix2 => "without-fix2",
+            Rxe::WithoutFix => "without-fix",
             Rxe::Stock => "stock",
             Rxe::PatchedAlone => "patched-alone",
         }
@@ -46,7 +46,7 @@ impl Rxe {
     }
 }
 
-/// The GID table a patched rdma_rxe gets (rxe_glue fix 3): a host here
+/// The GID table a patched rdma_rxe gets (rxe_glue features/0002): a host here
 /// has one address, and rxe's 1024 entries are 3072 sysfs attributes per
 /// device, which made each `rdma link add` take close to a minute on the
 /// debug kernel (docs/testing.md).
@@ -129,9 +129,9 @@ fn rxe_ko(which: Rxe) -> Result<PathBuf> {
         Rxe::Patched | Rxe::PatchedAlone => {
             from_env("RXECC_RXE_KO", top().join("build/rxe/rdma_rxe.ko"))
         }
-        Rxe::WithoutFix2 => from_env(
-            "RXECC_RXE_WITHOUT_FIX2_KO",
-            top().join("build/rxe-without-fix2/rdma_rxe.ko"),
+        Rxe::WithoutFix => from_env(
+            "RXECC_RXE_WITHOUT_FIX_KO",
+            top().join("build/rxe-without-fix/rdma_rxe.ko"),
         ),
         Rxe::Stock => kdir()?.join("drivers/infiniband/sw/rxe/rdma_rxe.ko"),
     })
@@ -172,7 +172,7 @@ pub fn loaded_rxe() -> Option<Rxe> {
     use std::sync::OnceLock;
     static IDS: [OnceLock<Option<String>>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let id = rxe_build_id()?;
-    [Rxe::Patched, Rxe::WithoutFix2, Rxe::Stock]
+    [Rxe::Patched, Rxe::WithoutFix, Rxe::Stock]
         .into_iter()
         .zip(&IDS)
         .find(|(w, cell)| {

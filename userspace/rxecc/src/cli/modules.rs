@@ -11,7 +11,7 @@ pub enum Cmd {
     Rxe {
         #[arg(value_enum)]
         which: Rxe,
-        /// The patched builds' GID table length (rxe_glue fix 3).
+        /// The patched builds' GID table length (rxe_glue features/0002).
         #[arg(long, value_parser = clap::value_parser!(u32))]
         gid_tbl_len: Option<u32>,
     },

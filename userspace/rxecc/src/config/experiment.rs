@@ -429,7 +429,7 @@ pub struct Run {
     #[serde(default)]
     pub inject: Vec<crate::switch::InjectRule>,
     /// The rdma_rxe build the run loads: patched (rxe_glue's, with
-    /// rxe_cc; the default), without-fix2, or stock (the kernel's own,
+    /// rxe_cc; the default), without-fix, or stock (the kernel's own,
     /// with no rxe_cc: cc = "none" and no knobs).
     #[serde(default)]
     pub rxe: crate::modules::Rxe,
