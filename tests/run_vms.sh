@@ -117,8 +117,8 @@ for layout in $layouts; do
 		assert_eq "$layout: drops (PFC is on)" 0 "$(rj $layout drops)"
 		assert_gt "$layout: pauses at the senders" "$(rj $layout pauses)" 0
 		assert_gt "$layout: ACC halts" "$(rj $layout halts)" 0
-		[ "$(rj $layout converge_periods)" != null ] ||
-			fail "$layout: ACC's aggregate rate never came within 10% of the bottleneck"
+		[ "$(rj $layout rate_converge_periods)" != null ] ||
+			fail "$layout: ACC's rates never summed to within 10% of the bottleneck"
 	) || failed=1
 done
 

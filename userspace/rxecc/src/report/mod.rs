@@ -6,16 +6,19 @@
 //!   ends at the last sample in which its acked bytes grew;
 //! - congestion starts when the last flow starts (`t0`); the run's common
 //!   window ends when the first flow ends (`t1`);
-//! - the aggregate rate is the sum of the flows' algorithm rates (what they
-//!   pace at; line rate under `none`), a step function of the trace;
-//! - convergence is the first time after `t0` at which the aggregate rate
-//!   is within 10% of the bottleneck, counted in periods T (the issue's
-//!   definition); a cut that overshoots downwards can enter the band early
-//!   and leave it, so `in_band` also gives the share of [t0, t1] that the
-//!   aggregate spent within 10% of C, and `settle` the first entry into
-//!   the band after which the aggregate stays in it for STAY_PERIODS
-//!   periods T on end (a fairer measure than the first entry, which a
-//!   single dip or overshoot can make early or late);
+//! - convergence is judged on what the bottleneck delivers: the first
+//!   time after `t0` at which every flow's rate of acked bytes, over the
+//!   window that ends then (one period T, or two recording samples if
+//!   longer), is within 10% of its fair share C/n, counted in periods T
+//!   from `t0` (so never under one window). `in_band` is the share of the
+//!   judged times with every flow in the band, and `settle` the first
+//!   entry after which they stay in it for STAY_PERIODS periods T on end
+//!   (a fairer measure than the first entry, which one lucky window can
+//!   make early);
+//! - the algorithms' own rate (`rate_converge`, as ACC's Fig. 9 plots it)
+//!   is the sum of the rates they set (what they pace at; line rate under
+//!   `none`, and from one packet of window up under Swift), a step
+//!   function of the trace, judged within 10% of the bottleneck;
 //! - throughput is acked bytes over time; Jain's index is taken over each
 //!   flow's throughput in the second half of [t0, t1];
 //! - the queue is the bottleneck port's (peak: its exact maximum; mean: the
@@ -42,8 +45,8 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Periods T the aggregate must stay within 10% of C for the entry to
-/// count as settled. Five: long enough that one algorithm step (a period
+/// Periods T every flow must stay within 10% of its fair share for the
+/// entry to count as settled. Five: long enough that one algorithm step (a period
 /// at most, for every algorithm here) cannot carry it through, short
 /// enough to fit the incast's window of a few tens of periods.
 pub const STAY_PERIODS: u64 = 5;
@@ -108,10 +111,16 @@ pub struct Metrics {
     pub t1_ms: f64,
     /// Aggregate rate at t0, Mb/s.
     pub aggregate_at_t0_mbps: f64,
-    /// Periods T from t0 until the aggregate rate is within 10% of C, if it
-    /// got there.
+    /// Periods T from t0 until the bottleneck delivers every flow its fair
+    /// share C/n within 10%, over the window that ends then
+    /// ([`delivered_window`]), if it got there.
     pub converge_periods: Option<f64>,
     pub converge_ms: Option<f64>,
+    /// The algorithm's own rate (ACC's Fig. 9): periods T from t0 until
+    /// the sum of the rates the algorithms set is within 10% of C. Not a
+    /// window-limited scheme's rate: Swift paces at line rate from one
+    /// packet of window up.
+    pub rate_converge_periods: Option<f64>,
     pub jain: Option<f64>,
     /// Per-flow throughput over the second half of [t0, t1], Mb/s.
     pub flow_mbps: Vec<f64>,
@@ -129,7 +138,8 @@ pub struct Metrics {
     pub halts: usize,
     pub halt_actual_ms_median: Option<f64>,
     pub halt_planned_ms_median: Option<f64>,
-    /// Share of [t0, t1] with the aggregate rate within 10% of C.
+    /// Share of the judged times in [t0 + window, t1] at which every flow
+    /// was delivered its fair share within 10%.
     pub in_band: f64,
     /// From t0 to the first entry into the band that lasts STAY_PERIODS
     /// periods, in periods T and ms; None if none in [t0, t1] did.
@@ -285,8 +295,8 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 }
 
 /// The start of the first run of in-band time that lasts `stay` ns within
-/// [times[0], t1]. `times` are the sorted step times of the aggregate
-/// (which is constant from one to the next, and from the last to t1).
+/// [times[0], t1]. `times` are sorted; each one's verdict holds until the
+/// next (and the last's until t1).
 fn settled_at(times: &[u64], t1: u64, stay: u64, in_c: impl Fn(u64) -> bool) -> Option<u64> {
     let mut from: Option<u64> = None;
     for (i, &t) in times.iter().enumerate() {
@@ -301,6 +311,46 @@ fn settled_at(times: &[u64], t1: u64, stay: u64, in_c: impl Fn(u64) -> bool) -> 
         }
     }
     None
+}
+
+/// The window over which a flow's delivered rate is judged: one period T,
+/// or two of the recording's samples of acked bytes if they are further
+/// apart (a rate needs a difference of samples).
+fn delivered_window(flows: &[Flow], period_ns: u64) -> u64 {
+    let mut gaps: Vec<u64> = flows
+        .iter()
+        .flat_map(|f| f.acked.windows(2).map(|w| w[1].0.saturating_sub(w[0].0)))
+        .filter(|g| *g > 0)
+        .collect();
+    gaps.sort_unstable();
+    period_ns.max(2 * percentile(&gaps, 50)).max(1)
+}
+
+/// The times in [t0 + w, t1] at which delivered rates are judged (every
+/// acked sample, and t1), and whether every flow then got its fair share
+/// C/n within 10% over the window [t - w, t].
+fn delivered_band(flows: &[Flow], t0: u64, t1: u64, c: f64, w: u64) -> Vec<(u64, bool)> {
+    let fair = c / flows.len().max(1) as f64;
+    let mut times: Vec<u64> = flows
+        .iter()
+        .flat_map(|f| f.acked.iter().map(|s| s.0))
+        .filter(|t| *t >= t0.saturating_add(w) && *t <= t1)
+        .collect();
+    times.push(t1);
+    times.sort_unstable();
+    times.dedup();
+    times
+        .into_iter()
+        .filter(|t| *t >= t0.saturating_add(w))
+        .map(|t| {
+            let ok = flows.iter().all(|f| {
+                let bps =
+                    (acked_at(&f.acked, t) - acked_at(&f.acked, t - w)) * 8.0 * 1e9 / w as f64;
+                (bps - fair).abs() <= 0.1 * fair
+            });
+            (t, ok)
+        })
+        .collect()
 }
 
 /// Sum of the flows' rates at `t`, counting only flows running then.
@@ -328,7 +378,8 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
     }
     let c = setup.capacity_bps as f64;
     let ms = |t: u64| t.saturating_sub(origin) as f64 / 1e6;
-    // The aggregate changes only at steps: check each step time in [t0, t1].
+    // The algorithms' own rates change only at steps: check each step
+    // time in [t0, t1].
     let mut times: Vec<u64> = flows
         .iter()
         .flat_map(|f| f.rate.iter().map(|s| s.0))
@@ -337,25 +388,17 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
     times.push(t0);
     times.sort_unstable();
     let in_c = |t: u64| (aggregate_rate(flows, t) as f64 - c).abs() <= 0.1 * c;
-    let conv = times.iter().copied().find(|&t| in_c(t));
-    // The aggregate is constant between consecutive step times.
-    let mut inside = 0u64;
-    for w in times.windows(2) {
-        if in_c(w[0]) {
-            inside += w[1] - w[0];
-        }
-    }
-    if let Some(&last) = times.last() {
-        if in_c(last) {
-            inside += t1 - last;
-        }
-    }
-    let in_band = inside as f64 / (t1 - t0) as f64;
+    let rate_conv = times.iter().copied().find(|&t| in_c(t));
+    // What the bottleneck delivered each flow.
+    let band = delivered_band(flows, t0, t1, c, delivered_window(flows, setup.period_ns));
+    let conv = band.iter().find(|b| b.1).map(|b| b.0);
+    let in_band = band.iter().filter(|b| b.1).count() as f64 / band.len().max(1) as f64;
+    let judged: Vec<u64> = band.iter().map(|b| b.0).collect();
     let settle = settled_at(
-        &times,
+        &judged,
         t1,
         setup.period_ns.saturating_mul(STAY_PERIODS),
-        in_c,
+        |t| band.iter().any(|b| b.0 == t && b.1),
     );
     let period = setup.period_ns.max(1) as f64;
     let mid = t0 + (t1 - t0) / 2;
@@ -434,6 +477,7 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
         aggregate_at_t0_mbps: aggregate_rate(flows, t0) as f64 / 1e6,
         converge_periods: conv.map(|t| (t - t0) as f64 / period),
         converge_ms: conv.map(|t| (t - t0) as f64 / 1e6),
+        rate_converge_periods: rate_conv.map(|t| (t - t0) as f64 / period),
         jain: crate::report::perftest::jain_index(&flow_mbps),
         flow_mbps,
         throughput_mbps,
@@ -569,11 +613,12 @@ pub fn table(ms: &[Metrics], setup: &Setup) -> String {
     // The label column fits the longest label (`rxecc model`'s are long).
     let w = ms.iter().map(|m| m.label.len()).max().unwrap_or(0).max(8);
     s += &format!(
-        "{:<w$} {:>10} {:>8} {:>9} {:>7} {:>9} {:>6} {:>8} {:>8} {:>13} {:>7} {:>5} {:>6} {:>14} {:>16}\n",
+        "{:<w$} {:>10} {:>8} {:>9} {:>11} {:>7} {:>9} {:>6} {:>8} {:>8} {:>13} {:>7} {:>5} {:>6} {:>14} {:>16}\n",
         "cc",
         "converge T",
         "(ms)",
         "settled T",
+        "rate conv T",
         "in band",
         "tput Mb/s",
         "Jain",
@@ -588,11 +633,12 @@ pub fn table(ms: &[Metrics], setup: &Setup) -> String {
     );
     for m in ms {
         s += &format!(
-            "{:<w$} {:>10} {:>8} {:>9} {:>6.0}% {:>9.1} {:>6} {:>8.1} {:>8.1} {:>13} {:>7} {:>5} {:>6} {:>14} {:>16}\n",
+            "{:<w$} {:>10} {:>8} {:>9} {:>11} {:>6.0}% {:>9.1} {:>6} {:>8.1} {:>8.1} {:>13} {:>7} {:>5} {:>6} {:>14} {:>16}\n",
             m.label,
             opt(m.converge_periods, 1),
             opt(m.converge_ms, 1),
             opt(m.settle_periods, 1),
+            opt(m.rate_converge_periods, 1),
             m.in_band * 100.0,
             m.throughput_mbps,
             opt(m.jain, 3),
@@ -728,11 +774,14 @@ mod tests {
             period_ns: MS,
         };
         let m = metrics(&run, &setup).unwrap();
-        assert_eq!(m.converge_periods, Some(3.0));
-        // In band from 13 ms to t1 = 100 ms, of t0..t1 = 10..100 ms.
-        assert!((m.in_band - 87.0 / 90.0).abs() < 1e-9, "{}", m.in_band);
+        // The rates the algorithms set sum to C from 13 ms.
+        assert_eq!(m.rate_converge_periods, Some(3.0));
+        // Each flow is delivered 50 Mb/s, its fair share, from the start:
+        // judged at the first window's end (two 1 ms samples).
+        assert_eq!(m.converge_periods, Some(2.0));
+        assert_eq!(m.in_band, 1.0);
         // ... and it stays there: settled at the first entry.
-        assert_eq!(m.settle_periods, Some(3.0));
+        assert_eq!(m.settle_periods, Some(2.0));
         assert_eq!(m.first_round_halts, 2);
         // The median of the round's two halts, 2 and 3 ms.
         assert_eq!(m.first_round_actual_ms, Some(2.5));
@@ -807,28 +856,48 @@ mod tests {
         assert_eq!(percentile(&[], 50), 0);
     }
 
-    #[test]
-    fn never_converging_is_none() {
-        let c = 100_000_000;
-        let a = flow("a", 0, 50 * MS, vec![(0, c)], 50);
-        let b = flow("b", MS, 50 * MS, vec![(MS, c)], 50);
+    fn two_flows(a_rate: u64, a_mbps: u64, b_rate: u64, b_mbps: u64) -> Metrics {
+        let a = flow("a", 0, 50 * MS, vec![(0, a_rate)], a_mbps);
+        let b = flow("b", MS, 50 * MS, vec![(MS, b_rate)], b_mbps);
         let run = Run {
-            label: "none".into(),
+            label: "x".into(),
             flows: vec![a, b],
             ports: BTreeMap::new(),
             halts: vec![],
             deadlocks: vec![],
         };
-        let m = metrics(
+        metrics(
             &run,
             &Setup {
-                capacity_bps: c,
+                capacity_bps: 100_000_000,
                 bottleneck: "p0".into(),
-                period_ns: MS,
+                period_ns: 4 * MS,
             },
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn convergence_is_judged_on_what_each_flow_is_delivered() {
+        let c = 100_000_000;
+        // Both pace at line rate (none; Swift from one packet of window
+        // up): their rates never converge, but the bottleneck delivers
+        // each its fair share, from the first window (one period, 4 ms).
+        let m = two_flows(c, 50, c, 50);
+        assert_eq!(m.rate_converge_periods, None);
+        assert_eq!(m.converge_periods, Some(1.0));
+        assert_eq!(m.in_band, 1.0);
+        // Rates that sum to C, but one flow gets 80 and the other 20:
+        // converged by the algorithms' rates, never by what is delivered.
+        let m = two_flows(c / 2, 80, c / 2, 20);
+        assert_eq!(m.rate_converge_periods, Some(0.0));
         assert_eq!(m.converge_periods, None);
+        assert_eq!(m.settle_periods, None);
+        assert_eq!(m.in_band, 0.0);
+        // 54 and 46: each within 10% of 50.
+        assert_eq!(two_flows(c, 54, c, 46).converge_periods, Some(1.0));
+        // 56 and 44: not.
+        assert_eq!(two_flows(c, 56, c, 44).converge_periods, None);
     }
 
     #[test]

@@ -10,9 +10,10 @@ use std::fmt::Write as _;
 
 /// The metrics compared, as report.json names them, with their heading.
 pub const METRICS: &[(&str, &str)] = &[
-    ("converge_periods", "first within 10% of C, T"),
+    ("converge_periods", "every flow within 10% of C/n, T"),
     ("settle_periods", "settled in the band, T"),
     ("in_band", "time in band"),
+    ("rate_converge_periods", "rates within 10% of C, T"),
     ("utilisation", "throughput / C"),
     ("jain", "Jain's fairness"),
     ("pauses", "PFC pauses"),
