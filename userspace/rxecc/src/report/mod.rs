@@ -16,9 +16,10 @@
 //!   (a fairer measure than the first entry, which one lucky window can
 //!   make early);
 //! - the algorithms' own rate (`rate_converge`, as ACC's Fig. 9 plots it)
-//!   is the sum of the rates they set (what they pace at; line rate under
-//!   `none`, and from one packet of window up under Swift), a step
-//!   function of the trace, judged within 10% of the bottleneck;
+//!   is the sum of the rates they set (what they pace at: line rate under
+//!   `none`, and from one packet of window up under a window-limited
+//!   scheme), a step function of the trace, judged within 10% of the
+//!   bottleneck;
 //! - throughput is acked bytes over time; Jain's index is taken over each
 //!   flow's throughput in the second half of [t0, t1];
 //! - the queue is the bottleneck port's (peak: its exact maximum; mean: the
@@ -118,7 +119,7 @@ pub struct Metrics {
     pub converge_ms: Option<f64>,
     /// The algorithm's own rate (ACC's Fig. 9): periods T from t0 until
     /// the sum of the rates the algorithms set is within 10% of C. Not a
-    /// window-limited scheme's rate: Swift paces at line rate from one
+    /// window-limited scheme's rate: one paces at line rate from one
     /// packet of window up.
     pub rate_converge_periods: Option<f64>,
     pub jain: Option<f64>,
@@ -880,9 +881,10 @@ mod tests {
     #[test]
     fn convergence_is_judged_on_what_each_flow_is_delivered() {
         let c = 100_000_000;
-        // Both pace at line rate (none; Swift from one packet of window
-        // up): their rates never converge, but the bottleneck delivers
-        // each its fair share, from the first window (one period, 4 ms).
+        // Both pace at line rate (none; a window-limited scheme from one
+        // packet of window up): their rates never converge, but the
+        // bottleneck delivers each its fair share, from the first window
+        // (one period, 4 ms).
         let m = two_flows(c, 50, c, 50);
         assert_eq!(m.rate_converge_periods, None);
         assert_eq!(m.converge_periods, Some(1.0));
