@@ -23,6 +23,8 @@ extern void bpf_qdisc_bstats_update(struct Qdisc *sch,
 				    const struct sk_buff *skb) __ksym;
 extern void bpf_kfree_skb(struct sk_buff *skb) __ksym;
 extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+extern int bpf_dynptr_from_skb(struct __sk_buff *skb, __u64 flags,
+			       struct bpf_dynptr *ptr__uninit) __ksym;
 
 /* From rxecc_switch.ko (switch-ebpf/kmod/), which must be loaded first. */
 extern int rxecc_pfc_send(struct Qdisc *sch, __u32 ifindex, __u32 class_vec,

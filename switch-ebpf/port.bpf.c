@@ -37,6 +37,7 @@
 #include "port/int.h"
 #include "port/icc.h"
 #include "port/inject.h"
+#include "port/prio.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -56,10 +57,11 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	__u32 len = pkt_len(skb), iif = skb->skb_iif, sw = 0, tag, limit;
 	struct skb_list *dq = bpf_map_lookup_elem(&data_q, &id);
 	struct ctl_list *cq = bpf_map_lookup_elem(&ctl_q, &id);
+	struct ctl_list *pq = bpf_map_lookup_elem(&prio_q, &id);
 	struct skb_node *n;
 	int charged;
 
-	if (!st || !dq || !cq || !port_cfg_get(id, &cfg))
+	if (!st || !dq || !cq || !pq || !port_cfg_get(id, &cfg))
 		goto drop;
 	limit = cfg.limit_pkts < RXECC_LIMIT_PKTS_MAX ? cfg.limit_pkts : RXECC_LIMIT_PKTS_MAX;
 	if (skb->protocol == bpf_htons(ETH_P_PAUSE)) {
@@ -83,6 +85,8 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	tag = skb->mark & RXECC_MARK_TAG;
 	if (tag == RXECC_MARK_DELAY || tag == RXECC_MARK_REORDER)
 		return inject_hold(sch, st, skb, id, len, iif, limit, now, to_free);
+	if (cfg.ack_prio && is_ack_class(skb))
+		return prio_enqueue(sch, st, pq, skb, len, limit, now + cfg.delay_ns, to_free);
 	if (sch->q.qlen >= limit + held_count(id))
 		goto drop;
 	charged = iif ? charge_ingress(sch, iif, len, now, &sw) : CHARGE_NONE;
@@ -241,24 +245,37 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	struct port_state *st = state(id);
 	struct skb_list *dq = bpf_map_lookup_elem(&data_q, &id);
 	struct ctl_list *cq = bpf_map_lookup_elem(&ctl_q, &id);
+	struct ctl_list *pq = bpf_map_lookup_elem(&prio_q, &id);
 	struct pacer *pc = bpf_map_lookup_elem(&pacer, &id);
 	struct rxecc_port_params cfg;
 	struct egress_fc fc = {};
 	struct release r = {};
-	__u64 deq_bytes, qlen_bytes, begin, held_next;
+	__u64 deq_bytes, qlen_bytes, begin, held_next, prio_next;
 	struct sk_buff *skb;
 	struct skb_node *n;
 	__u32 head_len = 0, iif, sw;
+	bool prio_waits;
 
 	r.now = bpf_ktime_get_ns();
-	if (!dq || !cq || !pc)
+	if (!dq || !cq || !pq || !pc)
 		return NULL;
 	skb = ctl_dequeue(sch, st, cq);
 	if (skb)
 		return skb;
 	if (!st || !port_cfg_get(id, &cfg))
 		return NULL;
+	/* The ACK class next: a due packet there holds data back. */
+	skb = prio_dequeue(sch, st, &cfg, pc, pq, r.now, &prio_next, &prio_waits);
+	if (skb)
+		return skb;
+	if (prio_waits) {
+		bpf_qdisc_watchdog_schedule(sch, prio_next, 0);
+		return NULL;
+	}
 	held_next = held_release(sch, st, &cfg, dq, id, r.now);
+	/* Wake-ups below wake for the class's next packet too. */
+	if (prio_next && (!held_next || prio_next < held_next))
+		held_next = prio_next;
 	egress_fc_get(st, &cfg, r.now, &fc);
 	if (fc.paused) {
 		pause_wait(sch, dq, r.now, wake_at(fc.until, held_next));
@@ -405,6 +422,7 @@ void BPF_PROG(port_reset, struct Qdisc *sch)
 	}
 	cq->n = 0;
 	held_free(id);
+	prio_free(id);
 	sch->q.qlen = 0;
 	sch->qstats.backlog = 0;
 	st = state(id);

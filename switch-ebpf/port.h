@@ -133,6 +133,8 @@ struct rxecc_port_stats {
 	 * reordered; and, at this port's egress, the packets it held so.
 	 */
 	__u64 inj_dups, inj_delays, inj_reorders, held_pkts;
+	/* The priority class (ack_prio): packets and bytes sent out of it. */
+	__u64 prio_pkts, prio_bytes;
 };
 
 /*
@@ -258,7 +260,10 @@ struct rxecc_port_params {
 	 * of `inject`); 0 skips injection altogether.
 	 */
 	__u32 inject_rules;
-	__u32 pad;
+	/* ACKs, NAKs and CNPs in a strict-priority class ahead of data
+	 * (port/prio.h); 0: one FIFO for all.
+	 */
+	__u32 ack_prio;
 };
 
 /*

@@ -447,6 +447,57 @@ PY
 	info "$sent delayed packets sent: p0 held $limit and dropped $(pstat drops); after its reset it held 0 and a flow went through"
 }
 
+# The ACK class (rxecc port attach --ack-priority; a topology's
+# [defaults] ack_priority): h1's bulk WRITEs queue at p0 (20 Mb/s, h1's
+# link 100), while h0 writes to h1, whose ACKs to h0 take the same port.
+# In one FIFO they wait behind the queue; in the class ahead of data they
+# cross the switch (arrival at p1 to departure from p0, two captures on
+# one clock) in about one data packet's serialisation.
+ack_transit() { # <name>: the median transit of h1's ACKs through the switch, ms
+	local side
+	for side in in out; do
+		tshark -r "$TEST_OUT/$1-$side.pcap" -Y "ip.src == $(tb_ip 1) && infiniband.bth.opcode == 17" \
+			-T fields -e frame.time_epoch -e infiniband.bth.psn >"$TEST_OUT/$1-$side.txt" 2>/dev/null ||
+			return 1
+	done
+	awk 'NR == FNR {if (!($2 in t)) t[$2] = $1; next} ($2 in t) && !($2 in seen) {seen[$2] = 1; print ($1 - t[$2]) * 1e3}' \
+		"$TEST_OUT/$1-in.txt" "$TEST_OUT/$1-out.txt" | sort -n >"$TEST_OUT/$1-transit.txt"
+	awk '{v[NR] = $1} END {if (NR) printf "%.2f %d\n", v[int((NR + 1) / 2)], NR}' "$TEST_OUT/$1-transit.txt"
+}
+ack_prio_run() { # <name> [--ack-priority]
+	rxecc port attach --dev p0 --rate-mbps 20 ${2:+"$2"}
+	rxecc capture start --dev p1 --pcap "$TEST_OUT/$1-in.pcap" --log "$TEST_OUT/$1-in.log"
+	rxecc capture start --dev p0 --pcap "$TEST_OUT/$1-out.pcap" --log "$TEST_OUT/$1-out.log"
+	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/$1-bulk-server.txt" -s 65536 -n 100 || return 1
+	tb_write_bw_server 1 $((TB_PORT_BASE + 1)) "$TEST_OUT/$1-rev-server.txt" -s 65536 -n 20 || return 1
+	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/$1-bulk-client.txt" -s 65536 -n 100 &
+	local bulk=$!
+	tb_nap 0.5
+	tb_write_bw_client 0 1 $((TB_PORT_BASE + 1)) "$TEST_OUT/$1-rev-client.txt" -s 65536 -n 20 || return 1
+	wait "$bulk" || return 1
+	tb_wait_servers || return 1
+	rxecc capture stop "$TEST_OUT/$1-in.pcap" "$TEST_OUT/$1-out.pcap" >&2
+	snap_dev p0
+}
+#@ suite debug=skip
+test_port_ack_priority() {
+	local fifo prio n_fifo n_prio
+	tb_load_rxe patched
+	rxecc testbed up bridge2
+	rxecc port attach --dev p1 --rate-mbps 100
+	ack_prio_run fifo || fail "the flows failed with one FIFO at p0"
+	assert_eq "ACK-class packets with one FIFO" 0 "$(pstat prio_pkts)"
+	read -r fifo n_fifo < <(ack_transit fifo) || fail "tshark could not read the fifo captures"
+	ack_prio_run prio --ack-priority || fail "the flows failed with the ACK class at p0"
+	assert_gt "ACK-class packets sent ahead of data" "$(pstat prio_pkts)" 0
+	read -r prio n_prio < <(ack_transit prio) || fail "tshark could not read the prio captures"
+	assert_gt "ACKs seen at p1 and p0 (one FIFO)" "${n_fifo:-0}" 10
+	assert_gt "ACKs seen at p1 and p0 (ACK class)" "${n_prio:-0}" 10
+	awk -v a="$prio" -v b="$fifo" 'BEGIN {exit !(a * 4 < b)}' ||
+		fail "h1's ACKs crossed the switch in $prio ms (median) with the ACK class, $fifo ms in one FIFO"
+	info "h1's ACKs through a 20 Mb/s port under h1's bulk WRITEs: median $fifo ms in one FIFO ($n_fifo ACKs), $prio ms in the class ahead of data ($n_prio), $(pstat prio_pkts) sent there"
+}
+
 # The checkers in `rxecc run` (tests/inject_check.toml): each run's
 # injection rules come from the experiment file, its captures at p1 and p0
 # are judged into check-<port>.json and the run's check table, and each

@@ -27,6 +27,10 @@ pub enum Cmd {
         /// PFC priority class of RoCE traffic.
         #[arg(long, default_value_t = 3)]
         pfc_class: u32,
+        /// ACKs, NAKs and CNPs in a strict-priority class ahead of data,
+        /// not paused with it.
+        #[arg(long)]
+        ack_priority: bool,
     },
     /// Change a port's link rate at run time.
     Rate {
@@ -230,6 +234,7 @@ pub fn run(cmd: Cmd) -> Result<()> {
             burst_us,
             delay_us,
             pfc_class,
+            ack_priority,
         } => switch::attach_port(
             &dev,
             &switch::PortConfig {
@@ -238,6 +243,7 @@ pub fn run(cmd: Cmd) -> Result<()> {
                 burst_us: burst_us.unwrap_or_else(switch::default_burst_us),
                 delay_us,
                 pfc_class,
+                ack_priority,
             },
         )?,
         Cmd::Detach { dev } => switch::detach_port(&dev)?,
@@ -506,6 +512,12 @@ pub fn print_port(s: &switch::PortStats) {
         println!(
             "         held for a delay or reorder: {} packets",
             s.held_pkts
+        );
+    }
+    if s.prio_pkts > 0 {
+        println!(
+            "         ACK class, ahead of data: {} packets, {} B",
+            s.prio_pkts, s.prio_bytes
         );
     }
     if s.pfc_rx_bad + s.pfc_rx_other > 0 {

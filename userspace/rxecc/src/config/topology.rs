@@ -90,6 +90,11 @@ pub struct LinkDefaults {
     /// (the default, 4000 under RXECC_CLOCK=host: switch::default_burst_us).
     #[serde(default = "default_burst")]
     pub burst_us: u64,
+    /// ACKs, NAKs and CNPs in a strict-priority class ahead of data at
+    /// every port, host NICs included (as ACC §4.3 assumes, and
+    /// deployments give CNPs); off: one FIFO.
+    #[serde(default)]
+    pub ack_priority: bool,
 }
 
 impl Default for LinkDefaults {
@@ -99,6 +104,7 @@ impl Default for LinkDefaults {
             delay_us: 0,
             limit_pkts: default_limit(),
             burst_us: default_burst(),
+            ack_priority: false,
         }
     }
 }
@@ -789,6 +795,12 @@ pub fn read(file: &Path, src: &str) -> Result<Topology> {
 /// read from (its names' places are in it), before any settings an
 /// experiment laid over it.
 pub fn build(file: &Path, src: &str, topo: Topology) -> Result<Built> {
+    if topo.defaults.ack_priority && topo.switches.iter().all(|s| !s.emulate) {
+        bail!(
+            "{}: defaults.ack_priority needs emulated ports (every switch here is a plain bridge)",
+            file.display()
+        );
+    }
     if topo.hosts.is_empty() || topo.switches.is_empty() {
         bail!(
             "{}: a topology needs at least one [[host]] and one [[switch]]",
@@ -1341,6 +1353,8 @@ b = "br0"
         );
         let e = err(&PLAIN.replace("emulate = false", "emulate = false\nmark = \"ce\""));
         assert!(e.contains("switch.mark"), "{e}");
+        let e = err(&format!("[defaults]\nack_priority = true\n{PLAIN}"));
+        assert!(e.contains("ack_priority needs emulated ports"), "{e}");
         let e = p(&format!("{PLAIN}rate_mbps = 10\n"))
             .err()
             .unwrap()
@@ -1357,6 +1371,9 @@ b = "br0"
     #[test]
     fn small_plan() {
         let b = p(SMALL).unwrap();
+        assert!(!b.topo.defaults.ack_priority, "one FIFO unless asked");
+        let prio = p(&format!("[defaults]\nack_priority = true\n{SMALL}")).unwrap();
+        assert!(prio.topo.defaults.ack_priority);
         assert_eq!(b.plan.hosts, ["h0", "h1"]);
         let devs: Vec<&str> = b.ports.iter().map(|p| p.dev.as_str()).collect();
         assert_eq!(devs, ["v0", "v1", "p0", "p1"]);

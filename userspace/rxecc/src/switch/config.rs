@@ -69,6 +69,9 @@ pub struct PortConfig {
     pub delay_us: u64,
     /// The PFC priority class RoCE traffic uses.
     pub pfc_class: u32,
+    /// ACKs, NAKs and CNPs in a strict-priority class ahead of data
+    /// (port/prio.h).
+    pub ack_priority: bool,
 }
 
 impl Default for PortConfig {
@@ -79,6 +82,7 @@ impl Default for PortConfig {
             burst_us: default_burst_us(),
             delay_us: 0,
             pfc_class: 3,
+            ack_priority: false,
         }
     }
 }

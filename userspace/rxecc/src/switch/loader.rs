@@ -414,6 +414,7 @@ pub fn attach_loaded_port(dev: &str, cfg: &PortConfig) -> Result<()> {
             pc.port_id = port_id;
             pc.limit_pkts = cfg.limit_pkts;
             pc.burst_ns = cfg.burst_us.saturating_mul(1000);
+            pc.ack_prio = u32::from(cfg.ack_priority);
             pc.ifindex = idx;
         },
     )?;

@@ -73,6 +73,9 @@ pub struct PortStats {
     pub injected_reorders: u64,
     /// Packets this port's egress held for a delay or a reorder.
     pub held_pkts: u64,
+    /// ACKs, NAKs and CNPs sent out of the priority class (`ack_priority`).
+    pub prio_pkts: u64,
+    pub prio_bytes: u64,
     /// Arrivals from the link peer faster than the link's rate allows (an
     /// upstream catch-up burst), and TCD decisions re-based on them.
     pub compressed_pkts: u64,
@@ -196,6 +199,8 @@ pub fn port_stats(dev: &str) -> Result<PortStats> {
         injected_delays: s.inj_delays,
         injected_reorders: s.inj_reorders,
         held_pkts: s.held_pkts,
+        prio_pkts: s.prio_pkts,
+        prio_bytes: s.prio_bytes,
         compressed_pkts: s.compressed_pkts,
         tcd_compressed: s.tcd_compressed,
         int_stamped: s.int_stamped,

@@ -550,6 +550,7 @@ fn build(b: &Built, r: &Runner, dry_run: bool) -> Result<()> {
             rate_mbps: p.rate_mbps,
             limit_pkts: p.limit_pkts,
             burst_us: t.defaults.burst_us,
+            ack_priority: t.defaults.ack_priority,
             delay_us: p.delay_us,
             pfc_class: p.switch.map_or(3, |s| t.switches[s].pfc_class),
         })
