@@ -13,6 +13,7 @@
  *   icc.h     ICC's switch feedback
  *   inject.h  fault injection: drops, marks, corruption, copies, delays
  *             and reordering, by rule
+ *   prio.h    the ACK class: ACKs, NAKs and CNPs ahead of data
  *
  * ECN marking (RED, TCD) is the TC egress program of mark.bpf.c.
  *
