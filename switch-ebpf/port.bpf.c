@@ -65,23 +65,8 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 	if (!st || !dq || !cq || !pq || !port_cfg_get(id, &cfg))
 		goto drop;
 	limit = cfg.limit_pkts < RXECC_LIMIT_PKTS_MAX ? cfg.limit_pkts : RXECC_LIMIT_PKTS_MAX;
-	if (skb->protocol == bpf_htons(ETH_P_PAUSE)) {
-		if (cq->n >= RXECC_CTL_MAX_PKTS)
-			goto drop;
-		n = bpf_obj_new(typeof(*n));
-		if (!n)
-			goto drop;
-		n->len = len;
-		skb = bpf_kptr_xchg(&n->skb, skb);
-		if (skb)
-			bpf_qdisc_skb_drop(skb, to_free);	/* cannot happen: n is new */
-		bpf_spin_lock(&cq->lock);
-		bpf_list_push_back(&cq->head, &n->node);
-		bpf_spin_unlock(&cq->lock);
-		cq->n++;
-		sch->q.qlen++;
-		return NET_XMIT_SUCCESS;
-	}
+	if (skb->protocol == bpf_htons(ETH_P_PAUSE))
+		return counted_enqueue(sch, st, cq, skb, len, RXECC_CTL_MAX_PKTS, 0, to_free);
 	/* A rule at the ingress asked for a delay or reorder (port/inject.h). */
 	tag = skb->mark & RXECC_MARK_TAG;
 	if (tag == RXECC_MARK_DELAY || tag == RXECC_MARK_REORDER)
@@ -303,7 +288,7 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	 * link's propagation delay) and any pause has ended, and leaves when
 	 * its last bit is out.
 	 */
-	if (!head_peek(dq, &r.ready, &head_len)) {
+	if (!head_peek(&dq->lock, &dq->head, &r.ready, &head_len)) {
 		if (held_next)
 			bpf_qdisc_watchdog_schedule(sch, held_next, 0);
 		return NULL;

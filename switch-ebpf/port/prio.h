@@ -62,30 +62,11 @@ static __always_inline int prio_enqueue(struct Qdisc *sch, struct port_state *st
 					__u32 len, __u32 limit, __u64 ready,
 					struct bpf_sk_buff_ptr *to_free)
 {
-	struct skb_node *n;
+	int rc = counted_enqueue(sch, st, pq, skb, len, limit, ready, to_free);
 
-	if (pq->n >= limit)
-		goto drop;
-	n = bpf_obj_new(typeof(*n));
-	if (!n)
-		goto drop;
-	n->ready_ns = ready;
-	n->len = len;
-	skb = bpf_kptr_xchg(&n->skb, skb);
-	if (skb)
-		bpf_qdisc_skb_drop(skb, to_free);	/* cannot happen: n is new */
-	bpf_spin_lock(&pq->lock);
-	bpf_list_push_back(&pq->head, &n->node);
-	bpf_spin_unlock(&pq->lock);
-	pq->n++;
-	sch->q.qlen++;
-	sch->qstats.backlog += len;
-	return NET_XMIT_SUCCESS;
-drop:
-	count_drop(st);
-	sch->qstats.drops++;
-	bpf_qdisc_skb_drop(skb, to_free);
-	return NET_XMIT_DROP;
+	if (rc == NET_XMIT_SUCCESS)
+		sch->qstats.backlog += len;
+	return rc;
 }
 
 /*
@@ -101,21 +82,12 @@ static __always_inline struct sk_buff *prio_dequeue(struct Qdisc *sch, struct po
 						    __u64 now, __u64 *wait, bool *block)
 {
 	__u64 ready = 0, begin, due, floor, keep;
-	struct bpf_list_node *node;
-	struct skb_node *n = NULL;
 	struct sk_buff *skb;
-	__u32 len = 0;
+	__u32 len = 0, taken = 0;
 
 	*wait = 0;
 	*block = false;
-	bpf_spin_lock(&pq->lock);
-	node = bpf_list_front(&pq->head);
-	if (node) {
-		ready = container_of(node, struct skb_node, node)->ready_ns;
-		len = container_of(node, struct skb_node, node)->len;
-	}
-	bpf_spin_unlock(&pq->lock);
-	if (!node)
+	if (!head_peek(&pq->lock, &pq->head, &ready, &len))
 		return NULL;
 	if (now < ready) {
 		*wait = ready;
@@ -128,16 +100,11 @@ static __always_inline struct sk_buff *prio_dequeue(struct Qdisc *sch, struct po
 		*block = true;
 		return NULL;
 	}
-	skb = pop(&pq->lock, &pq->head, &n);
-	if (n)
-		bpf_obj_drop(n);
+	/* The qdisc's lock orders its ops: the head is still the one peeked. */
+	skb = counted_pop(sch, pq, &taken);
 	if (!skb)
 		return NULL;
-	if (pq->n)
-		pq->n--;
-	if (sch->q.qlen)
-		sch->q.qlen--;
-	sch->qstats.backlog -= len;
+	sch->qstats.backlog -= taken;
 	/* The link is busy until its last bit is out; a late dequeue keeps
 	 * at most the pacer's credit (burst_ns, else this packet's time).
 	 */
@@ -147,7 +114,7 @@ static __always_inline struct sk_buff *prio_dequeue(struct Qdisc *sch, struct po
 	if (st) {
 		bpf_spin_lock(&st->lock);
 		st->stats.prio_pkts++;
-		st->stats.prio_bytes += len;
+		st->stats.prio_bytes += taken;
 		bpf_spin_unlock(&st->lock);
 	}
 	bpf_qdisc_bstats_update(sch, skb);

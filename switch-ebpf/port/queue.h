@@ -184,23 +184,71 @@ static __always_inline struct sk_buff *pop(struct bpf_spin_lock *lock,
 	return skb;
 }
 
+/* Queues a packet on a counted list (the control frames, the ACK class),
+ * `max` at most, due at `ready`; counted in the qdisc's length.
+ */
+static __always_inline int counted_enqueue(struct Qdisc *sch, struct port_state *st,
+					   struct ctl_list *l, struct sk_buff *skb,
+					   __u32 len, __u32 max, __u64 ready,
+					   struct bpf_sk_buff_ptr *to_free)
+{
+	struct skb_node *n;
+
+	if (l->n >= max)
+		goto drop;
+	n = bpf_obj_new(typeof(*n));
+	if (!n)
+		goto drop;
+	n->ready_ns = ready;
+	n->len = len;
+	skb = bpf_kptr_xchg(&n->skb, skb);
+	if (skb)
+		bpf_qdisc_skb_drop(skb, to_free);	/* cannot happen: n is new */
+	bpf_spin_lock(&l->lock);
+	bpf_list_push_back(&l->head, &n->node);
+	bpf_spin_unlock(&l->lock);
+	l->n++;
+	sch->q.qlen++;
+	return NET_XMIT_SUCCESS;
+drop:
+	count_drop(st);
+	sch->qstats.drops++;
+	bpf_qdisc_skb_drop(skb, to_free);
+	return NET_XMIT_DROP;
+}
+
+/* Takes the head of a counted list, with its length; NULL if empty. */
+static __always_inline struct sk_buff *counted_pop(struct Qdisc *sch, struct ctl_list *l,
+						   __u32 *len)
+{
+	struct skb_node *n = NULL;
+	struct sk_buff *skb;
+
+	skb = pop(&l->lock, &l->head, &n);
+	if (n) {
+		*len = n->len;
+		bpf_obj_drop(n);
+	}
+	if (!skb)
+		return NULL;
+	if (l->n)
+		l->n--;
+	if (sch->q.qlen)
+		sch->q.qlen--;
+	return skb;
+}
+
 /* Control frames first: not paused, not paced, not counted as data. */
 static __always_inline struct sk_buff *ctl_dequeue(struct Qdisc *sch,
 						   struct port_state *st,
 						   struct ctl_list *cq)
 {
-	struct skb_node *n = NULL;
 	struct sk_buff *skb;
+	__u32 len = 0;
 
-	skb = pop(&cq->lock, &cq->head, &n);
-	if (n)
-		bpf_obj_drop(n);
+	skb = counted_pop(sch, cq, &len);
 	if (!skb)
 		return NULL;
-	if (cq->n)
-		cq->n--;
-	if (sch->q.qlen)
-		sch->q.qlen--;
 	if (st) {
 		bpf_spin_lock(&st->lock);
 		st->stats.ctl_pkts++;
@@ -210,20 +258,21 @@ static __always_inline struct sk_buff *ctl_dequeue(struct Qdisc *sch,
 	return skb;
 }
 
-/* The head data packet's due time (enqueue plus link delay) and length;
- * false if the queue is empty.
+/* A list's head packet's due time (enqueue plus link delay) and length;
+ * false if the list is empty.
  */
-static __always_inline bool head_peek(struct skb_list *dq, __u64 *ready, __u32 *len)
+static __always_inline bool head_peek(struct bpf_spin_lock *lock, struct bpf_list_head *head,
+				      __u64 *ready, __u32 *len)
 {
 	struct bpf_list_node *node;
 
-	bpf_spin_lock(&dq->lock);
-	node = bpf_list_front(&dq->head);
+	bpf_spin_lock(lock);
+	node = bpf_list_front(head);
 	if (node) {
 		*ready = container_of(node, struct skb_node, node)->ready_ns;
 		*len = container_of(node, struct skb_node, node)->len;
 	}
-	bpf_spin_unlock(&dq->lock);
+	bpf_spin_unlock(lock);
 	return node != NULL;
 }
 
