@@ -66,14 +66,15 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 		goto drop;
 	limit = cfg.limit_pkts < RXECC_LIMIT_PKTS_MAX ? cfg.limit_pkts : RXECC_LIMIT_PKTS_MAX;
 	if (skb->protocol == bpf_htons(ETH_P_PAUSE))
-		return counted_enqueue(sch, st, cq, skb, len, RXECC_CTL_MAX_PKTS, 0, to_free);
+		return counted_enqueue(sch, st, cq, skb, len, RXECC_CTL_MAX_PKTS,
+				       now + cfg.delay_ns, to_free);
 	/* A rule at the ingress asked for a delay or reorder (port/inject.h). */
 	tag = skb->mark & RXECC_MARK_TAG;
 	if (tag == RXECC_MARK_DELAY || tag == RXECC_MARK_REORDER)
 		return inject_hold(sch, st, skb, id, len, iif, limit, now, to_free);
 	if (cfg.ack_prio && is_ack_class(skb))
-		return prio_enqueue(sch, st, pq, skb, len, limit, now + cfg.delay_ns, to_free);
-	if (sch->q.qlen >= limit + held_count(id))
+		return prio_enqueue(sch, st, pq, skb, len, limit, now, to_free);
+	if (st->stats.qlen_pkts >= limit)
 		goto drop;
 	charged = iif ? charge_ingress(sch, iif, len, now, &sw) : CHARGE_NONE;
 	if (charged == CHARGE_DROP)
@@ -84,7 +85,7 @@ int BPF_PROG(port_enqueue, struct sk_buff *skb, struct Qdisc *sch,
 			release_ingress(sch, iif, sw, len, now);
 		goto drop;
 	}
-	n->ready_ns = now + cfg.delay_ns;
+	n->ready_ns = now;
 	n->acct_iif = charged == CHARGE_DONE ? iif : 0;
 	n->switch_id = sw;
 	n->len = len;
@@ -192,10 +193,11 @@ static __always_inline void egress_fc_get(struct port_state *st,
 }
 
 /* A paused port waits for its pause to end; meanwhile the XOFFs of the
- * switch its head packet came through are renewed on time.
+ * switch its head packet came through are renewed on time. Returns when
+ * to look again.
  */
-static __always_inline void pause_wait(struct Qdisc *sch, struct skb_list *dq,
-				       __u64 now, __u64 until)
+static __always_inline __u64 pause_wait(struct Qdisc *sch, struct skb_list *dq,
+					__u64 now, __u64 until)
 {
 	struct bpf_list_node *node;
 	struct switch_ports *sp;
@@ -215,63 +217,55 @@ static __always_inline void pause_wait(struct Qdisc *sch, struct skb_list *dq,
 		if (sp && sp->refresh_ns && now + sp->refresh_ns < wake)
 			wake = now + sp->refresh_ns;
 	}
-	bpf_qdisc_watchdog_schedule(sch, wake, 0);
+	return wake;
 }
 
-/* The earlier of a wake-up and the next held packet's release (0: none). */
-static __always_inline __u64 wake_at(__u64 t, __u64 held_next)
+/* The earlier of two times to look again (0: none). */
+static __always_inline __u64 earlier(__u64 a, __u64 b)
 {
-	return held_next && held_next < t ? held_next : t;
+	return a && (!b || a < b) ? a : b;
 }
 
-SEC("struct_ops")
-struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
+/*
+ * Starts the next packet, if the link is free for it: the ACK class's
+ * head, else the data queue's once flow control lets it. It leaves the
+ * queue (its counters, its ingress port's buffer, INT's view) and goes on
+ * the wire (true). Either way *next is when to look again (0: on an
+ * enqueue or a frame from the peer).
+ */
+static __always_inline bool data_start(struct Qdisc *sch, struct port_state *st,
+				       const struct rxecc_port_params *cfg,
+				       struct pacer *pc, struct skb_list *dq,
+				       struct ctl_list *pq, struct ctl_list *wq,
+				       __u32 id, __u64 now, __u64 *next)
 {
-	__u32 id = sch_port(sch);
-	struct port_state *st = state(id);
-	struct skb_list *dq = bpf_map_lookup_elem(&data_q, &id);
-	struct ctl_list *cq = bpf_map_lookup_elem(&ctl_q, &id);
-	struct ctl_list *pq = bpf_map_lookup_elem(&prio_q, &id);
-	struct pacer *pc = bpf_map_lookup_elem(&pacer, &id);
-	struct rxecc_port_params cfg;
+	__u64 deq_bytes, qlen_bytes, held_next, prio_next;
 	struct egress_fc fc = {};
 	struct release r = {};
-	__u64 deq_bytes, qlen_bytes, begin, held_next, prio_next;
-	struct sk_buff *skb;
 	struct skb_node *n;
 	__u32 head_len = 0, iif, sw;
-	bool prio_waits;
 
-	r.now = bpf_ktime_get_ns();
-	if (!dq || !cq || !pq || !pc)
-		return NULL;
-	skb = ctl_dequeue(sch, st, cq);
-	if (skb)
-		return skb;
-	if (!st || !port_cfg_get(id, &cfg))
-		return NULL;
-	/* The ACK class next: a due packet there holds data back. */
-	skb = prio_dequeue(sch, st, &cfg, pc, pq, r.now, &prio_next, &prio_waits);
-	if (skb)
-		return skb;
-	if (prio_waits) {
-		bpf_qdisc_watchdog_schedule(sch, prio_next, 0);
-		return NULL;
+	/* The ACK class first: its head holds data back. */
+	if (prio_start(sch, st, cfg, pc, pq, wq, now, &prio_next)) {
+		*next = pc->free_ns;
+		return true;
 	}
-	held_next = held_release(sch, st, &cfg, dq, id, r.now);
-	/* Wake-ups below wake for the class's next packet too. */
-	if (prio_next && (!held_next || prio_next < held_next))
-		held_next = prio_next;
-	egress_fc_get(st, &cfg, r.now, &fc);
+	*next = prio_next;
+	if (prio_next)
+		return false;
+	held_next = held_release(sch, st, cfg, dq, id, now);
+	*next = held_next;
+	egress_fc_get(st, cfg, now, &fc);
 	if (fc.paused) {
-		pause_wait(sch, dq, r.now, wake_at(fc.until, held_next));
-		return NULL;
+		*next = earlier(pause_wait(sch, dq, now, fc.until), held_next);
+		return false;
 	}
 
 	/* GFC: the link peer's stage k leaves this port rate >> k; time-based,
 	 * the rate the last advertisement set (gfc_credit()).
 	 */
-	r.rate = (cfg.rate_bps ?: 1) >>
+	r.now = now;
+	r.rate = (cfg->rate_bps ?: 1) >>
 		 (fc.stage < RXECC_GFC_MAX_STAGES ? fc.stage : RXECC_GFC_MAX_STAGES);
 	if (fc.timed && fc.timed_rate < r.rate) {
 		r.rate = fc.timed_rate;
@@ -284,58 +278,81 @@ struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
 	r.resumed_at = fc.resumed_at;
 	r.pace_floor = fc.pace_floor;
 
-	/* The head serialises once the link is free, the head is due (the
-	 * link's propagation delay) and any pause has ended, and leaves when
-	 * its last bit is out.
-	 */
-	if (!head_peek(&dq->lock, &dq->head, &r.ready, &head_len)) {
-		if (held_next)
-			bpf_qdisc_watchdog_schedule(sch, held_next, 0);
-		return NULL;
-	}
+	/* The head starts once the link is free and any pause has ended. */
+	if (!head_peek(&dq->lock, &dq->head, &r.ready, &head_len))
+		return false;
 	/* CBFC's own rule stays: no packet beyond the credit limit; it waits
 	 * for the next advertisement.
 	 */
 	if (fc.timed && (!fc.timed_rate || fc.credit < head_len)) {
-		bpf_spin_lock(&st->lock);
-		st->stats.gfc_credit_waits++;
-		bpf_spin_unlock(&st->lock);
-		bpf_qdisc_watchdog_schedule(sch, wake_at(r.now + (cfg.gfc_period_ns ?: 1000000),
-							 held_next), 0);
-		return NULL;
+		stat_inc(st, &st->stats.gfc_credit_waits);
+		*next = earlier(now + (cfg->gfc_period_ns ?: 1000000), held_next);
+		return false;
 	}
-	begin = r.next_tx_ns > r.ready ? r.next_tx_ns : r.ready;
-	if (r.resumed_at > begin)
-		begin = r.resumed_at;
+	r.begin = r.next_tx_ns > r.ready ? r.next_tx_ns : r.ready;
+	if (r.resumed_at > r.begin)
+		r.begin = r.resumed_at;
+	if (now < r.begin) {
+		*next = earlier(r.begin, held_next);
+		return false;
+	}
 	r.ser_ns = (__u64)head_len * 8 * NSEC_PER_SEC / r.rate;
-	r.due = begin + r.ser_ns;
-	if (r.now < r.due) {
-		bpf_qdisc_watchdog_schedule(sch, wake_at(r.due, held_next), 0);
-		return NULL;
-	}
+	r.due = r.begin + r.ser_ns;
 
-	n = NULL;
-	skb = pop(&dq->lock, &dq->head, &n);
+	/* The qdisc's lock orders its ops: the head is still the one peeked. */
+	n = node_pop(&dq->lock, &dq->head);
 	if (!n)
-		return NULL;
+		return false;
 	iif = n->acct_iif;
 	sw = n->switch_id;
 	r.len = n->len;
-	bpf_obj_drop(n);
-	if (!skb)
-		return NULL;
-
-	if (sch->q.qlen)
-		sch->q.qlen--;
-	sch->qstats.backlog -= r.len;
-	dequeue_account(st, &cfg, id, &r, &deq_bytes, &qlen_bytes);
+	dequeue_account(st, cfg, id, &r, &deq_bytes, &qlen_bytes);
 	if (iif)
-		release_ingress(sch, iif, sw, r.len, r.now);
-	publish_deq(&cfg, r.now, deq_bytes, qlen_bytes);
-	pacer_release(pc, st, &cfg, &r);
+		release_ingress(sch, iif, sw, r.len, now);
+	publish_deq(cfg, now, deq_bytes, qlen_bytes);
+	pacer_start(pc, st, cfg, &r);
+	wire_push(wq, n, r.end + cfg->delay_ns);
+	/* The next may start once the link is free (now, after a late wake). */
+	*next = earlier(pc->free_ns, held_next);
+	return true;
+}
 
-	bpf_qdisc_bstats_update(sch, skb);
-	return skb;
+/*
+ * A control frame whose link delay has passed, else the wire's head once
+ * it has reached the peer; first, the next packet starts if it may. The
+ * watchdog wakes the port at the earliest of the times each step gives.
+ */
+SEC("struct_ops")
+struct sk_buff *BPF_PROG(port_dequeue, struct Qdisc *sch)
+{
+	__u32 id = sch_port(sch);
+	struct port_state *st = state(id);
+	struct skb_list *dq = bpf_map_lookup_elem(&data_q, &id);
+	struct ctl_list *cq = bpf_map_lookup_elem(&ctl_q, &id);
+	struct ctl_list *pq = bpf_map_lookup_elem(&prio_q, &id);
+	struct ctl_list *wq = bpf_map_lookup_elem(&wire_q, &id);
+	struct pacer *pc = bpf_map_lookup_elem(&pacer, &id);
+	__u64 now = bpf_ktime_get_ns(), ctl_next, start_next = 0, wire_next, wake;
+	struct rxecc_port_params cfg;
+	struct sk_buff *skb;
+
+	if (!dq || !cq || !pq || !wq || !pc)
+		return NULL;
+	skb = ctl_dequeue(sch, st, cq, now, &ctl_next);
+	if (skb)
+		return skb;
+	if (!st || !port_cfg_get(id, &cfg))
+		return NULL;
+	/* A full wire starts nothing until its head arrives. */
+	if (wq->n < RXECC_WIRE_MAX_PKTS)
+		data_start(sch, st, &cfg, pc, dq, pq, wq, id, now, &start_next);
+	skb = wire_dequeue(sch, st, &cfg, pc, wq, now, &wire_next);
+	if (skb)
+		return skb;
+	wake = earlier(earlier(ctl_next, start_next), wire_next);
+	if (wake)
+		bpf_qdisc_watchdog_schedule(sch, wake, 0);
+	return NULL;
 }
 
 SEC("struct_ops")
@@ -409,6 +426,7 @@ void BPF_PROG(port_reset, struct Qdisc *sch)
 	cq->n = 0;
 	held_free(id);
 	prio_free(id);
+	wire_free(id);
 	sch->q.qlen = 0;
 	sch->qstats.backlog = 0;
 	st = state(id);

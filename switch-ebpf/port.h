@@ -471,12 +471,16 @@ struct switch_buf {
 /*
  * The most packets each of a port's lists holds, so that its reset frees
  * them all: the data queue's limit (rxecc refuses a larger one; the qdisc
- * clamps), the held list's (the same limit) and the control list's. PFC
- * frames leave ahead of everything, so more than a few waiting means the
- * device is not sending; the newest pause is the one in force anyway.
+ * clamps), the held list's and the ACK class's (the same limit), the
+ * control list's and the wire's. PFC frames leave ahead of everything, so
+ * more than a few waiting means the device is not sending; the newest
+ * pause is the one in force anyway. The wire holds a link's
+ * bandwidth-delay product: a packet waits in the queue while it is full
+ * (65,536 packets of 64 B are 1 s at 34 Mb/s, or 10 ms at 3.4 Gb/s).
  */
 #define RXECC_LIMIT_PKTS_MAX	65536
 #define RXECC_CTL_MAX_PKTS	64
+#define RXECC_WIRE_MAX_PKTS	RXECC_LIMIT_PKTS_MAX
 #define RXECC_SWITCH_PORTS	32
 
 /*

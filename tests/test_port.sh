@@ -603,3 +603,95 @@ test_inject_gbn_stock_patched() {
 		[ $side = patched ] || tb_reset
 	done
 }
+
+# A link's propagation delay is a stage after the queue (switch-ebpf/port/
+# queue.h), as in the HPCC simulator: a packet leaves the queue as it
+# starts serialising. h1 -> h0 through one switch, every link delay_us
+# long. With p0 (towards h0) twice the sender's rate there is no
+# congestion, and every reader of the queue finds it empty while each link
+# carries about delay x rate of wire: its peak is at most the frame that
+# just arrived (two, if the guest's timers bunch them), RED with Kmin =
+# Kmax = 3 frames sees every packet below Kmin, the switch's ingress
+# accounting stays under XOFF (5 frames, below the wire's 6) and sends no
+# pause. With p0 slowed below the sender's rate, PFC acts through the
+# delay: the pause reaches h1's NIC one link delay after the switch decided
+# it (tau), and the data on the wire and sent meanwhile still arrives, so
+# the ingress overshoots XOFF by about 2 x delay at the rate the queue
+# grows.
+#@ suite debug=skip
+test_port_link_delay() {
+	local d_us=4000 tx=50 fast=100 slow=20 xoff=20000 xon=10000 frame lat s=$TEST_OUT/snap.json
+	tb_load_rxe patched
+	tb_load_cc cc=none data_ecn=1
+	cat >"$TEST_OUT/delay.toml" <<-END
+		description = "h1 -> h0 through one switch, $d_us us per link"
+		[defaults]
+		rate_mbps = $tx
+		delay_us = $d_us
+		[[switch]]
+		name = "sw0"
+		buffer_bytes = 2097152
+		pfc = true
+		xoff_bytes = $xoff
+		xon_bytes = $xon
+		[[host]]
+		name = "h0"
+		[[host]]
+		name = "h1"
+		[[link]]
+		a = "h0"
+		b = "sw0"
+		rate_mbps = $fast
+		[[link]]
+		a = "h1"
+		b = "sw0"
+	END
+	rxecc testbed up "$TEST_OUT/delay.toml" 2>"$TEST_OUT/up.txt" || { cat "$TEST_OUT/up.txt" >&2; fail "testbed up"; }
+	rxecc mark --dev p0 --mode red
+	# 4 KiB MTU frames: 4096 B of payload and RoCE's and Ethernet's headers.
+	frame=4200
+	rxecc port red --dev p0 --kmin-bytes $((3 * frame)) --kmax-bytes $((3 * frame)) --pmax-permille 1000
+
+	# The delay is there: ib_write_lat's half round trip crosses two links.
+	TB_BW_TOOL=ib_write_lat tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/lat-server.txt" -s 64 -n 100 || fail "ib_write_lat server"
+	TB_BW_TOOL=ib_write_lat tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/lat-client.txt" -s 64 -n 100 || fail "ib_write_lat failed"
+	tb_wait_servers || fail "ib_write_lat server failed"
+	lat=$(lat_typical "$TEST_OUT/lat-client.txt")
+	awk -v l="$lat" -v d=$d_us 'BEGIN {exit !(l >= 2 * d)}' || fail "half round trip $lat us over two links of $d_us us"
+
+	cp /sys/kernel/debug/rxe_cc/totals "$TEST_OUT/cc.before"
+	port_flow quiet 150 || fail "the flow with no congestion failed"
+	rxecc port stats --json >"$s"
+	local peak ce wire
+	peak=$(psum "$s" max_qlen_bytes p0)
+	ce=$(awk 'NR == FNR {b[$1] = $2; next} $1 == "rx_ecn_ce" {print $2 - b[$1]}' "$TEST_OUT/cc.before" /sys/kernel/debug/rxe_cc/totals)
+	wire=$(awk -v r=$tx -v d=$d_us 'BEGIN {printf "%d", r * d / 8}')
+	info "no congestion, $d_us us per link, $wire B of wire at $tx Mb/s: p0's queue peaked at $peak B;" \
+		"RED: $(psum "$s" red_below p0) packets below Kmin, $(psum "$s" red_between p0) between, $(psum "$s" red_above p0) above, $ce CE;" \
+		"peak ingress $(psum "$s" max:ingress.max_bytes p1) B, $(psum "$s" ingress.pfc_tx_xoff p1) pauses; half round trip $lat us"
+	assert_gt "wire at $tx Mb/s, over XOFF" "$wire" $xoff
+	awk -v p="$peak" -v f=$frame 'BEGIN {exit !(p <= 2 * f)}' || fail "p0's queue peaked at $peak B with no congestion"
+	assert_gt "packets RED judged below Kmin" "$(psum "$s" red_below p0)" 0
+	assert_eq "packets RED judged at or above Kmin" 0 $(($(psum "$s" red_between p0) + $(psum "$s" red_above p0)))
+	assert_eq "CE at the receiver" 0 "$ce"
+	assert_eq "pauses with no congestion" 0 "$(psum "$s" ingress.pfc_tx_xoff p1)"
+
+	rxecc port rate --dev p0 --rate-mbps $slow
+	port_flow paused 60 || fail "the flow through a slowed p0 failed"
+	rxecc port stats --json >"$s"
+	local tau_us peak_in reaction_us
+	tau_us=$(awk -v t="$(psum "$s" max:tau_mean_ns v1)" 'BEGIN {printf "%.0f", t / 1000}')
+	peak_in=$(psum "$s" max:ingress.max_bytes p1)
+	# The queue grows at the sender's rate less p0's until the pause's
+	# last data has arrived.
+	reaction_us=$(awk -v p="$peak_in" -v x=$xoff -v i=$tx -v o=$slow 'BEGIN {printf "%.0f", (p - x) * 8 / (i - o)}')
+	info "p0 at $slow Mb/s: $(psum "$s" ingress.pfc_tx_xoff p1) pauses, h1's NIC got $(psum "$s" pfc_rx_xoff v1);" \
+		"tau mean $tau_us us (max $(($(psum "$s" max:tau_max_ns v1) / 1000)) us); peak ingress $peak_in B over XOFF $xoff:" \
+		"a reaction of $reaction_us us against 2 x $d_us us; $(psum "$s" drops) drops"
+	assert_gt "pauses" "$(psum "$s" ingress.pfc_tx_xoff p1)" 0
+	assert_eq "drops" 0 "$(psum "$s" drops)"
+	assert_gt "tau (us) at h1's NIC, over the link delay less 1" "$tau_us" $((d_us - 1))
+	assert_gt "the link delay plus a frame's time at $tx Mb/s x 4, over tau (us)" $((d_us + 4 * frame * 8 / tx)) "$tau_us"
+	awk -v r="$reaction_us" -v d=$d_us 'BEGIN {exit !(r >= 2 * d * 0.75 && r <= 2 * d * 1.5)}' ||
+		fail "the pause's reaction took $reaction_us us, not about 2 x $d_us"
+}

@@ -233,14 +233,6 @@ struct {
 	__type(value, struct held_list);
 } held_q SEC(".maps");
 
-/* Packets port `id` holds now. */
-static __always_inline __u32 held_count(__u32 id)
-{
-	struct held_list *h = bpf_map_lookup_elem(&held_q, &id);
-
-	return h ? h->n : 0;
-}
-
 /* The first held packet, taken off the list; NULL if none. */
 static __always_inline struct bpf_list_node *held_pop(struct held_list *h)
 {
@@ -341,13 +333,13 @@ static __always_inline void held_admit(struct Qdisc *sch, struct port_state *st,
 	struct sk_buff *skb;
 	int charged = CHARGE_NONE;
 
-	if (sch->q.qlen >= cfg->limit_pkts + h->n + 1)
+	if (st->stats.qlen_pkts >= cfg->limit_pkts)
 		goto drop;
 	if (iif)
 		charged = charge_ingress(sch, iif, len, now, &sw);
 	if (charged == CHARGE_DROP)
 		goto drop;
-	n->ready_ns = now + cfg->delay_ns;
+	n->ready_ns = now;
 	n->acct_iif = charged == CHARGE_DONE ? iif : 0;
 	n->switch_id = sw;
 	n->hold_enq = 0;

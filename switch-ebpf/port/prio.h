@@ -5,9 +5,9 @@
  * any data waiting at the port, are not paused by the data class's PFC
  * or GFC, and are not charged to the switch's shared buffer (a real
  * switch gives that class its own). They still take the link's time: one
- * is sent only once the link is free, and the data behind it starts
- * after its serialisation. The data queue's counters, the marker and
- * INT see only data. A packet a fault-injection rule held joins the
+ * starts only once the link is free, and the data behind it starts
+ * after its serialisation; then it crosses the wire like data. The data
+ * queue's counters, the marker and INT see only data. A packet a fault-injection rule held joins the
  * data queue, whatever it is.
  */
 #ifndef RXECC_PORT_PRIO_H
@@ -70,77 +70,57 @@ static __always_inline int prio_enqueue(struct Qdisc *sch, struct port_state *st
 }
 
 /*
- * The priority class's head, if the link is free for it: it serialises
- * from when the link is free and the head is due (its link delay), at the
- * link's rate. Otherwise NULL, with *wait the time to look again (0: the
- * class is empty) and *block set while a due head waits for the link,
- * which no data packet may then take.
+ * The priority class's head starts, if there is one and the link is free
+ * for it: it goes on the wire (true), and the link is busy for its
+ * serialisation at the link's rate. Otherwise false, with *wait the time
+ * the link is free (0: the class is empty): no data packet may start
+ * before the class's head.
  */
-static __always_inline struct sk_buff *prio_dequeue(struct Qdisc *sch, struct port_state *st,
-						    const struct rxecc_port_params *cfg,
-						    struct pacer *pc, struct ctl_list *pq,
-						    __u64 now, __u64 *wait, bool *block)
+static __always_inline bool prio_start(struct Qdisc *sch, struct port_state *st,
+				       const struct rxecc_port_params *cfg,
+				       struct pacer *pc, struct ctl_list *pq,
+				       struct ctl_list *wq, __u64 now, __u64 *wait)
 {
 	__u64 ready = 0, begin, due, floor, keep;
-	struct sk_buff *skb;
-	__u32 len = 0, taken = 0;
+	struct skb_node *n;
+	__u32 len = 0;
 
 	*wait = 0;
-	*block = false;
-	if (!head_peek(&pq->lock, &pq->head, &ready, &len))
-		return NULL;
-	if (now < ready) {
-		*wait = ready;
-		return NULL;
-	}
+	if (!pq->n || !head_peek(&pq->lock, &pq->head, &ready, &len))
+		return false;
 	begin = pc->free_ns > ready ? pc->free_ns : ready;
-	due = begin + (__u64)len * 8 * NSEC_PER_SEC / (cfg->rate_bps ?: 1);
-	if (now < due) {
-		*wait = due;
-		*block = true;
-		return NULL;
+	if (now < begin) {
+		*wait = begin;
+		return false;
 	}
 	/* The qdisc's lock orders its ops: the head is still the one peeked. */
-	skb = counted_pop(sch, pq, &taken);
-	if (!skb)
-		return NULL;
-	sch->qstats.backlog -= taken;
-	/* The link is busy until its last bit is out; a late dequeue keeps
-	 * at most the pacer's credit (burst_ns, else this packet's time).
+	n = node_pop(&pq->lock, &pq->head);
+	if (!n)
+		return false;
+	if (pq->n)
+		pq->n--;
+	/* The link is busy until its last bit is out; a late start keeps at
+	 * most the pacer's credit (burst_ns, else this packet's time).
 	 */
+	due = begin + (__u64)len * 8 * NSEC_PER_SEC / (cfg->rate_bps ?: 1);
 	keep = cfg->burst_ns ?: due - begin;
-	floor = now > keep ? now - keep : 0;
+	floor = now + (due - begin) > keep ? now + (due - begin) - keep : 0;
 	pc->free_ns = due > floor ? due : floor;
-	if (st) {
-		bpf_spin_lock(&st->lock);
-		st->stats.prio_pkts++;
-		st->stats.prio_bytes += taken;
-		bpf_spin_unlock(&st->lock);
-	}
-	bpf_qdisc_bstats_update(sch, skb);
-	return skb;
+	wire_push(wq, n, pc->free_ns + cfg->delay_ns);
+	bpf_spin_lock(&st->lock);
+	st->stats.prio_pkts++;
+	st->stats.prio_bytes += len;
+	bpf_spin_unlock(&st->lock);
+	return true;
 }
 
 /* Frees port `id`'s priority class (the qdisc's reset). */
 static __always_inline void prio_free(__u32 id)
 {
 	struct ctl_list *pq = bpf_map_lookup_elem(&prio_q, &id);
-	struct skb_node *n;
-	struct sk_buff *skb;
-	int i;
 
-	if (!pq)
-		return;
-	bpf_for(i, 0, RXECC_LIMIT_PKTS_MAX + 1) {
-		n = NULL;
-		skb = pop(&pq->lock, &pq->head, &n);
-		if (!n)
-			break;
-		bpf_obj_drop(n);
-		if (skb)
-			bpf_kfree_skb(skb);
-	}
-	pq->n = 0;
+	if (pq)
+		counted_free(pq);
 }
 
 #endif /* RXECC_PORT_PRIO_H */

@@ -1,12 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Queue and pacing: a port's egress FIFO, drained at the link's rate.
+ * Queue, pacing and the wire: a port's egress FIFO, drained at the link's
+ * rate, and the link it drains into.
  *
  * Data packets wait in data_q, control frames (PFC) in ctl_q, which jumps
- * the queue, the pause and the rate, as MAC control frames do. A packet
- * leaves when its last bit is out (store and forward) and not before its
- * link delay has passed; the qdisc watchdog wakes the port for it. Queue
- * lengths are exact, in bytes and packets, and kept over time (qlen_hist).
+ * the queue, the pause and the rate, as MAC control frames do. The head
+ * of the queue leaves it when the link is free for it and starts its
+ * serialisation; it then spends its serialisation and the link's
+ * propagation delay on the wire (wire_q) and is handed to the device when
+ * its last bit reaches the peer (store and forward: the veth behind the
+ * port delivers at once). So the queue that the marker, INT, PFC's
+ * accounting and the reports read holds only packets waiting for the
+ * link, as in the HPCC simulator's switch, where a packet leaves the
+ * queue as its transmission starts: neither the packet being serialised
+ * nor the bytes propagating on the link count as queue. The qdisc
+ * watchdog wakes the port for each start and each arrival. Queue lengths
+ * are exact, in bytes and packets, and kept over time (qlen_hist).
  *
  * The pacer keeps credit instead of restarting from "now", so that a
  * watchdog that fires late costs no link time: by default one packet's
@@ -102,7 +111,12 @@ struct {
 
 struct skb_node {
 	struct sk_buff __kptr *skb;
-	__u64 ready_ns;		/* enqueue time plus the link delay */
+	/* When the list's next stage may take it: in the data queue and the
+	 * ACK class, its enqueue; held (port/inject.h), its release; a
+	 * control frame, its enqueue plus the link delay; on the wire, its
+	 * last bit's arrival at the peer.
+	 */
+	__u64 ready_ns;
 	__u32 acct_iif;		/* ingress port charged for it; 0: none */
 	__u32 switch_id;
 	__u32 len;
@@ -126,8 +140,10 @@ struct {
 	__type(value, struct skb_list);
 } data_q SEC(".maps");
 
-/* Each port's control frames (PFC), sent ahead of everything; at most
- * RXECC_CTL_MAX_PKTS of them.
+/* Each port's control frames (PFC), sent ahead of everything once their
+ * link delay has passed; at most RXECC_CTL_MAX_PKTS of them. A frame
+ * neither waits for the one being serialised nor queues behind the
+ * packets on the wire: at most one packet's serialisation early.
  */
 struct ctl_list {
 	struct bpf_spin_lock lock;
@@ -141,6 +157,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ctl_list);
 } ctl_q SEC(".maps");
+
+/* Each port's wire: packets serialising or propagating, in the order they
+ * started, each due at its arrival (RXECC_WIRE_MAX_PKTS at most).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RXECC_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct ctl_list);
+} wire_q SEC(".maps");
 
 static __always_inline unsigned int pkt_len(const struct sk_buff *skb)
 {
@@ -162,6 +188,18 @@ static __always_inline void count_drop(struct port_state *st)
 		st->stats.drops++;
 		bpf_spin_unlock(&st->lock);
 	}
+}
+
+/* Takes the head node of a list, skb and all; NULL if empty. */
+static __always_inline struct skb_node *node_pop(struct bpf_spin_lock *lock,
+						 struct bpf_list_head *head)
+{
+	struct bpf_list_node *node;
+
+	bpf_spin_lock(lock);
+	node = bpf_list_pop_front(head);
+	bpf_spin_unlock(lock);
+	return node ? container_of(node, struct skb_node, node) : NULL;
 }
 
 /* Pops the head of a list; NULL if empty. */
@@ -238,28 +276,8 @@ static __always_inline struct sk_buff *counted_pop(struct Qdisc *sch, struct ctl
 	return skb;
 }
 
-/* Control frames first: not paused, not paced, not counted as data. */
-static __always_inline struct sk_buff *ctl_dequeue(struct Qdisc *sch,
-						   struct port_state *st,
-						   struct ctl_list *cq)
-{
-	struct sk_buff *skb;
-	__u32 len = 0;
-
-	skb = counted_pop(sch, cq, &len);
-	if (!skb)
-		return NULL;
-	if (st) {
-		bpf_spin_lock(&st->lock);
-		st->stats.ctl_pkts++;
-		bpf_spin_unlock(&st->lock);
-	}
-	bpf_qdisc_bstats_update(sch, skb);
-	return skb;
-}
-
-/* A list's head packet's due time (enqueue plus link delay) and length;
- * false if the list is empty.
+/* A list's head packet's time (skb_node.ready_ns) and length; false if
+ * the list is empty.
  */
 static __always_inline bool head_peek(struct bpf_spin_lock *lock, struct bpf_list_head *head,
 				      __u64 *ready, __u32 *len)
@@ -274,6 +292,39 @@ static __always_inline bool head_peek(struct bpf_spin_lock *lock, struct bpf_lis
 	}
 	bpf_spin_unlock(lock);
 	return node != NULL;
+}
+
+/* Control frames first: not paused, not paced, not counted as data; each
+ * once its link delay has passed. Otherwise NULL, with *next the head's
+ * time (0: none waits).
+ */
+static __always_inline struct sk_buff *ctl_dequeue(struct Qdisc *sch,
+						   struct port_state *st,
+						   struct ctl_list *cq, __u64 now,
+						   __u64 *next)
+{
+	struct sk_buff *skb;
+	__u64 ready = 0;
+	__u32 len = 0;
+
+	*next = 0;
+	if (!cq->n || !head_peek(&cq->lock, &cq->head, &ready, &len))
+		return NULL;
+	if (now < ready) {
+		*next = ready;
+		return NULL;
+	}
+	/* The qdisc's lock orders its ops: the head is still the one peeked. */
+	skb = counted_pop(sch, cq, &len);
+	if (!skb)
+		return NULL;
+	if (st) {
+		bpf_spin_lock(&st->lock);
+		st->stats.ctl_pkts++;
+		bpf_spin_unlock(&st->lock);
+	}
+	bpf_qdisc_bstats_update(sch, skb);
+	return skb;
 }
 
 /* The counters of a packet just queued; its length to the histogram. */
@@ -291,12 +342,16 @@ static __always_inline void enqueue_account(struct port_state *st, __u32 id,
 	qlen_hist_change(id, len, false, now);
 }
 
-/* Where a packet's serialisation stood when it left (the pacer's input). */
+/* Where a packet's serialisation stands as it leaves the queue (the
+ * pacer's input).
+ */
 struct release {
 	__u64 now;
 	__u64 next_tx_ns;	/* the link free from (pacer->free_ns) */
-	__u64 ready;		/* the packet due (its link delay passed) */
-	__u64 due;		/* its serialisation's end */
+	__u64 ready;		/* the packet queued (skb_node.ready_ns) */
+	__u64 begin;		/* its serialisation's start, as scheduled */
+	__u64 due;		/* ... and end */
+	__u64 end;		/* the end the pacer grants (pacer_start()) */
 	__u64 ser_ns;		/* its serialisation at the rate in force */
 	__u64 rate;		/* that rate, bits/s */
 	__u64 resumed_at;	/* the end of the last pause */
@@ -307,10 +362,11 @@ struct release {
 };
 
 /*
- * The counters of a packet just dequeued, under st->lock; *deq_bytes and
- * *qlen_bytes as they are after it. A port that could have sent long ago,
- * with packets waiting, was not serving: for TCD that is an OFF period,
- * like a pause, not a queue built while free to send.
+ * The counters of a packet just taken from the queue, under st->lock;
+ * *deq_bytes and *qlen_bytes as they are after it. A port that could have
+ * started it long ago, with packets waiting, was not serving: for TCD
+ * that is an OFF period, like a pause, not a queue built while free to
+ * send.
  */
 static __always_inline void dequeue_account(struct port_state *st,
 					    const struct rxecc_port_params *cfg,
@@ -320,10 +376,10 @@ static __always_inline void dequeue_account(struct port_state *st,
 	__u64 stall = cfg->stall_ns ?: 2000000;
 
 	bpf_spin_lock(&st->lock);
-	if (st->stats.qlen_pkts > 1 && r->next_tx_ns && r->now > r->due + stall &&
+	if (st->stats.qlen_pkts > 1 && r->next_tx_ns && r->now > r->begin + stall &&
 	    r->resumed_at < r->next_tx_ns) {
 		st->stats.stalls++;
-		st->stats.stall_ns += r->now - r->due;
+		st->stats.stall_ns += r->now - r->begin;
 		st->stats.last_resume_ns = r->now;
 		st->stats.resume_qlen_bytes = st->stats.qlen_bytes;
 	}
@@ -342,28 +398,27 @@ static __always_inline void dequeue_account(struct port_state *st,
 }
 
 /*
- * The pacer after a release. The link is free again when this packet's
- * serialisation ended (due), keeping at most its own serialisation time at
- * the link's rate of credit for a late dequeue (burst_ns if set), and none
- * from before a pause or a stall ended (a paused link does not bank time;
- * a stalled one does not burst its backlog out, which TCD downstream would
- * take for congestion: with catch-up after stalls, chain's quiet run got
- * CE). Time lost, and the rate invariant, are counted here too.
+ * The pacer as a packet starts: its serialisation ends at r->end, when
+ * the link is free again. A late start keeps at most its own
+ * serialisation time at the link's rate of credit (burst_ns if set), and
+ * none from before a pause or a stall ended (a paused link does not bank
+ * time; a stalled one does not burst its backlog out, which TCD
+ * downstream would take for congestion: with catch-up after stalls,
+ * chain's quiet run got CE). Time lost is counted here too.
  */
-static __always_inline void pacer_release(struct pacer *pc, struct port_state *st,
-					  const struct rxecc_port_params *cfg,
-					  const struct release *r)
+static __always_inline void pacer_start(struct pacer *pc, struct port_state *st,
+					const struct rxecc_port_params *cfg,
+					struct release *r)
 {
 	__u64 pkt_ns, keep_ns, floor, end, start, lost_from, lost, lag;
-	__u64 one_pkt_ns, ahead;
 
 	pkt_ns = (__u64)r->len * 8 * NSEC_PER_SEC / (cfg->rate_bps ?: 1);
 	keep_ns = cfg->burst_ns ?: pkt_ns;
-	floor = r->now > keep_ns ? r->now - keep_ns : 0;
+	floor = r->now + r->ser_ns > keep_ns ? r->now + r->ser_ns - keep_ns : 0;
 	end = r->due > floor ? r->due : floor;
 	/* Time lost: the link was free (next_tx_ns), this packet there (ready)
 	 * and no pause or credit wait held it, yet it ends later: a late
-	 * dequeue beyond the credit, or the credit a stall gave up.
+	 * start beyond the credit, or the credit a stall gave up.
 	 */
 	start = r->next_tx_ns > r->ready ? r->next_tx_ns : r->ready;
 	lost_from = (r->pace_floor > start ? r->pace_floor : start) + r->ser_ns;
@@ -377,19 +432,63 @@ static __always_inline void pacer_release(struct pacer *pc, struct port_state *s
 		st->stats.lag_bytes = lag < st->stats.qlen_bytes ? lag : st->stats.qlen_bytes;
 		bpf_spin_unlock(&st->lock);
 	}
+	pc->free_ns = end;
+	r->end = end;
+}
 
-	/* The invariant, judged on the release itself: an ideal link of the
-	 * rate, fed the same packets, would end this one's serialisation at
-	 * the last one's end plus its own time, or now if it was idle; a
-	 * release more than the largest packet's time before that means a
-	 * burst. The credit above (one packet) never gives one: a busy
-	 * period's releases are at most its first packet ahead.
-	 */
-	if (r->len > pc->max_len)
-		pc->max_len = r->len;
+/* Puts a packet that started serialising on the wire, to arrive at
+ * `arrive`. port_dequeue() starts nothing on a full wire, so it holds
+ * RXECC_WIRE_MAX_PKTS at most.
+ */
+static __always_inline void wire_push(struct ctl_list *wq, struct skb_node *n, __u64 arrive)
+{
+	n->ready_ns = arrive;
+	bpf_spin_lock(&wq->lock);
+	bpf_list_push_back(&wq->head, &n->node);
+	bpf_spin_unlock(&wq->lock);
+	wq->n++;
+}
+
+/*
+ * The wire's head, if its last bit has reached the peer; otherwise NULL,
+ * with *next its arrival (0: the wire is empty).
+ *
+ * The invariant a real link keeps is judged here, on what the peer gets:
+ * an ideal link of the rate, fed the same packets, would deliver this one
+ * at the last one's delivery plus its own time, or now if it was idle; a
+ * delivery more than the largest packet's time before that means a
+ * burst. The credit (one packet) never gives one: a busy period's
+ * deliveries are at most its first packet ahead.
+ */
+static __always_inline struct sk_buff *wire_dequeue(struct Qdisc *sch, struct port_state *st,
+						    const struct rxecc_port_params *cfg,
+						    struct pacer *pc, struct ctl_list *wq,
+						    __u64 now, __u64 *next)
+{
+	__u64 arrive = 0, pkt_ns, one_pkt_ns, ahead;
+	struct sk_buff *skb;
+	__u32 len = 0;
+
+	*next = 0;
+	if (!wq->n || !head_peek(&wq->lock, &wq->head, &arrive, &len))
+		return NULL;
+	if (now < arrive) {
+		*next = arrive;
+		return NULL;
+	}
+	/* The qdisc's lock orders its ops: the head is still the one peeked. */
+	skb = counted_pop(sch, wq, &len);
+	if (!skb)
+		return NULL;
+	sch->qstats.backlog -= len;
+	bpf_qdisc_bstats_update(sch, skb);
+
+	if (len > pc->max_len)
+		pc->max_len = len;
+	pkt_ns = (__u64)len * 8 * NSEC_PER_SEC / (cfg->rate_bps ?: 1);
 	one_pkt_ns = (__u64)pc->max_len * 8 * NSEC_PER_SEC / (cfg->rate_bps ?: 1);
-	ahead = pc->ideal_free_ns + pkt_ns > r->now ? pc->ideal_free_ns + pkt_ns - r->now : 0;
-	pc->ideal_free_ns = r->now + ahead;
+	ahead = pc->ideal_free_ns + pkt_ns > now ? pc->ideal_free_ns + pkt_ns - now : 0;
+	pc->ideal_free_ns = now + ahead;
 	if (ahead > one_pkt_ns) {
 		bpf_spin_lock(&st->lock);
 		st->stats.rate_viol++;
@@ -397,7 +496,28 @@ static __always_inline void pacer_release(struct pacer *pc, struct port_state *s
 			st->stats.rate_viol_max_ns = ahead - one_pkt_ns;
 		bpf_spin_unlock(&st->lock);
 	}
-	pc->free_ns = end;
+	return skb;
+}
+
+/* Frees a counted list (the qdisc's reset). The loop's bound is above
+ * what any counted list may hold (port.h), so nothing is left.
+ */
+static __always_inline void counted_free(struct ctl_list *l)
+{
+	struct skb_node *n;
+	struct sk_buff *skb;
+	int i;
+
+	bpf_for(i, 0, RXECC_WIRE_MAX_PKTS + 1) {
+		n = NULL;
+		skb = pop(&l->lock, &l->head, &n);
+		if (!n)
+			break;
+		bpf_obj_drop(n);
+		if (skb)
+			bpf_kfree_skb(skb);
+	}
+	l->n = 0;
 }
 
 /*
@@ -427,6 +547,15 @@ static __always_inline void arrival(struct __sk_buff *skb, struct port_state *st
 	bpf_spin_unlock(&st->lock);
 	mark_set(skb, compressed ? skb->mark | RXECC_MARK_COMPRESSED :
 				   skb->mark & ~RXECC_MARK_COMPRESSED);
+}
+
+/* Frees port `id`'s wire (the qdisc's reset). */
+static __always_inline void wire_free(__u32 id)
+{
+	struct ctl_list *wq = bpf_map_lookup_elem(&wire_q, &id);
+
+	if (wq)
+		counted_free(wq);
 }
 
 #endif /* RXECC_PORT_QUEUE_H */
