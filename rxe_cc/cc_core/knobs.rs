@@ -121,8 +121,24 @@ pub struct KnobDef {
     pub min: u32,
     /// The highest value a write may set.
     pub max: u32,
+    /// What its value measures, and so how a scale model derives it
+    /// from a paper's value (docs/scale-model.md).
+    pub unit: Unit,
     /// `modinfo`'s description.
     pub help: &'static str,
+}
+
+/// What a knob's value measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// A count, a ratio or a switch: the same in any scale model.
+    Count,
+    /// A time, microseconds.
+    Us,
+    /// A size, bytes.
+    Bytes,
+    /// A rate, Mb/s.
+    Mbps,
 }
 
 /// Every knob, in id order.
@@ -130,6 +146,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::LineRateMbps,
         name: "line_rate_mbps",
+        unit: Unit::Mbps,
         default: 100,
         min: 1,
         max: 400000,
@@ -138,6 +155,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::FixedRateMbps,
         name: "fixed_rate_mbps",
+        unit: Unit::Mbps,
         default: 100,
         min: 1,
         max: 400000,
@@ -146,6 +164,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::DataEcn,
         name: "data_ecn",
+        unit: Unit::Count,
         default: 0,
         min: 0,
         max: 2,
@@ -154,6 +173,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::AckEvery,
         name: "ack_every",
+        unit: Unit::Count,
         default: 0,
         min: 0,
         max: 64,
@@ -162,6 +182,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::AccTUs,
         name: "acc_t_us",
+        unit: Unit::Us,
         default: 1000,
         min: 1,
         max: 1000000,
@@ -170,6 +191,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::AccRiLowMbps,
         name: "acc_ri_low_mbps",
+        unit: Unit::Mbps,
         default: 0,
         min: 0,
         max: 400000,
@@ -178,6 +200,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::AccRiHighMbps,
         name: "acc_ri_high_mbps",
+        unit: Unit::Mbps,
         default: 0,
         min: 0,
         max: 400000,
@@ -186,6 +209,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::AccPThresh,
         name: "acc_p_thresh",
+        unit: Unit::Count,
         default: 1,
         min: 0,
         max: 1000,
@@ -194,6 +218,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::AccCePermille,
         name: "acc_ce_permille",
+        unit: Unit::Count,
         default: 900,
         min: 1,
         max: 1000,
@@ -202,6 +227,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::RpgAiRate,
         name: "rpg_ai_rate",
+        unit: Unit::Mbps,
         default: 0,
         min: 0,
         max: 400000,
@@ -210,6 +236,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::RpgHaiRate,
         name: "rpg_hai_rate",
+        unit: Unit::Mbps,
         default: 0,
         min: 0,
         max: 400000,
@@ -218,6 +245,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::RpgMinRate,
         name: "rpg_min_rate",
+        unit: Unit::Mbps,
         default: 0,
         min: 0,
         max: 400000,
@@ -226,6 +254,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::RpgTimeReset,
         name: "rpg_time_reset",
+        unit: Unit::Us,
         default: 1100,
         min: 1,
         max: 1000000,
@@ -234,6 +263,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::RpgByteReset,
         name: "rpg_byte_reset",
+        unit: Unit::Bytes,
         default: 262144,
         min: 1,
         max: 1000000000,
@@ -242,6 +272,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::RpgThreshold,
         name: "rpg_threshold",
+        unit: Unit::Count,
         default: 5,
         min: 1,
         max: 1000,
@@ -250,6 +281,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::DceTcpG,
         name: "dce_tcp_g",
+        unit: Unit::Count,
         default: 4,
         min: 1,
         max: 1024,
@@ -258,6 +290,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::DceTcpRtt,
         name: "dce_tcp_rtt",
+        unit: Unit::Us,
         default: 1100,
         min: 1,
         max: 1000000,
@@ -266,6 +299,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::MinTimeBetweenCnps,
         name: "min_time_between_cnps",
+        unit: Unit::Us,
         default: 1000,
         min: 0,
         max: 1000000,
@@ -274,6 +308,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::PacingBurstUs,
         name: "pacing_burst_us",
+        unit: Unit::Us,
         default: 0,
         min: 0,
         max: 100000,
@@ -282,6 +317,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::HpccEtaPermille,
         name: "hpcc_eta_permille",
+        unit: Unit::Count,
         default: 950,
         min: 1,
         max: 1000,
@@ -290,6 +326,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::HpccMaxStage,
         name: "hpcc_max_stage",
+        unit: Unit::Count,
         default: 5,
         min: 0,
         max: 1000,
@@ -298,6 +335,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::HpccWAiBytes,
         name: "hpcc_w_ai_bytes",
+        unit: Unit::Bytes,
         default: 0,
         min: 0,
         max: 1000000,
@@ -306,6 +344,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::HpccTUs,
         name: "hpcc_t_us",
+        unit: Unit::Us,
         default: 1000,
         min: 1,
         max: 1000000,
@@ -314,6 +353,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::IntHops,
         name: "int_hops",
+        unit: Unit::Count,
         default: 5,
         min: 1,
         max: 5,
@@ -322,6 +362,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::FnccAlphaPermille,
         name: "fncc_alpha_permille",
+        unit: Unit::Count,
         default: 1050,
         min: 1000,
         max: 10000,
@@ -330,6 +371,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::FnccBetaPermille,
         name: "fncc_beta_permille",
+        unit: Unit::Count,
         default: 900,
         min: 1,
         max: 1000,
@@ -338,6 +380,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::IccTUs,
         name: "icc_t_us",
+        unit: Unit::Us,
         default: 1000,
         min: 1,
         max: 1000000,
@@ -346,6 +389,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::IccQdBytes,
         name: "icc_qd_bytes",
+        unit: Unit::Bytes,
         default: 0,
         min: 0,
         max: 100000000,
@@ -354,6 +398,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::PacingCatchupUs,
         name: "pacing_catchup_us",
+        unit: Unit::Us,
         default: 0,
         min: 0,
         max: 100000,
@@ -362,6 +407,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::AccMixedIncrease,
         name: "acc_mixed_increase",
+        unit: Unit::Count,
         default: 0,
         min: 0,
         max: 1,
@@ -370,6 +416,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::FnccLhcsComputeWind,
         name: "fncc_lhcs_computewind",
+        unit: Unit::Count,
         default: 0,
         min: 0,
         max: 1,
@@ -378,6 +425,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::DcqcnVariant,
         name: "dcqcn_variant",
+        unit: Unit::Count,
         default: 0,
         min: 0,
         max: 1,
@@ -386,6 +434,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::DcqcnDecUs,
         name: "dcqcn_dec_us",
+        unit: Unit::Us,
         default: 80,
         min: 1,
         max: 1000000,
@@ -394,6 +443,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::TimelyTLowUs,
         name: "timely_t_low_us",
+        unit: Unit::Us,
         default: 1000,
         min: 1,
         max: 1000000,
@@ -402,6 +452,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::TimelyTHighUs,
         name: "timely_t_high_us",
+        unit: Unit::Us,
         default: 10000,
         min: 1,
         max: 1000000,
@@ -410,6 +461,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::TimelyMinRttUs,
         name: "timely_min_rtt_us",
+        unit: Unit::Us,
         default: 400,
         min: 1,
         max: 1000000,
@@ -418,6 +470,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::TimelyAiMbps,
         name: "timely_ai_mbps",
+        unit: Unit::Mbps,
         default: 0,
         min: 0,
         max: 400000,
@@ -426,6 +479,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::TimelyAlphaPermille,
         name: "timely_alpha_permille",
+        unit: Unit::Count,
         default: 875,
         min: 1,
         max: 1000,
@@ -434,6 +488,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::TimelyBetaPermille,
         name: "timely_beta_permille",
+        unit: Unit::Count,
         default: 800,
         min: 1,
         max: 1000,
@@ -442,6 +497,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::DctcpG,
         name: "dctcp_g",
+        unit: Unit::Count,
         default: 64,
         min: 1,
         max: 1024,
@@ -450,6 +506,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::DctcpAiMbps,
         name: "dctcp_ai_mbps",
+        unit: Unit::Mbps,
         default: 0,
         min: 0,
         max: 400000,
@@ -458,6 +515,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::SwiftTargetUs,
         name: "swift_target_us",
+        unit: Unit::Us,
         default: 0,
         min: 0,
         max: 1000000,
@@ -466,6 +524,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::SwiftFsRangeUs,
         name: "swift_fs_range_us",
+        unit: Unit::Us,
         default: 0,
         min: 0,
         max: 1000000,
@@ -474,6 +533,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::SwiftAiPermille,
         name: "swift_ai_permille",
+        unit: Unit::Count,
         default: 1000,
         min: 1,
         max: 100000,
@@ -482,6 +542,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::SwiftBetaPermille,
         name: "swift_beta_permille",
+        unit: Unit::Count,
         default: 800,
         min: 1,
         max: 1000,
@@ -490,6 +551,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::SwiftMaxMdfPermille,
         name: "swift_max_mdf_permille",
+        unit: Unit::Count,
         default: 500,
         min: 1,
         max: 1000,
@@ -498,6 +560,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
     KnobDef {
         knob: Knob::NicQueueUs,
         name: "nic_queue_us",
+        unit: Unit::Us,
         default: 0,
         min: 0,
         max: 1000000,

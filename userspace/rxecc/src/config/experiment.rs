@@ -7,7 +7,8 @@
 //! perftest, `traffic`), writes fct.txt, and takes the topology down; at
 //! the end, the slowdown table.
 
-use crate::{config::topology, config::workload};
+use crate::switch::MarkMode;
+use crate::{config::scale, config::topology, config::workload};
 use anyhow::{bail, ensure, Context, Result};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -126,6 +127,14 @@ pub struct Experiment {
     pub expects: Vec<crate::config::claim::Claim>,
     #[serde(rename = "run")]
     pub runs: Vec<Run>,
+    /// The paper's setting in its own units and the time factor: the
+    /// rates, delays, thresholds, T and knobs it implies are derived from
+    /// it (config/scale.rs, docs/scale-model.md), and none may also be
+    /// written in the testbed's units.
+    pub scale: Option<scale::PaperSetting>,
+    /// What `scale` gives the testbed (`load`).
+    #[serde(skip)]
+    pub derived: Option<scale::Derived>,
     /// Each run's testbed, resolved when the file loads (`load`), in the
     /// runs' order.
     #[serde(skip)]
@@ -217,7 +226,9 @@ pub struct CcReport {
     pub capacity_mbps: u64,
     /// The bottleneck port (switch egress device), e.g. "p0".
     pub bottleneck: String,
-    /// The period T convergence is counted in, us.
+    /// The period T convergence is counted in, us; with a `[scale]`,
+    /// its T.
+    #[serde(default)]
     pub period_us: u64,
 }
 
@@ -401,7 +412,8 @@ pub enum Workload {
     Incast {
         senders: Vec<u32>,
         receiver: u32,
-        /// Bytes per sender and round.
+        /// Bytes per sender and round; with a `[scale]`, its flow_bytes.
+        #[serde(default)]
         size: u64,
         /// QPs per sender, over which its bytes are split (`rxecc run
         /// --qps` overrides it).
@@ -421,6 +433,9 @@ pub struct Run {
     /// rxe_cc knobs (module parameters), e.g. { acc_t_us = 10000 }.
     #[serde(default)]
     pub knobs: BTreeMap<String, toml::Value>,
+    /// rxe_cc knobs in the paper's units, scaled as `[scale] knobs`.
+    #[serde(default)]
+    pub paper_knobs: BTreeMap<String, f64>,
     /// Switch settings for this run (mark, red, tcd, int, pfc, ...).
     #[serde(default)]
     pub switch: topology::SwitchOverlay,
@@ -575,6 +590,7 @@ pub fn load(path: &Path) -> Result<Experiment> {
         anyhow::anyhow!("{}:{line}: {}", path.display(), err.message())
     })?;
     ensure!(!e.runs.is_empty(), "{}: no [[run]]", path.display());
+    apply_scale(&mut e, path, &text)?;
     for (k, v) in &e.knobs {
         let line = text
             .find(k.as_str())
@@ -803,6 +819,189 @@ pub fn load(path: &Path) -> Result<Experiment> {
     Ok(e)
 }
 
+/// The T knobs `[scale] t_us` sets: each algorithm's control period.
+const T_KNOBS: [&str; 3] = ["acc_t_us", "hpcc_t_us", "icc_t_us"];
+
+/// Derives the testbed's quantities from `[scale]` into the experiment,
+/// refusing any that the file also writes in the testbed's units (both
+/// places named).
+fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
+    let Some(p) = &e.scale else {
+        ensure!(
+            e.runs.iter().all(|r| r.paper_knobs.is_empty()),
+            "{}: paper_knobs need a [scale]",
+            path.display()
+        );
+        ensure!(
+            !matches!(e.workload, Some(Workload::Incast { size: 0, .. })),
+            "{}: [workload] size: bytes per sender (or [scale] flow_bytes)",
+            path.display()
+        );
+        return Ok(());
+    };
+    let d = p
+        .derive()
+        .with_context(|| format!("{}: [scale]", path.display()))?;
+    let line = |needle: &str| {
+        text.find(needle)
+            .map_or(0, |i| text[..i].matches('\n').count() + 1)
+    };
+    let scale_at = line("[scale]");
+    let twice = |what: &str, from: &str, at: usize| -> anyhow::Error {
+        anyhow::anyhow!(
+            "{}:{at}: {what} is written in the testbed's units, and [scale] (line {scale_at}) gives it from {from}; write it once",
+            path.display()
+        )
+    };
+    if e.rate_mbps.is_some() {
+        return Err(twice("rate_mbps", "link_gbps", line("rate_mbps")));
+    }
+    e.rate_mbps = Some(d.rate_mbps);
+    if let Some(r) = e.runs.iter().find(|r| r.rate_mbps.is_some()) {
+        let run_at = text.find(&format!("label = \"{}\"", r.label)).unwrap_or(0);
+        let at = text[run_at..]
+            .find("rate_mbps")
+            .map_or(0, |i| text[..run_at + i].matches('\n').count() + 1);
+        return Err(twice(&format!("run {}: rate_mbps", r.label), "link_gbps", at));
+    }
+    for l in &e.links {
+        if l.rate_mbps.is_some() {
+            return Err(twice(
+                &format!("links {} - {}: rate_mbps", l.a.get_ref(), l.b.get_ref()),
+                "link_gbps and its links",
+                line_at(text, l.a.span().start),
+            ));
+        }
+        if l.delay_us.is_some() {
+            return Err(twice(
+                &format!("links {} - {}: delay_us", l.a.get_ref(), l.b.get_ref()),
+                "delay_us or base_rtt_us",
+                line_at(text, l.a.span().start),
+            ));
+        }
+    }
+    let sw_given = |o: &topology::SwitchOverlay| {
+        [
+            (o.xoff_bytes.is_some(), "xoff_bytes"),
+            (o.xon_bytes.is_some(), "xon_bytes"),
+            (o.buffer_bytes.is_some(), "buffer_bytes"),
+        ]
+    };
+    for (given, name) in sw_given(&e.switch).into_iter().chain(
+        e.runs
+            .iter()
+            .flat_map(|r| sw_given(&r.switch)),
+    ) {
+        let from_scale = match name {
+            "xoff_bytes" => d.xoff_bytes.is_some(),
+            "xon_bytes" => d.xon_bytes.is_some(),
+            _ => d.buffer_bytes.is_some(),
+        };
+        if given && from_scale {
+            return Err(twice(&format!("switch {name}"), name, line(name)));
+        }
+    }
+    if let Some(x) = d.xoff_bytes {
+        e.switch.xoff_bytes = Some(x);
+    }
+    if let Some(x) = d.xon_bytes {
+        e.switch.xon_bytes = Some(x);
+    }
+    if let Some(x) = d.buffer_bytes {
+        e.switch.buffer_bytes = Some(x);
+    }
+    let t_knobs: &[&str] = if d.t_us.is_some() { &T_KNOBS } else { &[] };
+    let scaled: Vec<&str> = d
+        .knobs
+        .keys()
+        .map(String::as_str)
+        .chain(t_knobs.iter().copied())
+        .collect();
+    if let Some(k) = scaled.iter().find(|k| e.knobs.contains_key(**k)) {
+        return Err(twice(&format!("knobs.{k}"), "the paper's value", line(k)));
+    }
+    let common_mark = e.switch.mark;
+    let common_marks = e.switch.red.is_some() || e.switch.tcd.is_some();
+    for r in &mut e.runs {
+        let run_at = text.find(&format!("label = \"{}\"", r.label)).unwrap_or(0);
+        let at = |needle: &str| {
+            text[run_at..]
+                .find(needle)
+                .map_or(0, |i| text[..run_at + i].matches('\n').count() + 1)
+        };
+        let own = r.paper_knobs.keys().map(String::as_str);
+        if let Some(k) = scaled.iter().copied().chain(own).find(|k| r.knobs.contains_key(*k)) {
+            return Err(twice(
+                &format!("run {}: knobs.{k}", r.label),
+                "the paper's value",
+                at(k),
+            ));
+        }
+        for (k, v) in &d.knobs {
+            r.knobs.insert(k.clone(), toml::Value::Integer(*v as i64));
+        }
+        if let Some(t) = d.t_us {
+            for k in T_KNOBS {
+                r.knobs.insert(k.into(), toml::Value::Integer(t as i64));
+            }
+        }
+        for (k, v) in &r.paper_knobs {
+            ensure!(
+                !d.knobs.contains_key(k),
+                "{}:{}: run {}: paper_knobs.{k}, and [scale] knobs.{k} (line {scale_at}); write it once",
+                path.display(),
+                at(k),
+                r.label
+            );
+            let want = p
+                .knob(k, *v)
+                .with_context(|| format!("{}:{}: run {}: paper_knobs", path.display(), at(k), r.label))?;
+            r.knobs
+                .insert(k.clone(), toml::Value::Integer(want.round().max(1.0) as i64));
+        }
+        let mark = r.switch.mark.or(common_mark);
+        if let (Some(MarkMode::Red), Some((kmin, kmax, pmax))) = (mark, d.red) {
+            if r.switch.red.is_some() || common_marks {
+                return Err(twice(&format!("run {}: switch red", r.label), "red", at("red")));
+            }
+            r.switch.red = Some(Some(topology::RedCfg {
+                kmin_bytes: kmin,
+                kmax_bytes: kmax,
+                pmax_permille: pmax,
+            }));
+        }
+        if let (Some(MarkMode::Tcd), Some((thresh, ton))) = (mark, d.tcd) {
+            if r.switch.tcd.is_some() || common_marks {
+                return Err(twice(&format!("run {}: switch tcd", r.label), "tcd", at("tcd")));
+            }
+            r.switch.tcd = Some(Some(topology::TcdCfg {
+                thresh_bytes: thresh,
+                max_ton_us: ton,
+                stall_us: 0,
+            }));
+        }
+    }
+    if let (Some(rep), Some(t)) = (&mut e.report, d.t_us) {
+        if rep.period_us != 0 {
+            return Err(twice("[report] period_us", "t_us", line("period_us")));
+        }
+        rep.period_us = t;
+    }
+    if let Some(Workload::Incast { size, .. }) = &mut e.workload {
+        match (*size, d.flow_bytes) {
+            (0, Some(b)) => *size = b,
+            (0, None) => bail!(
+                "{}: [workload] size: bytes per sender (or [scale] flow_bytes)",
+                path.display()
+            ),
+            (_, Some(_)) => return Err(twice("[workload] size", "flow_bytes", line("size"))),
+            _ => {}
+        }
+    }
+    e.derived = Some(d);
+    Ok(())
+}
+
 /// The hosts that send: the flow file's sources, the incast's senders,
 /// every host of a Poisson workload (or of the topology, with none).
 fn senders_of(
@@ -978,6 +1177,37 @@ fn topology_for(
     }
     if let Some(rate) = run.rate_mbps.or(e.rate_mbps) {
         t.defaults.rate_mbps = rate;
+    }
+    // A scale model's every link: its delay, and its rate where the
+    // paper's differs from link_gbps.
+    if let Some(d) = &e.derived {
+        t.defaults.delay_us = d.delay_us;
+        for l in &mut t.links {
+            ensure!(
+                l.delay_us.is_none(),
+                "{}: link {} - {} has a delay_us of its own, and the experiment's [scale] gives every link's; write it once",
+                file.display(),
+                l.a.get_ref(),
+                l.b.get_ref()
+            );
+        }
+        for (a, b, mbps) in &d.links {
+            let mut hit = false;
+            for l in t
+                .links
+                .iter_mut()
+                .filter(|l| l.a.get_ref() == a && l.b.get_ref() == b)
+            {
+                l.rate_mbps = Some(*mbps);
+                hit = true;
+            }
+            ensure!(
+                hit,
+                "{}: [scale] links: {a} - {b}: no such link in {}",
+                path.display(),
+                file.display()
+            );
+        }
     }
     for o in &e.links {
         let (a, b) = (o.a.get_ref(), o.b.get_ref());
@@ -1371,6 +1601,86 @@ mod tests {
             "an experiment file that does not load"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// ACC's testbed at k_t 256 on dumbbell: every quantity from `[scale]`.
+    const SCALED: &str = r#"
+topology = "dumbbell"
+hosts = 5
+record_interval_ms = 20
+[scale]
+source = "ACC testbed"
+k_t = 256
+mtu_bytes = 4000
+link_gbps = 10
+base_rtt_us = 20
+t_us = 50
+xoff_bytes = 256000
+xon_bytes = 128000
+tcd = { thresh_bytes = 8000, max_ton_us = 24 }
+red = { kmin_bytes = 5000, kmax_bytes = 200000, pmax = 0.2 }
+flow_bytes = 10000000
+knobs = { rpg_time_reset = 55 }
+[workload]
+kind = "incast"
+senders = [1, 2, 3, 4]
+receiver = 0
+period_s = 1
+rounds = 1
+[report]
+bottleneck = "p0"
+[[run]]
+label = "dcqcn"
+cc = "dcqcn"
+paper_knobs = { dce_tcp_rtt = 50 }
+switch = { mark = "red" }
+[[run]]
+label = "acc"
+cc = "acc"
+switch = { mark = "tcd" }
+"#;
+
+    #[test]
+    fn a_scale_model_derives_every_quantity_once() {
+        let dir = std::env::temp_dir().join(format!("rxecc-scale-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("e.toml");
+        std::fs::write(&p, SCALED).unwrap();
+        let e = load(&p).unwrap();
+        let (acc, dcqcn) = (e.scenario("acc").unwrap(), e.scenario("dcqcn").unwrap());
+        let text = &acc.text;
+        assert!(text.contains("rate_mbps = 40"), "{text}");
+        assert!(text.contains("delay_us = 870"), "{text}");
+        assert!(text.contains("xoff_bytes = 262144"), "{text}");
+        assert!(text.contains("thresh_bytes = 8192"), "{text}");
+        assert!(dcqcn.text.contains("kmax_bytes = 204800"), "{}", dcqcn.text);
+        for r in &e.runs {
+            assert_eq!(r.knobs["acc_t_us"].as_integer(), Some(12800), "{}", r.label);
+            assert_eq!(r.knobs["rpg_time_reset"].as_integer(), Some(14080));
+            assert_eq!(r.knobs["line_rate_mbps"].as_integer(), Some(40));
+        }
+        assert_eq!(e.runs[0].knobs["dce_tcp_rtt"].as_integer(), Some(12800));
+        assert_eq!(e.report.as_ref().unwrap().period_us, 12800);
+        assert!(matches!(
+            e.workload,
+            Some(Workload::Incast { size: 10240000, .. })
+        ));
+        // Written both ways: refused, both places named.
+        for (from, to, why) in [
+            ("hosts = 5", "hosts = 5\nrate_mbps = 40", "e.toml:4: rate_mbps is written in the testbed's units, and [scale] (line 6)"),
+            ("bottleneck = \"p0\"", "bottleneck = \"p0\"\nperiod_us = 12800", "e.toml:26: [report] period_us is written in the testbed's units, and [scale] (line 5)"),
+            ("cc = \"acc\"", "cc = \"acc\"\nknobs = { acc_t_us = 12800 }", "e.toml:34: run acc: knobs.acc_t_us is written"),
+            ("switch = { mark = \"tcd\" }", "switch = { mark = \"tcd\", tcd = { thresh_bytes = 8192, max_ton_us = 6144 } }", "run acc: switch tcd"),
+            ("rounds = 1", "rounds = 1\nsize = 10240000", "[workload] size"),
+            ("paper_knobs = { dce_tcp_rtt = 50 }", "paper_knobs = { rpg_time_reset = 50 }", "paper_knobs.rpg_time_reset, and [scale] knobs.rpg_time_reset"),
+            ("base_rtt_us = 20", "base_rtt_us = 20\ndelay_us = 3", "delay_us (per link) or base_rtt_us"),
+        ] {
+            let text = SCALED.replace(from, to);
+            std::fs::write(&p, &text).unwrap();
+            let err = format!("{:#}", load(&p).unwrap_err());
+            assert!(err.contains(why), "{why}\n{err}");
+        }
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

@@ -4,5 +4,6 @@
 pub mod claim;
 pub mod experiment;
 pub mod perftest;
+pub mod scale;
 pub mod topology;
 pub mod workload;

@@ -6,6 +6,7 @@
 //! takes the topology down; at the end, the slowdown table.
 
 use crate::clock::monotonic_ns;
+use crate::config::scale;
 use crate::config::experiment::{
     find, find_run, load, scenario_for, value_text, Experiment, NamedMetrics, Run, RunEvent,
     Scenario, Traffic, Workload,
@@ -952,31 +953,37 @@ impl QlenDumper {
     }
 }
 
-/// The base RTT of the standalone FCT, measured: 20 one-packet flows
-/// between hosts 0 and 1, 20 ms apart on the idle testbed with no CC;
-/// the least of their FCT less their serialisation, so that the
-/// standalone FCT is a lower bound, as the simulator's is (a median let
-/// slowdowns below 1 be clipped away). Every run's fct.txt uses it, so
-/// their slowdowns compare.
-fn measure_base_rtt(e: &Experiment, path: &Path, out: &Path) -> Result<u64> {
-    let dir = out.join("base-rtt");
+/// `n` one-packet flows, 20 ms apart on the idle testbed with no CC, each
+/// the next of `kinds` (source, destination, bytes) in turn, into
+/// `out/<name>`: their FCT lines.
+fn probe_flows(
+    e: &Experiment,
+    path: &Path,
+    out: &Path,
+    name: &str,
+    kinds: &[(u32, u32, u64)],
+    n: u32,
+) -> Result<Vec<fct::Fct>> {
+    let dir = out.join(name);
     std::fs::create_dir_all(&dir)?;
-    let flows: Vec<workload::Flow> = (0..20u32)
-        .map(|i| workload::Flow {
-            src: i % 2,
-            dst: 1 - i % 2,
+    let flows: Vec<workload::Flow> = (0..n)
+        .zip(kinds.iter().cycle())
+        .map(|(i, &(src, dst, size))| workload::Flow {
+            src,
+            dst,
             pg: workload::PG,
             dport: workload::DPORT,
-            size: 64,
+            size,
             start_s: workload::BASE_S + f64::from(i) * 0.02,
         })
         .collect();
     let file = dir.join("flows.txt");
     std::fs::write(&file, workload::to_text(&flows))?;
     let probe = Run {
-        label: "base-rtt".into(),
+        label: name.into(),
         cc: "none".into(),
         knobs: BTreeMap::new(),
+        paper_knobs: BTreeMap::new(),
         switch: Default::default(),
         inject: Vec::new(),
         rxe: Rxe::Patched,
@@ -988,16 +995,27 @@ fn measure_base_rtt(e: &Experiment, path: &Path, out: &Path) -> Result<u64> {
         // One-packet flows, timed by flowgen whatever the runs use.
         traffic: Some(Traffic::Flowgen),
     };
-    eprintln!("rxecc run: measuring the base RTT (20 one-packet flows, h0 <-> h1, no CC) ...");
     // The file loaded already: its text is needed for no error's place.
     let sc = scenario_for(e, &probe, path, "")?;
     let done = run_one(e, &probe, &sc, &file, &flows, &dir, 0)?;
     ensure!(
         done == flows.len(),
-        "base RTT: only {done} of 20 probe flows completed"
+        "{name}: only {done} of {n} probe flows completed"
     );
     let text = std::fs::read_to_string(dir.join("fct.txt"))?;
-    let mut excess: Vec<u64> = fct::parse("base-rtt/fct.txt", &text)?
+    fct::parse(&format!("{name}/fct.txt"), &text)
+}
+
+/// The base RTT of the standalone FCT, measured: 20 one-packet flows
+/// between hosts 0 and 1, 20 ms apart on the idle testbed with no CC;
+/// the least of their FCT less their serialisation, so that the
+/// standalone FCT is a lower bound, as the simulator's is (a median let
+/// slowdowns below 1 be clipped away). Every run's fct.txt uses it, so
+/// their slowdowns compare.
+fn measure_base_rtt(e: &Experiment, path: &Path, out: &Path) -> Result<u64> {
+    eprintln!("rxecc run: measuring the base RTT (20 one-packet flows, h0 <-> h1, no CC) ...");
+    let lines = probe_flows(e, path, out, "base-rtt", &[(0, 1, 64), (1, 0, 64)], 20)?;
+    let mut excess: Vec<u64> = lines
         .iter()
         .map(|l| l.fct_ns.saturating_sub(l.standalone_ns))
         .collect();
@@ -1011,6 +1029,74 @@ fn measure_base_rtt(e: &Experiment, path: &Path, out: &Path) -> Result<u64> {
     );
     std::fs::write(out.join("base_rtt_ns.txt"), format!("{rtt}\n"))?;
     Ok(rtt)
+}
+
+/// A scale model's regime table: the paper's groups against the
+/// testbed's, whose base RTT is measured on the first run's testbed with
+/// full-MTU one-packet flows from the first sender to its receiver (the
+/// least of 10; 64-byte probes beside them show the intrinsic part).
+fn scaled_regime(
+    e: &Experiment,
+    p: &scale::PaperSetting,
+    path: &Path,
+    out: &Path,
+    flows: &[workload::Flow],
+) -> Result<scale::Regime> {
+    use scale::{Rate, Size, Span};
+    let d = e.derived.as_ref().context("[scale] not derived")?;
+    let first = flows.first().context("no flows")?;
+    let pair = (first.src, first.dst);
+    let senders: std::collections::BTreeSet<u32> = flows.iter().map(|f| f.src).collect();
+    let n = senders.len() as u32;
+    eprintln!(
+        "rxecc run: measuring the testbed's base RTT, h{} -> h{}: 10 one-packet flows of {} B and 10 of 64 B, no CC ...",
+        pair.0,
+        pair.1,
+        scale::TESTBED_MTU
+    );
+    let mtu = scale::TESTBED_MTU;
+    let lines = probe_flows(
+        e,
+        path,
+        out,
+        "regime-rtt",
+        &[(pair.0, pair.1, mtu), (pair.0, pair.1, 64)],
+        20,
+    )?;
+    let least = |size: u64| {
+        lines
+            .iter()
+            .filter(|l| l.size == size)
+            .map(|l| l.fct_ns)
+            .min()
+            .unwrap_or(0)
+    };
+    let (full, small) = (least(mtu), least(64));
+    let paper = p.paper_point(n);
+    let lo = d.links.iter().map(|l| l.2).fold(d.rate_mbps, u64::min);
+    let size = |x: Option<u64>| x.map(|b| Size::bytes(b as f64));
+    let testbed = scale::Point {
+        mtu: Size::bytes(scale::TESTBED_MTU as f64),
+        bottleneck: Rate::mbps(lo as f64),
+        sender: Rate::mbps(d.rate_mbps as f64),
+        rtt: Span::ns(full as f64),
+        t: d.t_us.map(|t| Span::us(t as f64)),
+        buffer: size(d.buffer_bytes),
+        xoff: size(d.xoff_bytes),
+        xon: size(d.xon_bytes),
+        kmin: size(d.red.map(|r| r.0)),
+        kmax: size(d.red.map(|r| r.1)),
+        tcd: size(d.tcd.map(|t| t.0)),
+        flows: n,
+    };
+    let how = format!(
+        "measured: {:.0} us with {} B packets, {:.0} us with 64 B; k_t x the paper's: {:.0} us",
+        full as f64 / 1e3,
+        scale::TESTBED_MTU,
+        small as f64 / 1e3,
+        p.scale().time(paper.rtt).as_us()
+    );
+    Ok(scale::Regime::new(p, &paper, &testbed, &how))
 }
 
 /// `rxecc run`: every run of the experiment, `repetitions` times, into
@@ -1173,6 +1259,33 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     };
     ensure!(!flows.is_empty(), "the workload has no flows");
     let offered = offered_load(&e, workload, &flows)?;
+    let regime = match &e.scale {
+        Some(p) => {
+            let r = scaled_regime(&e, p, path, out, &flows)?;
+            eprint!("{}", r.table());
+            for c in &e.derived.as_ref().map_or(Vec::new(), |d| d.coarse.clone()) {
+                eprintln!(
+                    "rxecc run: WARNING: knob {} wants {:.3} in its units, and can only be set to {}",
+                    c.0, c.1, c.2
+                );
+            }
+            let bad = r.unexplained();
+            if !bad.is_empty() {
+                eprintln!(
+                    "rxecc run: WARNING: not a faithful scale model: {} more than {:.0}% off the paper's, and [scale] unkept does not say why",
+                    bad.iter().map(|g| g.group.as_str()).collect::<Vec<_>>().join(", "),
+                    scale::TOLERANCE * 100.0
+                );
+            }
+            std::fs::write(out.join("regime.json"), serde_json::to_string_pretty(&r)?)?;
+            std::fs::write(out.join("regime.txt"), r.table())?;
+            Some(r)
+        }
+        None => {
+            eprintln!("rxecc run: regime: not a scale model (no [scale]): its groups are not compared with a paper's");
+            None
+        }
+    };
     let base_rtt_ns = match e.base_rtt_us {
         Some(us) if us >= 0.0 && us.is_finite() => (us * 1000.0) as u64,
         Some(_) => bail!("base_rtt_us must be a non-negative number"),
@@ -1367,10 +1480,20 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
         print!("{table}");
         std::fs::write(out.join("check.txt"), &table)?;
     }
+    // Every run's summary carries the regime it ran in.
+    let mut summary = serde_json::to_value(&sums)?;
+    if let (Some(r), Some(runs)) = (&regime, summary.as_array_mut()) {
+        for run in runs.iter_mut().filter_map(|v| v.as_object_mut()) {
+            run.insert("regime".into(), serde_json::to_value(r)?);
+        }
+    }
     std::fs::write(
         out.join("summary.json"),
-        serde_json::to_string_pretty(&sums)?,
+        serde_json::to_string_pretty(&summary)?,
     )?;
+    if let Some(r) = &regime {
+        print!("{}", r.table());
+    }
     if let Some(r) = &e.report {
         let setup = crate::report::Setup {
             capacity_bps: r.capacity_mbps.saturating_mul(1_000_000),
@@ -1387,10 +1510,21 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
         print!("{table}");
         std::fs::write(out.join("table.txt"), &table)?;
     }
-    let missed = judge_expects(&e, out)?;
+    let mut missed = judge_expects(&e, out)?;
+    if let Some(r) = &regime {
+        for g in r.unexplained() {
+            missed.push(format!(
+                "regime: {} is {:+.0}% off the paper's ({:.3} against {:.3})",
+                g.group,
+                g.off * 100.0,
+                g.testbed,
+                g.paper
+            ));
+        }
+    }
     ensure!(
         !o.check || missed.is_empty(),
-        "expectations missed (expect.txt): {}",
+        "expectations missed (expect.txt, regime.txt): {}",
         missed.join("; ")
     );
     if !e.slowdown_table {

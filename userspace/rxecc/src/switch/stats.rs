@@ -426,8 +426,12 @@ impl PfcEvents {
                 v.clear();
             }
             while !flag.load(Ordering::Relaxed) {
-                rb.poll(std::time::Duration::from_millis(100))
-                    .context("polling the PFC event buffer")?;
+                // A signal to the process (a child's end) interrupts the
+                // wait: nothing is lost, the next poll reads on.
+                match rb.poll(std::time::Duration::from_millis(100)) {
+                    Err(e) if e.kind() == libbpf_rs::ErrorKind::Interrupted => {}
+                    r => r.context("polling the PFC event buffer")?,
+                }
             }
             rb.consume().context("draining the PFC event buffer")?;
             let v = got
