@@ -862,7 +862,11 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
         let at = text[run_at..]
             .find("rate_mbps")
             .map_or(0, |i| text[..run_at + i].matches('\n').count() + 1);
-        return Err(twice(&format!("run {}: rate_mbps", r.label), "link_gbps", at));
+        return Err(twice(
+            &format!("run {}: rate_mbps", r.label),
+            "link_gbps",
+            at,
+        ));
     }
     for l in &e.links {
         if l.rate_mbps.is_some() {
@@ -887,11 +891,10 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
             (o.buffer_bytes.is_some(), "buffer_bytes"),
         ]
     };
-    for (given, name) in sw_given(&e.switch).into_iter().chain(
-        e.runs
-            .iter()
-            .flat_map(|r| sw_given(&r.switch)),
-    ) {
+    for (given, name) in sw_given(&e.switch)
+        .into_iter()
+        .chain(e.runs.iter().flat_map(|r| sw_given(&r.switch)))
+    {
         let from_scale = match name {
             "xoff_bytes" => d.xoff_bytes.is_some(),
             "xon_bytes" => d.xon_bytes.is_some(),
@@ -930,7 +933,12 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
                 .map_or(0, |i| text[..run_at + i].matches('\n').count() + 1)
         };
         let own = r.paper_knobs.keys().map(String::as_str);
-        if let Some(k) = scaled.iter().copied().chain(own).find(|k| r.knobs.contains_key(*k)) {
+        if let Some(k) = scaled
+            .iter()
+            .copied()
+            .chain(own)
+            .find(|k| r.knobs.contains_key(*k))
+        {
             return Err(twice(
                 &format!("run {}: knobs.{k}", r.label),
                 "the paper's value",
@@ -953,16 +961,22 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
                 at(k),
                 r.label
             );
-            let want = p
-                .knob(k, *v)
-                .with_context(|| format!("{}:{}: run {}: paper_knobs", path.display(), at(k), r.label))?;
-            r.knobs
-                .insert(k.clone(), toml::Value::Integer(want.round().max(1.0) as i64));
+            let want = p.knob(k, *v).with_context(|| {
+                format!("{}:{}: run {}: paper_knobs", path.display(), at(k), r.label)
+            })?;
+            r.knobs.insert(
+                k.clone(),
+                toml::Value::Integer(want.round().max(1.0) as i64),
+            );
         }
         let mark = r.switch.mark.or(common_mark);
         if let (Some(MarkMode::Red), Some((kmin, kmax, pmax))) = (mark, d.red) {
             if r.switch.red.is_some() || common_marks {
-                return Err(twice(&format!("run {}: switch red", r.label), "red", at("red")));
+                return Err(twice(
+                    &format!("run {}: switch red", r.label),
+                    "red",
+                    at("red"),
+                ));
             }
             r.switch.red = Some(Some(topology::RedCfg {
                 kmin_bytes: kmin,
@@ -972,7 +986,11 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
         }
         if let (Some(MarkMode::Tcd), Some((thresh, ton))) = (mark, d.tcd) {
             if r.switch.tcd.is_some() || common_marks {
-                return Err(twice(&format!("run {}: switch tcd", r.label), "tcd", at("tcd")));
+                return Err(twice(
+                    &format!("run {}: switch tcd", r.label),
+                    "tcd",
+                    at("tcd"),
+                ));
             }
             r.switch.tcd = Some(Some(topology::TcdCfg {
                 thresh_bytes: thresh,

@@ -267,7 +267,10 @@ impl PaperSetting {
             }
         }
         if let (Some(on), Some(off)) = (self.xon_bytes, self.xoff_bytes) {
-            ensure!(on <= off, "[scale] xon_bytes {on} is above xoff_bytes {off}");
+            ensure!(
+                on <= off,
+                "[scale] xon_bytes {on} is above xoff_bytes {off}"
+            );
         }
         if let Some(r) = &self.red {
             nonneg("red.kmin_bytes", r.kmin_bytes)?;
@@ -282,7 +285,10 @@ impl PaperSetting {
         }
         for (k, v) in &self.knobs {
             let def = cc_core::knobs::KNOBS.iter().find(|d| d.name == k);
-            ensure!(def.is_some(), "[scale] knobs: '{k}' is not a knob of rxe_cc");
+            ensure!(
+                def.is_some(),
+                "[scale] knobs: '{k}' is not a knob of rxe_cc"
+            );
             nonneg(&format!("knobs.{k}"), *v)?;
         }
         for g in self.unkept.keys() {
@@ -313,7 +319,10 @@ impl PaperSetting {
 
     /// The paper's bottleneck: its slowest link.
     fn bottleneck_gbps(&self) -> f64 {
-        self.links.iter().map(|l| l.gbps).fold(self.link_gbps, f64::min)
+        self.links
+            .iter()
+            .map(|l| l.gbps)
+            .fold(self.link_gbps, f64::min)
     }
 
     /// Every link's propagation delay in the paper, us.
@@ -515,7 +524,10 @@ impl Regime {
         let groups = GROUPS
             .iter()
             .filter_map(|(name, what)| {
-                let (x, y) = (a.get(name).copied().flatten()?, b.get(name).copied().flatten()?);
+                let (x, y) = (
+                    a.get(name).copied().flatten()?,
+                    b.get(name).copied().flatten()?,
+                );
                 let off = if x == 0.0 { 0.0 } else { y / x - 1.0 };
                 Some(Group {
                     group: (*name).into(),
@@ -682,7 +694,8 @@ mod tests {
     #[test]
     fn unkept_groups_are_named_and_checked() {
         let mut p = acc_testbed(256.0);
-        p.unkept.insert("t_rtt".into(), "ACC's period end is late".into());
+        p.unkept
+            .insert("t_rtt".into(), "ACC's period end is late".into());
         p.check().unwrap();
         p.unkept.insert("bdp".into(), "no such group".into());
         let e = p.check().unwrap_err().to_string();

@@ -6,11 +6,11 @@
 //! takes the topology down; at the end, the slowdown table.
 
 use crate::clock::monotonic_ns;
-use crate::config::scale;
 use crate::config::experiment::{
     find, find_run, load, scenario_for, value_text, Experiment, NamedMetrics, Run, RunEvent,
     Scenario, Traffic, Workload,
 };
+use crate::config::scale;
 use crate::config::{topology, workload};
 use crate::modules::{self, Rxe};
 use crate::report::fct;
