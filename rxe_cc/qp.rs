@@ -10,7 +10,7 @@ use kernel::{
     prelude::*,
     str::CString,
     sync::{
-        atomic::{Atomic, Relaxed},
+        atomic::{Acquire, Atomic, Relaxed},
         Arc, SpinLock,
     },
     time::{
@@ -107,9 +107,12 @@ impl QpState {
     /// Runs a period that ended since the last hook; called with the lock.
     /// Knob writes take effect here, at the next period.
     pub(crate) fn run_due_period(&self, ctl: &mut QpCtl, now_ns: u64) {
-        if self.period.due.xchg(0, Relaxed) == 0 {
+        if self.period.due.xchg(0, Acquire) == 0 {
             return;
         }
+        let since = self.period.due_since_ns.load(Relaxed);
+        self.count(Counter::PeriodRuns, 1);
+        self.count(Counter::PeriodLateNs, now_ns.saturating_sub(since));
         ctl.cc.period_knobs(&ModuleKnobs);
         if let Some(p) = ctl.cc.cc_ref().timer_period_ns() {
             self.period.period_ns.store(p, Relaxed);
@@ -329,6 +332,7 @@ pub(crate) fn new_qp_state(
             timer <- HrTimer::new(),
             qp: QpHandle(qp),
             due: Atomic::new(0),
+            due_since_ns: Atomic::new(0),
             state: Atomic::new(PERIOD_STOPPED),
             period_ns: Atomic::new(0),
             stats: counters,

@@ -52,9 +52,13 @@ pub(crate) enum Counter {
     TxNicHeld,
     /// ACKs that brought a QP's send time before its pacer's timer.
     PacerRekicks,
+    /// Periods the algorithm ran (`on_timer`), and their total lateness:
+    /// from the period's nominal end to the hook that ran it.
+    PeriodRuns,
+    PeriodLateNs,
 }
 
-pub(crate) const NR_COUNTERS: usize = 36;
+pub(crate) const NR_COUNTERS: usize = 38;
 pub(crate) const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "tx_packets",
     "tx_bytes",
@@ -92,6 +96,8 @@ pub(crate) const COUNTER_NAMES: [&str; NR_COUNTERS] = [
     "cc_cuts",
     "tx_nic_held",
     "pacer_rekicks",
+    "period_runs",
+    "period_late_ns",
 ];
 
 pub(crate) struct Counters([Atomic<u64>; NR_COUNTERS]);

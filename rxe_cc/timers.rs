@@ -8,7 +8,7 @@ use kernel::{
     impl_has_hr_timer,
     prelude::*,
     sync::{
-        atomic::{Atomic, Relaxed},
+        atomic::{Atomic, Relaxed, Release},
         Arc, ArcBorrow,
     },
     time::{
@@ -78,6 +78,8 @@ pub(crate) struct Period {
     pub(crate) qp: QpHandle,
     /// A period ended and the algorithm has not seen it yet.
     pub(crate) due: Atomic<u32>,
+    /// The nominal end of the oldest period not yet run (valid while `due`).
+    pub(crate) due_since_ns: Atomic<u64>,
     /// `PERIOD_STOPPED`, `PERIOD_IDLE` or `PERIOD_ACTIVE`: one atomic, so
     /// that a hook marking the QP active and the callback deciding to stop
     /// cannot both miss the other (each is one read-modify-write of it).
@@ -100,7 +102,13 @@ impl HrTimerCallback for Period {
         // SAFETY: reading the clock has no preconditions.
         let start = unsafe { ffi::rxe_cc_glue_now_ns() };
         let _cpu = CpuClock::start(&this.stats, Counter::TimerNs, start);
-        this.due.store(1, Relaxed);
+        // The timer's own lateness counts too: the period ended at expiry.
+        let late = u64::try_from(this.timer.expires().elapsed().as_nanos()).unwrap_or(0);
+        if this.due.load(Relaxed) == 0 {
+            this.due_since_ns.store(start.saturating_sub(late), Relaxed);
+        }
+        // Release: a hook that sees `due` sees `due_since_ns`.
+        this.due.store(1, Release);
         this.stats.add(Counter::PeriodFires, 1);
         // SAFETY: as for the pacer: the QP outlives its CC state, which
         // cancels this timer first.

@@ -1,11 +1,13 @@
 # The congestion-control incast (the ACC paper's Fig. 9, scaled): four
 # long flows h1..h4 into h0 on `dumbbell`, one run per algorithm, recorded
-# and compared, all from one experiment file (testbed/experiments/
-# incast.toml: topology, switch marking per algorithm, knobs, the report's
-# bottleneck and T). Shared by make demo, make bench, test_cc_incast, and,
-# for the topology and knobs only, the late joiner and test_hpcc.sh.
+# and compared, all from one experiment file (topology, switch marking per
+# algorithm, knobs, the report's bottleneck and T). Shared by make demo,
+# make bench, test_cc_incast, and, for the topology and knobs only, the
+# late joiner and test_hpcc.sh.
 
-CCI_EXP=$RXECC_TOP/testbed/experiments/incast.toml
+# testbed/experiments/incast.toml by default; make demo and
+# test_cc_incast_scale set incast-scale.toml, its scale model.
+CCI_EXP=${CCI_EXP:-$RXECC_TOP/testbed/experiments/incast.toml}
 
 # The bottleneck's rate (C in the report) and the period T it counts in,
 # and how many flows the incast has (read by test_cc.sh and bench.sh).

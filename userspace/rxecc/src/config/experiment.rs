@@ -1303,7 +1303,8 @@ pub fn get(path: &Path, key: &str) -> Result<String> {
     let e = load(path)?;
     let text = std::fs::read_to_string(path)?;
     let mut v: toml::Value = toml::from_str(&text)?;
-    // The rates the topology gives (resolve_rates), where the file has none.
+    // The rates the topology gives (resolve_rates) and what [scale]
+    // derives, where the file has none.
     let mut set = |table: &str, k: &str, x: u64| {
         if let Some(toml::Value::Table(t)) = v.get_mut(table) {
             t.insert(k.into(), toml::Value::Integer(x as i64));
@@ -1311,6 +1312,7 @@ pub fn get(path: &Path, key: &str) -> Result<String> {
     };
     if let Some(r) = &e.report {
         set("report", "capacity_mbps", r.capacity_mbps);
+        set("report", "period_us", r.period_us);
     }
     if let Some(Workload::Poisson {
         rate_mbps: Some(x), ..
@@ -1679,6 +1681,8 @@ switch = { mark = "tcd" }
         }
         assert_eq!(e.runs[0].knobs["dce_tcp_rtt"].as_integer(), Some(12800));
         assert_eq!(e.report.as_ref().unwrap().period_us, 12800);
+        // Scripts read the derived T as they read the derived rate.
+        assert_eq!(get(&p, "report.period_us").unwrap(), "12800");
         assert!(matches!(
             e.workload,
             Some(Workload::Incast { size: 10240000, .. })

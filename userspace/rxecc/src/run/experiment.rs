@@ -14,6 +14,7 @@ use crate::config::scale;
 use crate::config::{topology, workload};
 use crate::modules::{self, Rxe};
 use crate::report::fct;
+use crate::run::fidelity::{self, Fidelity};
 use crate::run::{capture, perftest};
 use crate::{switch, testbed};
 use anyhow::{bail, ensure, Context, Result};
@@ -223,7 +224,7 @@ fn read_params() -> Result<BTreeMap<String, String>> {
 /// The guest's CPU time over a run's traffic, from two reads of
 /// `/proc/stat`: its `cpu.txt` (`name value` lines).
 #[derive(Debug, Default, PartialEq)]
-struct CpuUse {
+pub(crate) struct CpuUse {
     window_ns: u64,
     /// System, irq and softirq time, in clock ticks.
     kernel_ticks: u64,
@@ -273,7 +274,7 @@ impl CpuUse {
         )
     }
 
-    fn parse(text: &str) -> Result<Self> {
+    pub(crate) fn parse(text: &str) -> Result<Self> {
         let t = parse_totals(text);
         let get = |k: &str| t.get(k).copied().with_context(|| format!("no {k}"));
         Ok(CpuUse {
@@ -294,6 +295,12 @@ impl CpuUse {
         let all = self.secs()? * (self.ticks_per_s * self.cpus) as f64;
         (all > 0.0).then(|| self.kernel_ticks as f64 / all)
     }
+
+    /// Busy time as a share of all CPUs' time over the window.
+    pub(crate) fn busy_share(&self) -> Option<f64> {
+        let all = self.secs()? * (self.ticks_per_s * self.cpus) as f64;
+        (all > 0.0).then(|| self.busy_ticks as f64 / all)
+    }
 }
 
 /// rxe_cc's `totals` (counters of every QP destroyed since it loaded).
@@ -302,7 +309,7 @@ fn read_totals() -> BTreeMap<String, u64> {
 }
 
 /// `name count` lines.
-fn parse_totals(text: &str) -> BTreeMap<String, u64> {
+pub(crate) fn parse_totals(text: &str) -> BTreeMap<String, u64> {
     text.lines()
         .filter_map(|l| {
             let (k, v) = l.split_once(' ')?;
@@ -1379,6 +1386,7 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     }
     // Every run at a glance: FCT tails, pauses and drops.
     let mut sums = Vec::new();
+    let mut fidelity = Vec::new();
     for (((label, f), (_, lines)), run) in tables.iter().zip(&raw).zip(run_labels(&e)) {
         let pfc = std::fs::read_to_string(f.with_file_name("pfc.txt")).unwrap_or_default();
         let pauses = pfc.lines().filter(|l| l.ends_with(" 1")).count() as u64;
@@ -1427,6 +1435,8 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
         r.named = named_metrics(&e.metrics, dir, n_flows, &rates)
             .with_context(|| format!("[metrics] of run {label}"))?;
         sums.push(r);
+        let t_us = e.derived.as_ref().and_then(|d| d.t_us);
+        fidelity.push((label.clone(), Fidelity::of_run(dir, t_us)?));
     }
     let mut table = fct::summary_table(&sums);
     if let Some(line) = offered_line(&offered) {
@@ -1482,9 +1492,13 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     }
     // Every run's summary carries the regime it ran in.
     let mut summary = serde_json::to_value(&sums)?;
-    if let (Some(r), Some(runs)) = (&regime, summary.as_array_mut()) {
-        for run in runs.iter_mut().filter_map(|v| v.as_object_mut()) {
-            run.insert("regime".into(), serde_json::to_value(r)?);
+    if let Some(runs) = summary.as_array_mut() {
+        let objs = runs.iter_mut().filter_map(|v| v.as_object_mut());
+        for (run, (_, f)) in objs.zip(&fidelity) {
+            if let Some(r) = &regime {
+                run.insert("regime".into(), serde_json::to_value(r)?);
+            }
+            run.insert("fidelity".into(), serde_json::to_value(f)?);
         }
     }
     std::fs::write(
@@ -1493,6 +1507,14 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     )?;
     if let Some(r) = &regime {
         print!("{}", r.table());
+        print!("{}", fidelity::table(&fidelity));
+    }
+    let unfaithful: Vec<String> = fidelity
+        .iter()
+        .flat_map(|(label, f)| f.flags().into_iter().map(move |w| format!("{label}: {w}")))
+        .collect();
+    for w in &unfaithful {
+        eprintln!("rxecc run: WARNING: {w}");
     }
     if let Some(r) = &e.report {
         let setup = crate::report::Setup {
@@ -1512,6 +1534,7 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     }
     let mut missed = judge_expects(&e, out)?;
     if let Some(r) = &regime {
+        missed.extend(unfaithful.iter().map(|w| format!("emulator: {w}")));
         for g in r.unexplained() {
             missed.push(format!(
                 "regime: {} is {:+.0}% off the paper's ({:.3} against {:.3})",

@@ -3,5 +3,6 @@
 
 pub mod capture;
 pub mod experiment;
+pub mod fidelity;
 pub mod paper;
 pub mod perftest;
