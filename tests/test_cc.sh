@@ -198,3 +198,39 @@ test_cc_incast_baselines() {
 		[ $cc != swift ] || info "swift: pacer_rekicks $(awk '$1 == "pacer_rekicks" {print $2}' "$totals")"
 	done
 }
+
+# The incast as a scale model of ACC's testbed (incast-scale.toml, k_t
+# 256): rxecc run measures the testbed's base RTT on the run's own path,
+# prints the regime table, and with --check fails on a group more than 25%
+# off the paper's, on an unfaithful emulator (a guest CPU above 70%, period
+# ends later than 5% of T) and on the file's Fig. 9 expectations of ACC.
+#@ suite debug=skip
+test_cc_incast_scale() {
+	local exp=$RXECC_TOP/testbed/experiments/incast-scale.toml sum=$TEST_OUT/summary.json
+	tb_load_rxe patched || fail "rdma_rxe"
+	tb_load_cc cc=none || fail "rxe_cc"
+	rxecc run "$exp" --check --runs acc --out "$TEST_OUT" >"$TEST_OUT/stdout.txt" 2>"$TEST_OUT/run.txt" \
+		|| fail "rxecc run: $(grep -v '^rxecc: ' "$TEST_OUT/run.txt" | tail -3)"
+	rxecc modules unload
+	cat "$TEST_OUT/regime.txt" "$TEST_OUT/table.txt" "$TEST_OUT/expect.txt" >&2
+	grep -h "^emulator\|^acc " "$TEST_OUT/stdout.txt" >&2 || true
+	# The table in the summary, each group measured, and the emulator's
+	# fidelity beside it: the periods' lateness was measured.
+	python3 - "$sum" <<'PY' || fail "summary.json: no regime or fidelity"
+import json, sys
+run = json.load(open(sys.argv[1]))[0]
+groups = {g["group"]: g for g in run["regime"]["groups"]}
+assert {"bdp_mtu", "xoff_bdp", "t_rtt", "tcd_bdp"} <= groups.keys(), groups.keys()
+assert "4096 B packets" in run["regime"]["rtt_from"], run["regime"]["rtt_from"]
+f = run["fidelity"]
+assert f["period_late_us"] is not None and f["period_late_of_t"] is not None, f
+print("acc: periods %.1f us late on average (%.2f%% of T), guest CPU %.0f%% busy"
+      % (f["period_late_us"], 100 * f["period_late_of_t"], 100 * f["cpu_busy"]), file=sys.stderr)
+PY
+	# The model on the same setting, beside the testbed.
+	rxecc model "$exp" --from "$TEST_OUT" --runs acc >"$TEST_OUT/model.txt" 2>&1 \
+		|| fail "rxecc model: $(tail -2 "$TEST_OUT/model.txt")"
+	assert_eq "acc: testbed and model rows" 2 \
+		"$(awk '$1 == "acc" && ($2 == "testbed" || $2 == "model")' "$TEST_OUT/model.txt" | wc -l)"
+	grep "^acc " "$TEST_OUT/model.txt" >&2
+}

@@ -78,8 +78,8 @@ impl Fidelity {
 
 /// One line per run: its CPU share and timers' lateness.
 pub fn table(runs: &[(String, Fidelity)]) -> String {
-    let opt = |v: Option<f64>, scale: f64, prec: usize| {
-        v.map_or("-".to_string(), |x| format!("{:.*}", prec, x * scale))
+    let opt = |v: Option<f64>, scale: f64, prec: usize, unit: &str| {
+        v.map_or("-".to_string(), |x| format!("{:.*}{unit}", prec, x * scale))
     };
     let mut s = format!(
         "{:<10} {:>9} {:>16} {:>14} {:>15}\n",
@@ -87,12 +87,12 @@ pub fn table(runs: &[(String, Fidelity)]) -> String {
     );
     for (label, f) in runs {
         s.push_str(&format!(
-            "{:<10} {:>8}% {:>16} {:>13}% {:>15}\n",
+            "{:<10} {:>9} {:>16} {:>14} {:>15}\n",
             label,
-            opt(f.cpu_busy, 100.0, 0),
-            opt(f.period_late_us, 1.0, 1),
-            opt(f.period_late_of_t, 100.0, 2),
-            opt(f.pacer_late_us, 1.0, 1),
+            opt(f.cpu_busy, 100.0, 0, "%"),
+            opt(f.period_late_us, 1.0, 1, ""),
+            opt(f.period_late_of_t, 100.0, 2, "%"),
+            opt(f.pacer_late_us, 1.0, 1, ""),
         ));
     }
     s
@@ -125,6 +125,11 @@ mod tests {
         let flags = f.flags();
         assert_eq!(flags.len(), 2, "{flags:?}");
         assert!(flags[1].contains("7.8% of T"), "{flags:?}");
+        let t = table(&[("acc".into(), f)]);
+        assert!(
+            t.contains("acc              80%           1000.0          7.81%           100.0"),
+            "{t}"
+        );
     }
 
     #[test]
