@@ -3,8 +3,9 @@
 #   rxe_glue/build.sh <kernel build dir> <output dir> [fix to leave out]
 # Copies drivers/infiniband/sw/rxe from the kernel tree into <output dir>,
 # applies three series in order, patches/fixes/*.patch (fixes to stock
-# rxe, each for its own), patches/features/*.patch (a drop counter and a
-# GID table length parameter the testbed uses) and patches/cc/*.patch (the
+# rxe, each for its own), patches/features/*.patch (a drop counter, a
+# GID table length parameter and the requester's in-flight limits as
+# parameters, which the testbed uses) and patches/cc/*.patch (the
 # CC hook ABI; its 0000 is the cover letter), and builds it with that
 # kernel's Kbuild. The copy is redone whenever the source or a patch
 # changes. A third argument, the number of one fix (e.g. 0001), leaves

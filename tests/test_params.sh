@@ -69,3 +69,61 @@ test_params() {
 	param_write cc none || fail "cc refused none"
 	info "bad values refused: insmod rdma_rxe gid_tbl_len=1 and 1025, rxe_cc cc=bogus and line_rate_mbps=0; bad writes to cc, line_rate_mbps and all $n knobs, each at both ends of its range"
 }
+
+# rdma_rxe's in-flight limits (rxe_glue features/0003): refused out of
+# range, and what they limit. One 8 MB WRITE over an 80 ms round trip at
+# 100 Mb/s (a BDP of about 250 packets): under the default 128 PSNs it is
+# window-bound, at most 128 packets per round trip; with both limits at
+# 512 it fills the link. The experiment's rxe_params set them for one run
+# and put them back after.
+#@ suite debug=skip
+test_rxe_inflight_limits() {
+	local p=/sys/module/rdma_rxe/parameters name bad d_us=20000 rate=100 exp=$TEST_OUT/long.toml
+	tb_load_rxe patched
+	for name in max_unacked_psns:1:1023:128 max_inflight_skbs:4:4096:64; do
+		IFS=: read -r name lo hi def <<<"$name"
+		assert_eq "$name's default" "$def" "$(cat $p/$name)"
+		for bad in $((lo - 1)) $((hi + 1)) x; do
+			if echo "$bad" 2>/dev/null >$p/$name; then fail "$name accepted '$bad'"; fi
+			assert_eq "$name after bad write '$bad'" "$def" "$(cat $p/$name)"
+		done
+	done
+	tb_load_cc cc=none
+	cat >"$exp" <<-END
+		description = "one WRITE over an 80 ms round trip, under rxe's default and raised in-flight limits"
+		topology = "dumbbell"
+		hosts = 2
+		rate_mbps = $rate
+		links = [{ a = "h0", b = "sw0", delay_us = $d_us }, { a = "h1", b = "sw0", delay_us = $d_us }]
+		slowdown_table = false
+		[workload]
+		kind = "incast"
+		senders = [1]
+		receiver = 0
+		size = 8388608
+		period_s = 1
+		rounds = 1
+		[metrics]
+		flows = { flow = 0 }
+		[[run]]
+		label = "default"
+		cc = "none"
+		[[run]]
+		label = "raised"
+		cc = "none"
+		rxe_params = { max_unacked_psns = 512, max_inflight_skbs = 512 }
+	END
+	rxecc run "$exp" --out "$TEST_OUT/run" >"$TEST_OUT/stdout.txt" 2>"$TEST_OUT/run.txt" \
+		|| fail "rxecc run: $(tail -3 "$TEST_OUT/run.txt")"
+	assert_eq "max_unacked_psns after the runs" 128 "$(cat $p/max_unacked_psns)"
+	assert_eq "max_inflight_skbs after the runs" 64 "$(cat $p/max_inflight_skbs)"
+	rxecc modules unload
+	local sum=$TEST_OUT/run/summary.json def raised bound
+	def=$(sj "$sum" default flow_mbps)
+	raised=$(sj "$sum" raised flow_mbps)
+	# 128 packets of 4096 B per round trip of at least four links' delay.
+	bound=$(awk -v d=$d_us 'BEGIN {printf "%.1f", 128 * 4096 * 8 / (4 * d)}')
+	info "one flow, $rate Mb/s, $((4 * d_us / 1000)) ms round trip: $def Mb/s under 128 PSNs (bound $bound), $raised Mb/s under 512"
+	awk -v x="$def" -v b="$bound" 'BEGIN {exit !(x <= b)}' || fail "$def Mb/s under 128 PSNs: above the window's bound $bound"
+	awk -v x="$raised" -v y="$def" 'BEGIN {exit !(x >= 1.5 * y)}' || fail "raised limits: $raised Mb/s, not 1.5 x $def"
+}

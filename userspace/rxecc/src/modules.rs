@@ -52,6 +52,48 @@ impl Rxe {
 /// debug kernel (docs/testing.md).
 pub const GID_TBL_LEN: u32 = 16;
 
+/// The patched rdma_rxe's writable limits (rxe_glue features/0003): the
+/// requester's in-flight PSNs and the packets a QP may have in the host,
+/// each with its range. Both count packets, so a scale model whose BDP in
+/// packets exceeds the defaults (128, 64) raises them.
+pub const RXE_PARAMS: [(&str, u64, u64); 2] = [
+    ("max_unacked_psns", 1, 1023),
+    ("max_inflight_skbs", 4, 4096),
+];
+
+/// Whether `name = value` is one of [`RXE_PARAMS`] within its range.
+pub fn check_rxe_param(name: &str, value: u64) -> Result<()> {
+    let Some((_, lo, hi)) = RXE_PARAMS.iter().find(|(n, _, _)| *n == name) else {
+        bail!(
+            "'{name}' is not a parameter of the patched rdma_rxe (it has {})",
+            RXE_PARAMS.map(|p| p.0).join(", ")
+        );
+    };
+    if value < *lo || value > *hi {
+        bail!("{name} = {value}: {lo} to {hi}");
+    }
+    Ok(())
+}
+
+/// Writes the loaded rdma_rxe's parameters; returns the values they had,
+/// to put back with the same call.
+pub fn set_rxe_params(
+    params: &std::collections::BTreeMap<String, u64>,
+) -> Result<std::collections::BTreeMap<String, u64>> {
+    let dir = Path::new("/sys/module/rdma_rxe/parameters");
+    let mut old = std::collections::BTreeMap::new();
+    for (name, v) in params {
+        check_rxe_param(name, *v)?;
+        let p = dir.join(name);
+        let was = std::fs::read_to_string(&p)
+            .with_context(|| format!("{}: is the patched rdma_rxe loaded?", p.display()))?;
+        old.insert(name.clone(), was.trim().parse()?);
+        std::fs::write(&p, v.to_string())
+            .with_context(|| format!("rdma_rxe refused {name} = {v}"))?;
+    }
+    Ok(old)
+}
+
 fn top() -> PathBuf {
     std::env::var_os("RXECC_TOP").map_or_else(
         || {

@@ -102,6 +102,11 @@ pub struct Experiment {
     /// `knobs` come on top.
     #[serde(default)]
     pub knobs: BTreeMap<String, toml::Value>,
+    /// The patched rdma_rxe's in-flight limits for every run
+    /// (`modules::RXE_PARAMS`, e.g. { max_unacked_psns = 512 }); a run's
+    /// own come on top. Written before each run, put back after.
+    #[serde(default)]
+    pub rxe_params: BTreeMap<String, u64>,
     /// Events of every run, merged with a run's own in time order.
     #[serde(default)]
     pub events: Vec<RunEvent>,
@@ -436,6 +441,9 @@ pub struct Run {
     /// rxe_cc knobs in the paper's units, scaled as `[scale] knobs`.
     #[serde(default)]
     pub paper_knobs: BTreeMap<String, f64>,
+    /// The patched rdma_rxe's in-flight limits for this run.
+    #[serde(default)]
+    pub rxe_params: BTreeMap<String, u64>,
     /// Switch settings for this run (mark, red, tcd, int, pfc, ...).
     #[serde(default)]
     pub switch: topology::SwitchOverlay,
@@ -634,6 +642,15 @@ pub fn load(path: &Path) -> Result<Experiment> {
             r.knobs.entry(k.clone()).or_insert_with(|| v.clone());
         }
     }
+    for r in e
+        .runs
+        .iter_mut()
+        .filter(|r| r.rxe != crate::modules::Rxe::Stock)
+    {
+        for (k, v) in &e.rxe_params {
+            r.rxe_params.entry(k.clone()).or_insert(*v);
+        }
+    }
     ensure!(
         ["write", "send", "read"].contains(&e.op.as_str()),
         "{}: op '{}': write, send or read",
@@ -723,6 +740,24 @@ pub fn load(path: &Path) -> Result<Experiment> {
         for (k, v) in &r.knobs {
             check_knob(k, v).map_err(|m| {
                 anyhow::anyhow!("{}:{}: run {}: {m}", path.display(), at(k), r.label)
+            })?;
+        }
+        ensure!(
+            r.rxe != crate::modules::Rxe::Stock
+                || (r.rxe_params.is_empty() && e.rxe_params.is_empty()),
+            "{}:{}: run {}: the stock rdma_rxe has no rxe_params",
+            path.display(),
+            at("rxe"),
+            r.label
+        );
+        for (k, v) in &r.rxe_params {
+            crate::modules::check_rxe_param(k, *v).map_err(|m| {
+                anyhow::anyhow!(
+                    "{}:{}: run {}: rxe_params: {m}",
+                    path.display(),
+                    at(k),
+                    r.label
+                )
             })?;
         }
         ensure!(
@@ -1861,6 +1896,26 @@ switch = { mark = "tcd" }
             .unwrap_err()
             .to_string()
             .contains("run stock is on the stock rdma_rxe: no rxe_cc, no knobs"));
+        // The patched build's in-flight limits: the experiment's, under
+        // a run's own; not on the stock build.
+        let limits = stock.replace(
+            "rxe = \"stock\"",
+            "rxe = \"patched\"\nrxe_params = { max_unacked_psns = 512 }",
+        );
+        let limits = limits.replacen(
+            "hosts = 4",
+            "hosts = 4\nrxe_params = { max_inflight_skbs = 256 }",
+            1,
+        );
+        std::fs::write(&p, &limits).unwrap();
+        let e = load(&p).unwrap();
+        let want: BTreeMap<String, u64> = [
+            ("max_inflight_skbs".to_string(), 256),
+            ("max_unacked_psns".to_string(), 512),
+        ]
+        .into();
+        assert_eq!(e.runs[1].rxe_params, want);
+        assert_eq!(e.runs[0].rxe_params.len(), 1);
         for (text, why) in [
             (
                 stock.replace(
@@ -1868,6 +1923,21 @@ switch = { mark = "tcd" }
                     "rxe = \"stock\"\nknobs = { acc_t_us = 100 }",
                 ),
                 "run stock: the stock rdma_rxe has no rxe_cc",
+            ),
+            (
+                stock.replace(
+                    "rxe = \"stock\"",
+                    "rxe = \"stock\"\nrxe_params = { max_unacked_psns = 512 }",
+                ),
+                "run stock: the stock rdma_rxe has no rxe_params",
+            ),
+            (
+                limits.replace("512", "1024"),
+                "rxe_params: max_unacked_psns = 1024: 1 to 1023",
+            ),
+            (
+                limits.replace("max_unacked_psns", "max_psns"),
+                "'max_psns' is not a parameter of the patched rdma_rxe",
             ),
             (
                 stock.replace("baseline = \"stock\"", "baseline = \"stok\""),

@@ -991,6 +991,7 @@ fn probe_flows(
         cc: "none".into(),
         knobs: BTreeMap::new(),
         paper_knobs: BTreeMap::new(),
+        rxe_params: BTreeMap::new(),
         switch: Default::default(),
         inject: Vec::new(),
         rxe: Rxe::Patched,
@@ -1342,6 +1343,7 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
                     n_flows
                 );
                 let t0 = Instant::now();
+                let rxe_was = modules::set_rxe_params(&r.rxe_params)?;
                 let res = e.scenario(&r.label).and_then(|sc| {
                     let (ff, fl) = sc
                         .flows
@@ -1352,6 +1354,7 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
                 for (name, v) in &saved {
                     let _ = std::fs::write(Path::new(PARAMS).join(name), v);
                 }
+                modules::set_rxe_params(&rxe_was)?;
                 let done = res.with_context(|| format!("run {label}"))?;
                 eprintln!(
                     "rxecc run: [{k}/{total}] {label}: {done} of {} flows completed in {:.0} s",
