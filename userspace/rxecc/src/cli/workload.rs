@@ -31,6 +31,10 @@ pub enum Cmd {
         /// Divide the CDF's sizes by this, to fit the testbed's rates.
         #[arg(long, default_value_t = 1)]
         size_div: u64,
+        /// Multiply the CDF's sizes by this (a scale model's byte factor
+        /// k_b, the testbed's MTU over the paper's); with --size-div, both.
+        #[arg(long, default_value_t = 1.0)]
+        size_mul: f64,
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Output flow file.
@@ -71,9 +75,11 @@ pub fn run(cmd: Cmd) -> Result<()> {
             rate_mbps,
             duration,
             size_div,
+            size_mul,
             seed,
             out,
         } => {
+            anyhow::ensure!(size_div > 0, "--size-div must be positive");
             let cdf = workload::Cdf::load(&cdf)?;
             let rates = match rate_mbps[..] {
                 [r] => vec![r; hosts as usize],
@@ -88,7 +94,7 @@ pub fn run(cmd: Cmd) -> Result<()> {
                 rates_mbps: &rates,
                 load,
                 duration_s: duration,
-                size_div,
+                size_factor: size_mul / size_div as f64,
                 seed,
             };
             (p.generate()?, out)

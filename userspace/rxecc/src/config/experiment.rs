@@ -409,8 +409,12 @@ pub enum Workload {
         /// given must agree).
         rate_mbps: Option<u64>,
         duration_s: f64,
+        /// The CDF's sizes divided by this (to fit the testbed's rates)...
         #[serde(default = "one64")]
         size_div: u64,
+        /// ... and multiplied by this; with a `[scale]`, its k_b (and
+        /// neither may be written).
+        size_mul: Option<f64>,
         #[serde(default = "one64")]
         seed: u64,
     },
@@ -1050,6 +1054,27 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
             (_, Some(_)) => return Err(twice("[workload] size", "flow_bytes", line("size"))),
             _ => {}
         }
+    }
+    // A CDF's sizes are the paper's bytes: times k_b, as every byte.
+    if let Some(Workload::Poisson {
+        size_div, size_mul, ..
+    }) = &mut e.workload
+    {
+        if *size_div != 1 {
+            return Err(twice(
+                "[workload] size_div",
+                "mtu_bytes (k_b)",
+                line("size_div"),
+            ));
+        }
+        if size_mul.is_some() {
+            return Err(twice(
+                "[workload] size_mul",
+                "mtu_bytes (k_b)",
+                line("size_mul"),
+            ));
+        }
+        *size_mul = Some(p.scale().k_b);
     }
     e.derived = Some(d);
     Ok(())
@@ -1694,6 +1719,41 @@ label = "acc"
 cc = "acc"
 switch = { mark = "tcd" }
 "#;
+
+    #[test]
+    fn a_scale_models_cdf_sizes_are_the_papers_bytes() {
+        let dir = std::env::temp_dir().join(format!("rxecc-scale-cdf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("e.toml");
+        let poisson = SCALED.replace("flow_bytes = 10000000\n", "").replace(
+            "kind = \"incast\"\nsenders = [1, 2, 3, 4]\nreceiver = 0\nperiod_s = 1\nrounds = 1",
+            "kind = \"poisson\"\ncdf = \"WebSearch_distribution.txt\"\nload = 0.5\nduration_s = 1",
+        );
+        std::fs::write(&p, &poisson).unwrap();
+        let e = load(&p).unwrap();
+        match &e.workload {
+            Some(Workload::Poisson { size_mul, .. }) => {
+                assert_eq!(*size_mul, Some(4096.0 / 4000.0))
+            }
+            w => panic!("{w:?}"),
+        }
+        for (extra, why) in [
+            (
+                "size_div = 20",
+                "e.toml:22: [workload] size_div is written in the testbed's units",
+            ),
+            (
+                "size_mul = 2.0",
+                "e.toml:22: [workload] size_mul is written in the testbed's units",
+            ),
+        ] {
+            let text = poisson.replace("duration_s = 1", &format!("duration_s = 1\n{extra}"));
+            std::fs::write(&p, &text).unwrap();
+            let err = format!("{:#}", load(&p).unwrap_err());
+            assert!(err.contains(why), "{why}\n{err}");
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
 
     #[test]
     fn a_scale_model_derives_every_quantity_once() {

@@ -109,7 +109,8 @@ pub struct Flow {
 }
 
 /// Poisson arrivals per host at `load` of each host's own link, with sizes
-/// from `cdf` divided by `size_div` (to fit the testbed's rates), for
+/// from `cdf` times `size_factor` (below 1 to fit the testbed's rates, the
+/// byte factor k_b in a scale model), for
 /// `duration_s`. Destinations follow a traffic matrix that offers every
 /// link `load` in both directions ([`destinations`]): uniform over the
 /// other hosts when their links are equal, as `traffic_gen.py`'s, and
@@ -120,7 +121,7 @@ pub struct Poisson<'a> {
     pub rates_mbps: &'a [u64],
     pub load: f64,
     pub duration_s: f64,
-    pub size_div: u64,
+    pub size_factor: f64,
     pub seed: u64,
 }
 
@@ -183,8 +184,12 @@ impl Poisson<'_> {
             self.rates_mbps
         );
         ensure!(self.duration_s > 0.0, "the duration must be positive");
-        ensure!(self.size_div > 0, "the size divisor must be positive");
-        let mean = self.cdf.mean() / self.size_div as f64;
+        ensure!(
+            self.size_factor.is_finite() && self.size_factor > 0.0,
+            "the size factor {} is not a positive number",
+            self.size_factor
+        );
+        let mean = self.cdf.mean() * self.size_factor;
         ensure!(mean >= 1.0, "the mean flow size, scaled, is under a byte");
         let uniform = self.rates_mbps.iter().all(|&r| r == self.rates_mbps[0]);
         let dest = if uniform {
@@ -215,7 +220,7 @@ impl Poisson<'_> {
                         })
                         .unwrap_or_else(|| (0..hosts).rev().find(|&j| j != src).unwrap_or(0))
                 };
-                let size = (self.cdf.at(rng.gen::<f64>() * 100.0) / self.size_div as f64) as u64;
+                let size = (self.cdf.at(rng.gen::<f64>() * 100.0) * self.size_factor) as u64;
                 flows.push(Flow {
                     src: src as u32,
                     dst: dst as u32,
@@ -406,6 +411,52 @@ mod tests {
     }
 
     #[test]
+    fn sizes_multiply_as_well_as_divide() {
+        // A scale model's k_b above 1: every size and every gap grows by
+        // it, so the load stays; below 1 (a divisor), they shrink alike.
+        let c = Cdf::parse("web", WEB).unwrap();
+        let gen = |size_factor: f64| {
+            Poisson {
+                cdf: &c,
+                rates_mbps: &[100; 4],
+                load: 0.5,
+                duration_s: 50.0,
+                size_factor,
+                seed: 3,
+            }
+            .generate()
+            .unwrap()
+        };
+        let (small, big) = (gen(0.01), gen(0.0256));
+        // Host 0 draws first: its flows use the same random numbers.
+        let first = |f: &[Flow]| {
+            f.iter()
+                .filter(|f| f.src == 0)
+                .take(20)
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        let (a, b) = (first(&small), first(&big));
+        assert_eq!(b.len(), 20);
+        for (x, y) in a.iter().zip(&b) {
+            let ratio = y.size as f64 / x.size as f64;
+            assert!((ratio - 2.56).abs() < 0.01 || x.size < 1000, "{x:?} {y:?}");
+            assert!(((y.start_s - BASE_S) / (x.start_s - BASE_S) - 2.56).abs() < 1e-6);
+        }
+        for bad in [0.0, -1.0, f64::NAN] {
+            let p = Poisson {
+                cdf: &c,
+                rates_mbps: &[100; 4],
+                load: 0.5,
+                duration_s: 1.0,
+                size_factor: bad,
+                seed: 3,
+            };
+            assert!(p.generate().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn poisson_offers_the_load() {
         let c = Cdf::parse("web", WEB).unwrap();
         let p = Poisson {
@@ -413,7 +464,7 @@ mod tests {
             rates_mbps: &[100; 8],
             load: 0.5,
             duration_s: 200.0,
-            size_div: 100,
+            size_factor: 0.01,
             seed: 1,
         };
         let flows = p.generate().unwrap();
@@ -454,7 +505,7 @@ mod tests {
             rates_mbps: &rates,
             load: 0.5,
             duration_s: 400.0,
-            size_div: 100,
+            size_factor: 0.01,
             seed: 1,
         };
         let flows = p.generate().unwrap();

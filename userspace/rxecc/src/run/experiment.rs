@@ -1223,6 +1223,7 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
             rate_mbps,
             duration_s,
             size_div,
+            size_mul,
             seed,
         } => {
             let cdf = workload::Cdf::load(&find(base, cdf, "testbed/workloads")?)?;
@@ -1244,7 +1245,7 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
                 rates_mbps: &rates,
                 load: *load,
                 duration_s: *duration_s,
-                size_div: *size_div,
+                size_factor: size_mul.unwrap_or(1.0) / *size_div as f64,
                 seed: *seed,
             }
             .generate()?;
