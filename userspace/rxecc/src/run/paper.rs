@@ -361,7 +361,16 @@ pub fn run(path: &Path, out: &Path, from: &[PathBuf]) -> Result<()> {
             recipe.runs.join(",")
         )
     })?;
-    let t = table(&recipe, &verdicts);
+    let mut t = table(&recipe, &verdicts);
+    // The regime the runs were in, paper against testbed, when the
+    // experiment is a scale model; else the recipe's own words only.
+    match std::fs::read_to_string(dir.join("regime.txt")) {
+        Ok(r) => t.push_str(&r),
+        Err(_) if recipe.experiment.is_some() => {
+            t.push_str("regime: not a scale model (its experiment has no [scale])\n")
+        }
+        Err(_) => {}
+    }
     print!("{t}");
     std::fs::create_dir_all(out)?;
     std::fs::write(out.join("claims.txt"), &t)?;
