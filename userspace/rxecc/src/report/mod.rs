@@ -126,7 +126,13 @@ pub struct Metrics {
     /// Per-flow throughput over the second half of [t0, t1], Mb/s.
     pub flow_mbps: Vec<f64>,
     pub throughput_mbps: f64,
+    /// The flows' acked payload over [t0, t1] against C.
     pub utilisation: f64,
+    /// The bottleneck's own sent bytes over the samples within [t0, t1]
+    /// against C: frames as the port sends them (headers and ICRC in, no
+    /// preamble, FCS or gap), so the link's use where `utilisation` is the
+    /// payload's. None without port samples there.
+    pub wire_utilisation: Option<f64>,
     pub peak_queue_bytes: u64,
     pub mean_queue_bytes: f64,
     /// The bottleneck's queue over t0..t1, by nearest rank: HPCC's claim
@@ -416,6 +422,13 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
         .map(|f| acked_at(&f.acked, t1) - acked_at(&f.acked, t0))
         .sum();
     let throughput_mbps = total * 8.0 / ((t1 - t0) as f64 / 1e9) / 1e6;
+    let wire_utilisation = run.ports.get(&setup.bottleneck).and_then(|b| {
+        let mut w = b.deq.iter().filter(|s| s.0 >= t0 && s.0 <= t1);
+        let first = w.next()?;
+        let last = w.last()?;
+        let dt = last.0.checked_sub(first.0).filter(|d| *d > 0)?;
+        Some(last.1.saturating_sub(first.1) as f64 * 8.0 / (dt as f64 / 1e9) / c)
+    });
     let (mut peak_queue, mut mean_queue, mut p50, mut p95) = (0, 0.0, 0, 0);
     if let Some(b) = run.ports.get(&setup.bottleneck) {
         peak_queue = b.samples.iter().map(|s| s.2).max().unwrap_or(0);
@@ -483,6 +496,7 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
         flow_mbps,
         throughput_mbps,
         utilisation: throughput_mbps * 1e6 / c,
+        wire_utilisation,
         peak_queue_bytes: peak_queue,
         mean_queue_bytes: mean_queue,
         p50_queue_bytes: p50,
@@ -746,7 +760,9 @@ mod tests {
                     (20 * MS, 12500, 25000, 0, 3, 0),
                     (90 * MS, 0, 25000, 0, 7, 0),
                 ],
-                ..Default::default()
+                // 1.02 MB sent from 10 to 90 ms: 102 Mb/s of headers and
+                // payload where the flows' acked payload is 100.
+                deq: vec![(0, 0), (10 * MS, 0), (90 * MS, 1_020_000)],
             },
         );
         // Halts start at 14 and 14.5 ms (one round) and at 40 ms (not in it).
@@ -795,6 +811,8 @@ mod tests {
             "{}",
             m.throughput_mbps
         );
+        let wire = m.wire_utilisation.unwrap();
+        assert!((wire - 1.02).abs() < 1e-9, "{wire}");
         assert_eq!(m.peak_queue_bytes, 25000);
         // Queue samples in 10..100 ms: 25000 at 13, 12500 at 20: p50 12500.
         assert_eq!((m.p50_queue_bytes, m.p95_queue_bytes), (12500, 25000));

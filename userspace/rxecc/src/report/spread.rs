@@ -15,6 +15,7 @@ pub const METRICS: &[(&str, &str)] = &[
     ("in_band", "time in band"),
     ("rate_converge_periods", "rates within 10% of C, T"),
     ("utilisation", "throughput / C"),
+    ("wire_utilisation", "bottleneck's wire bytes / C"),
     ("jain", "Jain's fairness"),
     ("pauses", "PFC pauses"),
     ("p95_queue_bytes", "queue p95, B"),
