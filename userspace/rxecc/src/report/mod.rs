@@ -425,7 +425,7 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
     let wire_utilisation = run.ports.get(&setup.bottleneck).and_then(|b| {
         let mut w = b.deq.iter().filter(|s| s.0 >= t0 && s.0 <= t1);
         let first = w.next()?;
-        let last = w.last()?;
+        let last = w.next_back()?;
         let dt = last.0.checked_sub(first.0).filter(|d| *d > 0)?;
         Some(last.1.saturating_sub(first.1) as f64 * 8.0 / (dt as f64 / 1e9) / c)
     });
