@@ -102,9 +102,14 @@ pub fn table(runs: &[(String, Fidelity)]) -> String {
 mod tests {
     use super::*;
 
-    fn run_dir(name: &str, cpu: &str, totals: &str) -> std::path::PathBuf {
+    /// A run's directory: 10 s of one CPU's ticks, `busy` of them busy,
+    /// and rxe_cc's totals.
+    fn run_dir(name: &str, busy: u64, totals: &str) -> std::path::PathBuf {
         let d = std::env::temp_dir().join(format!("rxecc-fid-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
+        let cpu = format!(
+            "window_ns 10000000000\nkernel_ticks 500\nbusy_ticks {busy}\nticks_per_s 100\ncpus 1\n"
+        );
         std::fs::write(d.join("cpu.txt"), cpu).unwrap();
         std::fs::write(d.join("rxe_cc-totals.txt"), totals).unwrap();
         d
@@ -115,7 +120,7 @@ mod tests {
         // 8 s of 10 busy, periods 1 ms late on a 12.8 ms T: 7.8%.
         let d = run_dir(
             "busy",
-            "window_ns 10000000000\nkernel_ticks 500\nbusy_ticks 800\nticks_per_s 100\ncpus 1\n",
+            800,
             "period_runs 10\nperiod_late_ns 10000000\npacer_fires 4\npacer_late_ns 400000\n",
         );
         let f = Fidelity::of_run(&d, Some(12_800)).unwrap();
@@ -130,21 +135,19 @@ mod tests {
             t.contains("acc              80%           1000.0          7.81%           100.0"),
             "{t}"
         );
+        std::fs::remove_dir_all(&d).ok();
     }
 
     #[test]
     fn within_the_limits_nothing_is_flagged() {
         // 6.9 s of 10 busy; 0.5 ms late on 12.8 ms is 3.9%.
-        let d = run_dir(
-            "ok",
-            "window_ns 10000000000\nkernel_ticks 500\nbusy_ticks 690\nticks_per_s 100\ncpus 1\n",
-            "period_runs 10\nperiod_late_ns 5000000\n",
-        );
+        let d = run_dir("ok", 690, "period_runs 10\nperiod_late_ns 5000000\n");
         let f = Fidelity::of_run(&d, Some(12_800)).unwrap();
         assert!(f.flags().is_empty(), "{:?}", f.flags());
         // Without T, lateness is reported but not judged.
         let f = Fidelity::of_run(&d, None).unwrap();
         assert_eq!(f.period_late_of_t, None);
         assert_eq!(f.pacer_late_us, None);
+        std::fs::remove_dir_all(&d).ok();
     }
 }
