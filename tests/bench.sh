@@ -12,7 +12,7 @@ mkdir -p "$out"
 
 # BENCH_PARTS picks sections (e.g. `make bench BENCH_PARTS="cc latejoin"`);
 # unset, the bench runs them all, in this order.
-parts_all="clock up stock acks pacing port inject inject-gbn inject-livelock cc latejoin hops victim scale fct ring incast-gfc ring-cc repro table1"
+parts_all="clock up stock acks pacing port inject inject-gbn inject-livelock cc scale-models latejoin hops victim scale fct ring incast-gfc ring-cc repro table1"
 for p in ${BENCH_PARTS:-}; do
 	[[ " $parts_all " == *" $p "* ]] || { echo "bench: unknown part '$p' (parts: $parts_all)" >&2; exit 2; }
 done
@@ -187,6 +187,25 @@ bench_cc() {
 		echo "the model beside incast round $r (rxecc model)"
 		rxecc model "$CCI_EXP" --from "$out/cc/round$r" --runs none,dcqcn,acc,hpcc
 	done | tee -a "$out/summary.txt"
+}
+
+# The paper recipes that are scale models (their experiment has a
+# [scale]), each run as `make paper` runs it: its runs, repeated as the
+# recipe says, then its claims on the medians with min-max, the model
+# beside, the regime and the redrawn figure (docs/experiments.md).
+bench_scale_models() {
+	local recipe name exp
+	tb_load_rxe patched
+	tb_load_cc cc=none
+	for recipe in "$RXECC_TOP"/testbed/experiments/paper/*.toml; do
+		exp=$(sed -n 's/^experiment = "\(.*\)"$/\1/p' "$recipe")
+		[ -n "$exp" ] && grep -q '^\[scale\]' "$(dirname "$recipe")/$exp" || continue
+		name=$(basename "$recipe" .toml)
+		echo
+		echo "paper recipe $name, a scale model" | tee -a "$out/summary.txt"
+		rxecc paper "$recipe" --out "$out/scale-models/$name" | tee -a "$out/summary.txt"
+	done
+	rxecc modules unload
 }
 
 # FNCC's late joiner against HPCC's (docs/experiments.md): the time from a

@@ -53,7 +53,7 @@ use std::path::Path;
 pub const STAY_PERIODS: u64 = 5;
 
 /// What the caller knows about the experiment.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Setup {
     pub capacity_bps: u64,
     pub bottleneck: String,
@@ -122,6 +122,10 @@ pub struct Metrics {
     /// window-limited scheme's rate: one paces at line rate from one
     /// packet of window up.
     pub rate_converge_periods: Option<f64>,
+    /// From t0 to the first entry of that sum into C ± 10% that lasts
+    /// STAY_PERIODS periods: DCQCN's "converge" (ACC Fig. 9), which falls
+    /// through C long before it settles there.
+    pub rate_settle_periods: Option<f64>,
     pub jain: Option<f64>,
     /// Per-flow throughput over the second half of [t0, t1], Mb/s.
     pub flow_mbps: Vec<f64>,
@@ -396,6 +400,12 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
     times.sort_unstable();
     let in_c = |t: u64| (aggregate_rate(flows, t) as f64 - c).abs() <= 0.1 * c;
     let rate_conv = times.iter().copied().find(|&t| in_c(t));
+    let rate_settle = settled_at(
+        &times,
+        t1,
+        setup.period_ns.saturating_mul(STAY_PERIODS),
+        in_c,
+    );
     // What the bottleneck delivered each flow.
     let band = delivered_band(flows, t0, t1, c, delivered_window(flows, setup.period_ns));
     let conv = band.iter().find(|b| b.1).map(|b| b.0);
@@ -492,6 +502,7 @@ pub fn metrics(run: &Run, setup: &Setup) -> Result<Metrics> {
         converge_periods: conv.map(|t| (t - t0) as f64 / period),
         converge_ms: conv.map(|t| (t - t0) as f64 / 1e6),
         rate_converge_periods: rate_conv.map(|t| (t - t0) as f64 / period),
+        rate_settle_periods: rate_settle.map(|t| (t - t0) as f64 / period),
         jain: crate::report::perftest::jain_index(&flow_mbps),
         flow_mbps,
         throughput_mbps,
@@ -736,6 +747,33 @@ mod tests {
             end_ns: end,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn rates_settle_at_the_entry_that_lasts_not_the_first() {
+        let c = 100_000_000;
+        // As DCQCN in ACC's Fig. 9: both at C (2 C in all), through C at
+        // 3 ms (C/2 each), far below at 4 ms, back to C/2 each at 10 ms.
+        let steps = vec![(0, c), (3 * MS, c / 2), (4 * MS, c / 10), (10 * MS, c / 2)];
+        let run = Run {
+            label: "x".into(),
+            flows: vec![
+                flow("a", 0, 100 * MS, steps.clone(), 50),
+                flow("b", 0, 100 * MS, steps, 50),
+            ],
+            ports: BTreeMap::new(),
+            halts: vec![],
+            deadlocks: vec![],
+        };
+        let setup = Setup {
+            capacity_bps: c,
+            bottleneck: "p0".into(),
+            period_ns: MS,
+        };
+        let m = metrics(&run, &setup).unwrap();
+        assert_eq!(m.rate_converge_periods, Some(3.0));
+        // 3..4 ms is one period in the band, short of STAY_PERIODS.
+        assert_eq!(m.rate_settle_periods, Some(10.0));
     }
 
     #[test]

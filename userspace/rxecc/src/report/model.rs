@@ -337,14 +337,72 @@ pub fn grid_lateness(ts: &[u64], period_ns: u64) -> Vec<u64> {
     off.iter().map(|&o| (o + t - start) % t).collect()
 }
 
+/// The testbed's round trip without queues under QEMU TCG, for an
+/// experiment that is not a scale model: 1.64 ms median
+/// (docs/experiments.md).
+pub const TESTBED_RTT_US: u64 = 1640;
+
+/// The propagation round trip the model takes for `e`: a scale model's
+/// is its paper's path (both ways, every link's delay; the model
+/// serialises packets itself) times k_t; else `TESTBED_RTT_US`.
+pub fn prop_rtt_us(e: &experiment::Experiment) -> u64 {
+    match &e.scale {
+        Some(p) => {
+            let prop = 2.0 * f64::from(p.path_links) * p.link_delay_us() * p.k_t;
+            (prop.round() as u64).max(1)
+        }
+        None => TESTBED_RTT_US,
+    }
+}
+
+/// The report's setup for the model's runs of `e`.
+fn model_setup(e: &experiment::Experiment, path: &Path) -> Result<Setup> {
+    let rep = e
+        .report
+        .as_ref()
+        .with_context(|| format!("{}: no [report] section", path.display()))?;
+    Ok(Setup {
+        capacity_bps: rep.capacity_mbps.saturating_mul(1_000_000),
+        bottleneck: "bottleneck".to_string(),
+        period_ns: rep.period_us.saturating_mul(1000),
+    })
+}
+
+/// The model on an ideal network (no start skew, exact timers, no PFC),
+/// for each of `labels` whose algorithm it has: the run as `rxecc report`
+/// loads a recording, and its metrics. What a recipe's claims are also
+/// judged on, so that a miss on the testbed but not here is the
+/// emulator's, and a miss here too the algorithm's or the paper's.
+pub fn ideal(path: &Path, labels: &[String]) -> Result<(Vec<(report::Run, Metrics)>, Setup)> {
+    let e = experiment::load(path)?;
+    if !matches!(e.workload, Some(Workload::Incast { .. })) || e.report.is_none() {
+        // The model runs recorded incasts only.
+        return Ok((Vec::new(), Setup::default()));
+    }
+    let setup = model_setup(&e, path)?;
+    let rtt_us = prop_rtt_us(&e);
+    let mut out = Vec::new();
+    for label in labels {
+        let Some(s) = scenario(path, label, rtt_us)? else {
+            continue;
+        };
+        let t = cc_model::run(&s.cfg);
+        let run = as_run(label, &t, &s);
+        let m = report::metrics(&run, &setup).with_context(|| format!("the model's {label}"))?;
+        out.push((run, m));
+    }
+    Ok((out, setup))
+}
+
 /// `rxecc model`: the table for every run of `path` the model has, or for
 /// `labels`; with `from` (the directory `rxecc run` wrote, with
-/// `<label>/rec`), the testbed's row and its effects too.
+/// `<label>/rec`), the testbed's row and its effects too. `rtt_us`: the
+/// propagation round trip, [`prop_rtt_us`] unless given.
 pub fn compare(
     path: &Path,
     from: Option<&Path>,
     labels: &[String],
-    rtt_us: u64,
+    rtt_us: Option<u64>,
     late_from: Option<&str>,
 ) -> Result<String> {
     if let Some(d) = from {
@@ -359,12 +417,16 @@ pub fn compare(
         .report
         .as_ref()
         .with_context(|| format!("{}: no [report] section", path.display()))?;
-    let mut out = String::new();
-    let mut setup = Setup {
-        capacity_bps: rep.capacity_mbps.saturating_mul(1_000_000),
-        bottleneck: "bottleneck".to_string(),
-        period_ns: rep.period_us.saturating_mul(1000),
-    };
+    let mut setup = model_setup(&e, path)?;
+    let rtt_us = rtt_us.unwrap_or_else(|| prop_rtt_us(&e));
+    let mut out = format!(
+        "the model's propagation round trip: {rtt_us} us{}\n",
+        if e.scale.is_some() && rtt_us == prop_rtt_us(&e) {
+            " (the paper's path times k_t)"
+        } else {
+            ""
+        }
+    );
     let wanted: Vec<&experiment::Run> = e
         .runs
         .iter()

@@ -381,3 +381,76 @@ pub fn plot_fct(
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }
+
+/// One line of [`plot_lines`].
+pub struct Line {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+    /// Index into the colours: a run's testbed and model lines share one.
+    pub color: usize,
+    /// Dashed (the model's), else solid (the testbed's).
+    pub dashed: bool,
+}
+
+/// A chart of `lines` on shared axes, with an optional horizontal
+/// reference (`level`, e.g. the bottleneck's capacity), written to `path`:
+/// a paper's figure redrawn.
+pub fn plot_lines(
+    path: &Path,
+    title: &str,
+    axes: (&str, &str),
+    lines: &[Line],
+    level: Option<(f64, &str)>,
+) -> Result<()> {
+    register_font()?;
+    let xmax = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0))
+        .fold(0.0, f64::max)
+        .max(1e-9);
+    let ymax = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .chain(level.map(|l| l.0))
+        .fold(0.0, f64::max)
+        .max(1e-9)
+        * 1.1;
+    let root = BitMapBackend::new(path, (1100, 600)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut ch = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..xmax, 0.0..ymax)?;
+    ch.configure_mesh().x_desc(axes.0).y_desc(axes.1).draw()?;
+    for l in lines {
+        let c = COLORS[l.color % COLORS.len()];
+        let style = c.stroke_width(2);
+        let legend = move |(x, y): (i32, i32)| PathElement::new(vec![(x, y), (x + 20, y)], style);
+        if l.dashed {
+            ch.draw_series(DashedLineSeries::new(l.points.clone(), 8, 5, style))?
+                .label(l.label.clone())
+                .legend(legend);
+        } else {
+            ch.draw_series(LineSeries::new(l.points.clone(), style))?
+                .label(l.label.clone())
+                .legend(legend);
+        }
+    }
+    if let Some((y, what)) = level {
+        ch.draw_series(LineSeries::new(
+            vec![(0.0, y), (xmax, y)],
+            BLACK.stroke_width(1),
+        ))?
+        .label(what.to_string())
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(1)));
+    }
+    ch.configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}

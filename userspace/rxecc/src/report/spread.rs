@@ -14,6 +14,7 @@ pub const METRICS: &[(&str, &str)] = &[
     ("settle_periods", "settled in the band, T"),
     ("in_band", "time in band"),
     ("rate_converge_periods", "rates within 10% of C, T"),
+    ("rate_settle_periods", "rates settled within 10% of C, T"),
     ("utilisation", "throughput / C"),
     ("wire_utilisation", "bottleneck's wire bytes / C"),
     ("jain", "Jain's fairness"),

@@ -4,5 +4,6 @@
 pub mod capture;
 pub mod experiment;
 pub mod fidelity;
+pub mod figure;
 pub mod paper;
 pub mod perftest;

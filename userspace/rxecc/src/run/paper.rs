@@ -29,6 +29,8 @@ pub struct Recipe {
     /// How the paper's setting was scaled to the testbed.
     #[serde(default)]
     pub scaling: String,
+    /// The paper's figure to redraw (`figure.png`), testbed and model.
+    pub figure: Option<crate::run::figure::Figure>,
     #[serde(rename = "claim")]
     pub claims: Vec<Claim>,
 }
@@ -64,6 +66,20 @@ pub struct Verdict {
     /// How the value was taken over the run's repetitions ("median of
     /// 3"); empty for one.
     pub across: String,
+    /// The least and greatest over the repetitions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub range: Option<(f64, f64)>,
+    /// The model's, on an ideal network (a recipe's, when the model has
+    /// the claim's runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelVerdict>,
+}
+
+/// A claim judged on the model.
+#[derive(Debug, PartialEq, serde::Serialize)]
+pub struct ModelVerdict {
+    pub value: Option<f64>,
+    pub met: bool,
 }
 
 impl Recipe {
@@ -203,35 +219,94 @@ pub fn judge(recipe: &Recipe, report: &serde_json::Value) -> Result<Vec<Verdict>
     judge_claims(&recipe.claims, report)
 }
 
+/// The value a claim is about in `report`, or why there is none.
+fn value(c: &Claim, report: &serde_json::Value) -> Result<(Option<f64>, String)> {
+    let mine = metric(report, &c.run, &c.metric, c.across)?;
+    Ok(match (&c.of, &c.over) {
+        (None, None) => (mine, format!("{} has no {}", c.run, c.metric)),
+        (_, Some(over)) => {
+            let den = metric(report, &c.run, over, c.across)?;
+            match (mine, den) {
+                (Some(m), Some(d)) if d > 0.0 => (Some(m / d), String::new()),
+                (Some(_), Some(_)) => (None, format!("{over} of {} is 0", c.run)),
+                (None, _) => (None, format!("{} has no {}", c.run, c.metric)),
+                (_, None) => (None, format!("{} has no {over}", c.run)),
+            }
+        }
+        (Some(of), None) => {
+            let theirs = metric(report, of, &c.metric, c.across)?;
+            match (theirs, mine) {
+                (Some(t), Some(m)) if m > 0.0 => (Some(t / m), String::new()),
+                // None against some: as far better as it gets; none
+                // against none: no better.
+                (Some(t), Some(_)) if t > 0.0 => (Some(f64::INFINITY), String::new()),
+                (Some(_), Some(_)) => (Some(1.0), String::new()),
+                (None, _) => (None, format!("{of} has no {}", c.metric)),
+                (_, None) => (None, format!("{} has no {}", c.run, c.metric)),
+            }
+        }
+    })
+}
+
+/// The repetitions `report` holds, each as a report of its own with the
+/// runs' plain labels (`acc-2` becomes `acc` in the second): empty
+/// unless there are at least two.
+fn by_repetition(report: &serde_json::Value) -> Vec<serde_json::Value> {
+    let split = |l: &str| -> Option<(String, u32)> {
+        let (base, k) = l.rsplit_once('-')?;
+        Some((base.to_string(), k.parse().ok()?))
+    };
+    let entries: Vec<&serde_json::Value> = report.as_array().into_iter().flatten().collect();
+    let mut ks: Vec<u32> = entries
+        .iter()
+        .filter_map(|e| split(e["label"].as_str()?).map(|x| x.1))
+        .collect();
+    ks.sort_unstable();
+    ks.dedup();
+    if ks.len() < 2 {
+        return Vec::new();
+    }
+    ks.iter()
+        .map(|&k| {
+            serde_json::Value::Array(
+                entries
+                    .iter()
+                    .filter_map(|e| {
+                        let (base, j) = split(e["label"].as_str()?)?;
+                        (j == k).then(|| {
+                            let mut e = (*e).clone();
+                            e["label"] = serde_json::Value::String(base);
+                            e
+                        })
+                    })
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// The least and greatest value of a claim over the repetitions that
+/// have one, when there are at least two.
+fn range(c: &Claim, reps: &[serde_json::Value]) -> Option<(f64, f64)> {
+    let one = Claim {
+        across: Across::Median,
+        ..c.clone()
+    };
+    let v: Vec<f64> = reps.iter().filter_map(|r| value(&one, r).ok()?.0).collect();
+    (v.len() >= 2).then(|| {
+        v.iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                (a.min(*x), b.max(*x))
+            })
+    })
+}
+
 /// Judges `claims` against `report`.
 pub fn judge_claims(claims: &[Claim], report: &serde_json::Value) -> Result<Vec<Verdict>> {
+    let reps = by_repetition(report);
     let mut out = Vec::new();
     for c in claims {
-        let mine = metric(report, &c.run, &c.metric, c.across)?;
-        let (value, reason) = match (&c.of, &c.over) {
-            (None, None) => (mine, format!("{} has no {}", c.run, c.metric)),
-            (_, Some(over)) => {
-                let den = metric(report, &c.run, over, c.across)?;
-                match (mine, den) {
-                    (Some(m), Some(d)) if d > 0.0 => (Some(m / d), String::new()),
-                    (Some(_), Some(_)) => (None, format!("{over} of {} is 0", c.run)),
-                    (None, _) => (None, format!("{} has no {}", c.run, c.metric)),
-                    (_, None) => (None, format!("{} has no {over}", c.run)),
-                }
-            }
-            (Some(of), None) => {
-                let theirs = metric(report, of, &c.metric, c.across)?;
-                match (theirs, mine) {
-                    (Some(t), Some(m)) if m > 0.0 => (Some(t / m), String::new()),
-                    // None against some: as far better as it gets; none
-                    // against none: no better.
-                    (Some(t), Some(_)) if t > 0.0 => (Some(f64::INFINITY), String::new()),
-                    (Some(_), Some(_)) => (Some(1.0), String::new()),
-                    (None, _) => (None, format!("{of} has no {}", c.metric)),
-                    (_, None) => (None, format!("{} has no {}", c.run, c.metric)),
-                }
-            }
-        };
+        let (value, reason) = value(c, report)?;
         let met = c.met_by(value);
         out.push(Verdict {
             says: c.says.clone(),
@@ -251,9 +326,24 @@ pub fn judge_claims(claims: &[Claim], report: &serde_json::Value) -> Result<Vec<
                 0 | 1 => String::new(),
                 n => format!("{} of {n}", format!("{:?}", c.across).to_lowercase()),
             },
+            range: range(c, &reps),
+            model: None,
         });
     }
     Ok(out)
+}
+
+/// Adds the model's value and verdict to each claim it can judge:
+/// `model` holds the model's metrics of the recipe's runs (those of its
+/// algorithms), with the runs' labels.
+pub fn judge_model(claims: &[Claim], verdicts: &mut [Verdict], model: &serde_json::Value) {
+    for (c, v) in claims.iter().zip(verdicts.iter_mut()) {
+        // An error: the model lacks one of the claim's runs.
+        v.model = value(c, model).ok().map(|(x, _)| ModelVerdict {
+            value: x,
+            met: c.met_by(x),
+        });
+    }
 }
 
 /// The side-by-side table.
@@ -269,42 +359,69 @@ pub fn table(recipe: &Recipe, verdicts: &[Verdict]) -> String {
 /// The verdicts' rows under a header (`first`: the claims' column,
 /// `second`: what they were held against), and the count met.
 pub fn verdict_table(verdicts: &[Verdict], first: &str, second: &str) -> String {
-    let mut s = String::new();
+    let num = |x: f64| format!("{x:.2}");
+    let cells: Vec<(String, Option<String>, String)> = verdicts
+        .iter()
+        .map(|v| {
+            let mut tb = v.testbed.map_or_else(|| "-".to_string(), num);
+            if let Some((lo, hi)) = v.range {
+                tb = format!("{tb} [{}-{}]", num(lo), num(hi));
+            }
+            if !v.across.is_empty() {
+                tb = format!("{tb} ({})", v.across);
+            }
+            let model = v.model.as_ref().map(|m| {
+                let x = m.value.map_or_else(|| "-".to_string(), num);
+                format!("{x} {}", if m.met { "met" } else { "missed" })
+            });
+            let verdict = match (v.met, v.reason.is_empty()) {
+                (true, _) => "met".to_string(),
+                (false, true) => "missed".to_string(),
+                (false, false) => format!("missed ({})", v.reason),
+            };
+            (tb, model, verdict)
+        })
+        .collect();
+    let with_model = cells.iter().any(|c| c.1.is_some());
     let w = verdicts
         .iter()
         .map(|v| v.says.chars().count())
         .max()
         .unwrap_or(5)
         .max(5);
-    let tw = verdicts
+    let tw = cells.iter().map(|c| c.0.len()).max().unwrap_or(7).max(7);
+    let mw = cells
         .iter()
-        .map(|v| v.across.len() + 15)
+        .filter_map(|c| c.1.as_ref().map(String::len))
         .max()
-        .unwrap_or(12)
-        .max(12);
-    s.push_str(&format!(
-        "{first:<w$}  {second:>12}  {:>tw$}  verdict\n",
-        "testbed"
-    ));
-    for v in verdicts {
-        let mut tb = v
-            .testbed
-            .map_or_else(|| "-".to_string(), |x| format!("{x:.2}"));
-        if !v.across.is_empty() {
-            tb = format!("{tb} ({})", v.across);
+        .unwrap_or(5)
+        .max(5);
+    let mut s = format!("{first:<w$}  {second:>12}  {:>tw$}  ", "testbed");
+    if with_model {
+        s.push_str(&format!("{:>mw$}  ", "model"));
+    }
+    s.push_str("verdict\n");
+    for (v, (tb, model, verdict)) in verdicts.iter().zip(&cells) {
+        s.push_str(&format!("{:<w$}  {:>12}  {tb:>tw$}  ", v.says, v.paper));
+        if with_model {
+            s.push_str(&format!("{:>mw$}  ", model.as_deref().unwrap_or("-")));
         }
-        let verdict = match (v.met, v.reason.is_empty()) {
-            (true, _) => "met".to_string(),
-            (false, true) => "missed".to_string(),
-            (false, false) => format!("missed ({})", v.reason),
-        };
-        s.push_str(&format!(
-            "{:<w$}  {:>12}  {tb:>tw$}  {verdict}\n",
-            v.says, v.paper
-        ));
+        s.push_str(verdict);
+        s.push('\n');
     }
     let met = verdicts.iter().filter(|v| v.met).count();
-    s.push_str(&format!("{met} of {} {first}s met\n", verdicts.len()));
+    s.push_str(&format!("{met} of {} {first}s met", verdicts.len()));
+    if with_model {
+        let by_model = verdicts
+            .iter()
+            .filter(|v| v.model.as_ref().is_some_and(|m| m.met))
+            .count();
+        s.push_str(&format!(
+            " (the model, on an ideal network: {by_model} of {})",
+            verdicts.iter().filter(|v| v.model.is_some()).count()
+        ));
+    }
+    s.push('\n');
     s
 }
 
@@ -354,13 +471,33 @@ pub fn run(path: &Path, out: &Path, from: &[PathBuf]) -> Result<()> {
     } else {
         metrics_of(&dir)?
     };
-    let verdicts = judge(&recipe, &report).with_context(|| {
+    let mut verdicts = judge(&recipe, &report).with_context(|| {
         format!(
             "{}: the recipe needs runs {}",
             dir.display(),
             recipe.runs.join(",")
         )
     })?;
+    // The model on the same setting, ideal network: its verdicts beside
+    // the testbed's, and its lines in the figure.
+    let mut model_runs = Vec::new();
+    if let Some(e) = &recipe.experiment {
+        match crate::report::model::ideal(e, &recipe.runs) {
+            Ok((runs, _)) if !runs.is_empty() => {
+                let m: Vec<&crate::report::Metrics> = runs.iter().map(|r| &r.1).collect();
+                judge_model(&recipe.claims, &mut verdicts, &serde_json::to_value(m)?);
+                model_runs = runs.into_iter().map(|r| r.0).collect();
+            }
+            Ok(_) => {}
+            Err(err) => eprintln!("rxecc paper: no model beside the testbed: {err:#}"),
+        }
+    }
+    std::fs::create_dir_all(out)?;
+    if let (Some(f), Some(e)) = (recipe.figure, &recipe.experiment) {
+        let p = crate::run::figure::draw(f, &recipe.title, e, &recipe.runs, &dir, &model_runs, out)
+            .context("drawing the recipe's figure")?;
+        eprintln!("rxecc paper: the figure: {}", p.display());
+    }
     let mut t = table(&recipe, &verdicts);
     // The regime the runs were in, paper against testbed, when the
     // experiment is a scale model; else the recipe's own words only.
@@ -580,8 +717,35 @@ mod tests {
         assert_eq!(v[0].across, "max of 3");
         assert_eq!(v[1].testbed, Some(65.0 / 20.0));
         assert!(v[1].met);
+        // The range: the ratio within each repetition (30 against 40, 10
+        // against 80, 20 against 60; dcqcn-4 has no acc-4).
+        assert_eq!(v[1].range, Some((40.0 / 30.0, 8.0)));
+        assert_eq!(v[0].range, Some((0.0, 0.0)));
         let t = table(&r, &v);
-        assert!(t.contains("3.25 (median of 3)"), "{t}");
+        assert!(t.contains("3.25 [1.33-8.00] (median of 3)"), "{t}");
+        assert!(!t.contains("model"), "{t}");
+        // The model's verdicts beside: one it can judge, one it cannot
+        // (no dcqcn there).
+        let mut v = v;
+        judge_model(
+            &r.claims,
+            &mut v,
+            &serde_json::json!([{"label": "acc", "deadlocks": 1, "pauses": 5}]),
+        );
+        assert_eq!(
+            v[0].model,
+            Some(ModelVerdict {
+                value: Some(1.0),
+                met: false
+            })
+        );
+        assert_eq!(v[1].model, None);
+        let t = table(&r, &v);
+        assert!(t.contains("1.00 missed"), "{t}");
+        assert!(
+            t.contains("(the model, on an ideal network: 0 of 1)"),
+            "{t}"
+        );
         // Against a run with none of the metric: infinitely better, or,
         // if the other has none either, no better.
         let zero = serde_json::json!([
