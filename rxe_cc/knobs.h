@@ -49,7 +49,7 @@
 	  "DCQCN: hyper increase R_HAI, Mb/s; 0 = 10 x R_AI") \
 	X(RPG_MIN_RATE, rpg_min_rate, 0, 0, 400000, \
 	  "DCQCN: minimum rate, Mb/s; 0 = line/100") \
-	X(RPG_TIME_RESET, rpg_time_reset, 1100, 1, 1000000, \
+	X(RPG_TIME_RESET, rpg_time_reset, 1100, 1, 10000000, \
 	  "DCQCN: rate increase timer, us") \
 	X(RPG_BYTE_RESET, rpg_byte_reset, 262144, 1, 1000000000, \
 	  "DCQCN: bytes sent per byte-counter increase event") \

@@ -257,7 +257,7 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
         unit: Unit::Us,
         default: 1100,
         min: 1,
-        max: 1000000,
+        max: 10000000,
         help: "DCQCN: rate increase timer, us",
     },
     KnobDef {
