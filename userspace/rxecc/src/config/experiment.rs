@@ -1585,7 +1585,7 @@ mod tests {
             ),
             (
                 EXP.replace("20000 }", "0 }"),
-                "rpg_time_reset = 0: an integer in [1, 1000000]",
+                "rpg_time_reset = 0: an integer in [1, 10000000]",
             ),
             (
                 EXP.replace("cc = \"none\"", "cc = \"nil\""),
