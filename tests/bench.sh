@@ -227,7 +227,8 @@ bench_latejoin() {
 
 # FNCC's queue against HPCC's with the congestion at the first, a middle
 # and the last hop of chain (docs/experiments.md; FNCC paper Fig. 13a-c:
-# 37.5%, 29.5% and, with its last-hop speedup, 38.5% lower).
+# 37.5%, 29.5% and, with its last-hop speedup, 38.5% lower), at fixed
+# rates; the paper's recipes run on their scale models (part scale-models).
 bench_hops() {
 	local where r
 	for where in $CCH_WHERE; do
@@ -238,9 +239,6 @@ bench_hops() {
 		echo "congestion at the $where hop of chain (hops-$where.toml)" | tee -a "$out/summary.txt"
 		# shellcheck disable=SC2046 # one GROUP=FILE per round
 		rxecc spread --rows $(printf 'rounds=%s ' "$out"/hops/"$where"/round*/report.json) | tee -a "$out/summary.txt"
-		# shellcheck disable=SC2046 # one --from per round
-		rxecc paper "$RXECC_TOP/testbed/experiments/paper/fncc-fig13-$where.toml" --out "$out/hops/$where/paper" \
-			$(printf -- '--from %s ' "$out"/hops/"$where"/round*/) | tee -a "$out/summary.txt"
 	done
 }
 

@@ -301,11 +301,6 @@ test_fncc_hops() {
 	done
 	info "first hop $port, mean/peak queue B: none $(rj none mean_queue_bytes)/$(rj none peak_queue_bytes)," \
 		"hpcc $(rj hpcc mean_queue_bytes)/$(rj hpcc peak_queue_bytes), fncc $(rj fncc mean_queue_bytes)/$(rj fncc peak_queue_bytes)"
-	# FNCC's Fig. 13a as a paper recipe, judged on these runs: every claim
-	# gets a number (met or missed is the bench's to report).
-	local recipe=$RXECC_TOP/testbed/experiments/paper/fncc-fig13-first.toml
-	rxecc paper "$recipe" --out "$TEST_OUT/paper" --from "$TEST_OUT" >&2 2>"$TEST_OUT/paper.err" \
-		|| fail "rxecc paper: $(tail -2 "$TEST_OUT/paper.err")"
-	assert_eq "fncc-fig13-first: claims judged on a number" "$(grep -c '^\[\[claim\]\]' "$recipe")" \
-		"$(grep -c '"testbed": [0-9]' "$TEST_OUT/paper/claims.json" || true)"
+	# FNCC's Fig. 13a is judged on its scale model (paper/fncc-fig13-first.toml,
+	# make paper or make bench), not on this fixed-rate chain.
 }

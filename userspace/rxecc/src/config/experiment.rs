@@ -881,6 +881,13 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
     let d = p
         .derive()
         .with_context(|| format!("{}: [scale]", path.display()))?;
+    if let Some(r) = e.runs.iter().find(|r| r.flows.is_some()) {
+        bail!(
+            "{}: run {}: its own flow file is not scaled by [scale]; give the flows as the [workload]'s file, in the paper's units",
+            path.display(),
+            r.label
+        );
+    }
     let line = |needle: &str| {
         text.find(needle)
             .map_or(0, |i| text[..i].matches('\n').count() + 1)

@@ -336,6 +336,21 @@ pub fn to_text(flows: &[Flow]) -> String {
     s
 }
 
+/// A flow file written in a paper's units, as a scale model runs it:
+/// each size times k_b (at least a byte), and each start's offset from
+/// the file's first start times k_t (the first keeps its time: the
+/// simulator's files start at 2 s by convention).
+pub fn scale_flows(flows: &mut [Flow], k_t: f64, k_b: f64) {
+    let first = flows
+        .iter()
+        .map(|f| f.start_s)
+        .fold(f64::INFINITY, f64::min);
+    for f in flows {
+        f.size = ((f.size as f64 * k_b).round() as u64).max(1);
+        f.start_s = first + (f.start_s - first) * k_t;
+    }
+}
+
 /// Reads a flow file: the simulator's, or ConWeave's (no dport).
 pub fn parse(name: &str, text: &str) -> Result<Vec<Flow>> {
     let mut lines = text.lines().enumerate();
@@ -543,5 +558,14 @@ mod tests {
             "more QPs than bytes"
         );
         assert!(incast(&[1], 0, 3, 0, 0.1, 1).is_err(), "no QP");
+    }
+    #[test]
+    fn a_paper_flow_file_scales_sizes_by_k_b_and_offsets_by_k_t() {
+        let mut f = parse("f", "2\n1 3 3 100 1000 2.0\n2 3 3 100 4400 2.0003\n").unwrap();
+        scale_flows(&mut f, 8000.0, 2.7);
+        assert_eq!((f[0].size, f[1].size), (2700, 11880));
+        // The first keeps 2 s; the join 300 us later is 2.4 s later.
+        assert_eq!(f[0].start_s, 2.0);
+        assert!((f[1].start_s - 4.4).abs() < 1e-9, "{}", f[1].start_s);
     }
 }

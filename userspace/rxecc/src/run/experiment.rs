@@ -1213,9 +1213,19 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
     let flows = match workload {
         Workload::File { flows } => {
             let p = base.join(flows);
-            std::fs::copy(&p, &flows_file).with_context(|| format!("copying {}", p.display()))?;
-            let text = std::fs::read_to_string(&flows_file)?;
-            workload::parse(&p.display().to_string(), &text)?
+            let text =
+                std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+            let mut f = workload::parse(&p.display().to_string(), &text)?;
+            // A scale model's flow file is in its paper's units; any
+            // other is replayed as written.
+            match e.scale.as_ref().map(|p| p.scale()) {
+                Some(s) => {
+                    workload::scale_flows(&mut f, s.k_t, s.k_b);
+                    std::fs::write(&flows_file, workload::to_text(&f))?;
+                }
+                None => std::fs::write(&flows_file, &text)?,
+            }
+            f
         }
         Workload::Poisson {
             cdf,
