@@ -742,8 +742,16 @@ pub fn load(path: &Path) -> Result<Experiment> {
             cc_core::alg::ALGS.map(|a| a.name()).join(", ")
         );
         for (k, v) in &r.knobs {
-            check_knob(k, v).map_err(|m| {
-                anyhow::anyhow!("{}:{}: run {}: {m}", path.display(), at(k), r.label)
+            check_knob(k, v).map_err(|m| match at(k) {
+                // Not in the run's text: [scale] derived it.
+                0 => anyhow::anyhow!(
+                    "{}:{}: [scale] knobs, scaled to the testbed, for run {}: {m}",
+                    path.display(),
+                    text.find("[scale]")
+                        .map_or(0, |i| text[..i].matches('\n').count() + 1),
+                    r.label
+                ),
+                line => anyhow::anyhow!("{}:{line}: run {}: {m}", path.display(), r.label),
             })?;
         }
         ensure!(
@@ -1798,6 +1806,9 @@ switch = { mark = "tcd" }
             ("rounds = 1", "rounds = 1\nsize = 10240000", "[workload] size"),
             ("paper_knobs = { dce_tcp_rtt = 50 }", "paper_knobs = { rpg_time_reset = 50 }", "paper_knobs.rpg_time_reset, and [scale] knobs.rpg_time_reset"),
             ("base_rtt_us = 20", "base_rtt_us = 20\ndelay_us = 3", "delay_us (per link) or base_rtt_us"),
+            // A knob in range in the paper's units but not once scaled:
+            // the [scale] line, not a line of the run that lacks it.
+            ("rpg_time_reset = 55 }", "rpg_time_reset = 50000 }", "e.toml:5: [scale] knobs, scaled to the testbed, for run dcqcn: rpg_time_reset = 12800000"),
         ] {
             let text = SCALED.replace(from, to);
             std::fs::write(&p, &text).unwrap();
