@@ -569,4 +569,15 @@ mod tests {
         late.sort_unstable();
         assert_eq!(late, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, MS, 2 * MS]);
     }
+    #[test]
+    fn a_scale_models_round_trip_is_its_papers_path_times_k_t() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testbed/experiments");
+        // ACC's testbed: a 20 us RTT over two links of 10 GbE with 4000 B
+        // packets is 3.4 us of propagation per link, 13.6 us both ways.
+        let e = experiment::load(&dir.join("incast-scale.toml")).unwrap();
+        assert_eq!(prop_rtt_us(&e), (13.6f64 * 256.0).round() as u64);
+        // Not a scale model: the testbed's own.
+        let e = experiment::load(&dir.join("incast.toml")).unwrap();
+        assert_eq!(prop_rtt_us(&e), TESTBED_RTT_US);
+    }
 }
