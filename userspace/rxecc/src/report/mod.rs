@@ -763,28 +763,44 @@ mod tests {
         }
     }
 
+    /// The metrics of a run of `flows` (with `ports` and `halts`) through
+    /// a bottleneck `p0` of `c` b/s, counted in periods of `period_ns`.
+    fn judge(
+        flows: Vec<Flow>,
+        ports: BTreeMap<String, PortSeries>,
+        halts: Vec<Halt>,
+        c: u64,
+        period_ns: u64,
+    ) -> Result<Metrics> {
+        let run = Run {
+            label: "x".into(),
+            flows,
+            ports,
+            halts,
+            deadlocks: vec![],
+        };
+        metrics(&run, &setup_p0(c, period_ns))
+    }
+
+    fn setup_p0(c: u64, period_ns: u64) -> Setup {
+        Setup {
+            capacity_bps: c,
+            bottleneck: "p0".into(),
+            period_ns,
+        }
+    }
+
     #[test]
     fn rates_settle_at_the_entry_that_lasts_not_the_first() {
         let c = 100_000_000;
         // As DCQCN in ACC's Fig. 9: both at C (2 C in all), through C at
         // 3 ms (C/2 each), far below at 4 ms, back to C/2 each at 10 ms.
         let steps = vec![(0, c), (3 * MS, c / 2), (4 * MS, c / 10), (10 * MS, c / 2)];
-        let run = Run {
-            label: "x".into(),
-            flows: vec![
-                flow("a", 0, 100 * MS, steps.clone(), 50),
-                flow("b", 0, 100 * MS, steps, 50),
-            ],
-            ports: BTreeMap::new(),
-            halts: vec![],
-            deadlocks: vec![],
-        };
-        let setup = Setup {
-            capacity_bps: c,
-            bottleneck: "p0".into(),
-            period_ns: MS,
-        };
-        let m = metrics(&run, &setup).unwrap();
+        let flows = vec![
+            flow("a", 0, 100 * MS, steps.clone(), 50),
+            flow("b", 0, 100 * MS, steps, 50),
+        ];
+        let m = judge(flows, BTreeMap::new(), vec![], c, MS).unwrap();
         assert_eq!(m.rate_converge_periods, Some(3.0));
         // 3..4 ms is one period in the band, short of STAY_PERIODS.
         assert_eq!(m.rate_settle_periods, Some(10.0));
@@ -830,19 +846,7 @@ mod tests {
             h("b", 17 * MS + MS / 2, 3 * MS),
             h("a", 41 * MS, MS),
         ];
-        let run = Run {
-            label: "x".into(),
-            flows: vec![a, b],
-            ports,
-            halts,
-            deadlocks: vec![],
-        };
-        let setup = Setup {
-            capacity_bps: c,
-            bottleneck: "p0".into(),
-            period_ns: MS,
-        };
-        let m = metrics(&run, &setup).unwrap();
+        let m = judge(vec![a, b], ports, halts, c, MS).unwrap();
         // The rates the algorithms set sum to C from 13 ms.
         assert_eq!(m.rate_converge_periods, Some(3.0));
         // Each flow is delivered 50 Mb/s, its fair share, from the start:
@@ -871,7 +875,7 @@ mod tests {
         // From the half, 55 ms: 0 at 90 ms alone.
         assert_eq!(m.p95_queue_late_bytes, 0);
         assert_eq!(m.pauses, 7);
-        assert!(table(&[m], &setup).contains("3.0"));
+        assert!(table(&[m], &setup_p0(c, MS)).contains("3.0"));
     }
 
     #[test]
@@ -932,22 +936,7 @@ mod tests {
     fn two_flows(a_rate: u64, a_mbps: u64, b_rate: u64, b_mbps: u64) -> Metrics {
         let a = flow("a", 0, 50 * MS, vec![(0, a_rate)], a_mbps);
         let b = flow("b", MS, 50 * MS, vec![(MS, b_rate)], b_mbps);
-        let run = Run {
-            label: "x".into(),
-            flows: vec![a, b],
-            ports: BTreeMap::new(),
-            halts: vec![],
-            deadlocks: vec![],
-        };
-        metrics(
-            &run,
-            &Setup {
-                capacity_bps: 100_000_000,
-                bottleneck: "p0".into(),
-                period_ns: 4 * MS,
-            },
-        )
-        .unwrap()
+        judge(vec![a, b], BTreeMap::new(), vec![], 100_000_000, 4 * MS).unwrap()
     }
 
     #[test]
@@ -978,22 +967,7 @@ mod tests {
     fn flows_that_never_overlap_are_an_error() {
         let a = flow("a", 0, 5 * MS, vec![(0, 1)], 50);
         let b = flow("b", 6 * MS, 9 * MS, vec![(6 * MS, 1)], 50);
-        let run = Run {
-            label: "x".into(),
-            flows: vec![a, b],
-            ports: BTreeMap::new(),
-            halts: vec![],
-            deadlocks: vec![],
-        };
-        let e = metrics(
-            &run,
-            &Setup {
-                capacity_bps: 1,
-                bottleneck: "p0".into(),
-                period_ns: 1,
-            },
-        )
-        .unwrap_err();
+        let e = judge(vec![a, b], BTreeMap::new(), vec![], 1, 1).unwrap_err();
         assert!(e.to_string().contains("never all ran at once"));
     }
 }

@@ -66,6 +66,22 @@ fn throughput(acked: &[(u64, u64)], origin: u64, win: u64) -> Vec<(f64, f64)> {
     out
 }
 
+/// The boxed legend of a chart's labelled series, top right.
+fn legend_box<'a, 'b: 'a, CT: CoordTranslate>(
+    ch: &mut ChartContext<'a, BitMapBackend<'b>, CT>,
+) -> Result<()> {
+    ch.configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
+}
+
+/// A series' sample in the legend: a short line in its style.
+fn legend_line(style: ShapeStyle) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
+    move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style)
+}
+
 /// One panel's chart: a caption, time in s on x from 0 to `xmax`, and y
 /// from 0 to `ymax` in `unit`, with its mesh drawn.
 fn panel<'a, 'b>(
@@ -140,16 +156,13 @@ pub fn plot_run(run: &Run, setup: &Setup, dir: &Path) -> Result<()> {
         let c = colors[i % colors.len()];
         ch.draw_series(LineSeries::new(s.clone(), c.stroke_width(2)))?
             .label(f.qp.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+            .legend(legend_line(c.stroke_width(2)));
     }
     ch.draw_series(LineSeries::new(
         vec![(0.0, cap), (xmax, cap)],
         BLACK.stroke_width(1),
     ))?;
-    ch.configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
+    legend_box(&mut ch)?;
 
     let rates: Vec<Vec<(f64, f64)>> = run
         .flows
@@ -317,7 +330,7 @@ pub fn plot_fct(
         };
         ch.draw_series(LineSeries::new(pts(|x| x.p50), c.stroke_width(2)))?
             .label(label.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+            .legend(legend_line(c.stroke_width(2)));
         ch.draw_series(DashedLineSeries::new(
             pts(|x| x.p99),
             6,
@@ -325,10 +338,7 @@ pub fn plot_fct(
             c.stroke_width(1),
         ))?;
     }
-    ch.configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
+    legend_box(&mut ch)?;
     root.present()
         .with_context(|| format!("writing {}", path.display()))?;
 
@@ -371,12 +381,9 @@ pub fn plot_fct(
             .collect();
         ch.draw_series(LineSeries::new(pts, c.stroke_width(2)))?
             .label(label.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+            .legend(legend_line(c.stroke_width(2)));
     }
-    ch.configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
+    legend_box(&mut ch)?;
     root.present()
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
@@ -427,15 +434,14 @@ pub fn plot_lines(
     for l in lines {
         let c = COLORS[l.color % COLORS.len()];
         let style = c.stroke_width(2);
-        let legend = move |(x, y): (i32, i32)| PathElement::new(vec![(x, y), (x + 20, y)], style);
         if l.dashed {
             ch.draw_series(DashedLineSeries::new(l.points.clone(), 8, 5, style))?
                 .label(l.label.clone())
-                .legend(legend);
+                .legend(legend_line(style));
         } else {
             ch.draw_series(LineSeries::new(l.points.clone(), style))?
                 .label(l.label.clone())
-                .legend(legend);
+                .legend(legend_line(style));
         }
     }
     if let Some((y, what)) = level {
@@ -444,12 +450,9 @@ pub fn plot_lines(
             BLACK.stroke_width(1),
         ))?
         .label(what.to_string())
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(1)));
+        .legend(legend_line(BLACK.stroke_width(1)));
     }
-    ch.configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
+    legend_box(&mut ch)?;
     root.present()
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
