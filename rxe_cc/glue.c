@@ -217,6 +217,11 @@ static void glue_rx_ack(void *priv, const struct rxe_cc_ack *ack)
 			 ack->int_shim ? &info : NULL);
 }
 
+static void glue_poll(void *priv, u64 now_ns)
+{
+	rxe_cc_rs_poll(priv, now_ns);
+}
+
 static u8 glue_rx_data(void *priv, struct rxe_cc_rx *rx)
 {
 	return rxe_cc_rs_rx_data(priv, rx->now_ns, rx->psn, rx->payload,
@@ -231,6 +236,7 @@ static const struct rxe_cc_ops rxe_cc_glue_ops = {
 	.tx_gate = glue_tx_gate,
 	.tx_done = glue_tx_done,
 	.rx_ack = glue_rx_ack,
+	.poll = glue_poll,
 	.rx_data = glue_rx_data,
 };
 

@@ -79,6 +79,7 @@ u64 rxe_cc_rs_tx_gate(void *priv, u64 now_ns, u32 psn, u32 payload,
 		      u32 wire_bytes);
 void rxe_cc_rs_tx_done(void *priv, u64 now_ns, u32 psn, u32 psns,
 		       u32 payload, u32 wire_bytes);
+void rxe_cc_rs_poll(void *priv, u64 now_ns);
 void rxe_cc_rs_rx_ack(void *priv, u64 now_ns, u32 psn, u32 acked_psns,
 		      u32 acked_bytes, u8 kind, u8 echo, u8 ce_pkts,
 		      const struct rxe_cc_int_shim_info *int_info);

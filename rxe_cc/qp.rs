@@ -54,8 +54,8 @@ pub(crate) struct QpCtl {
 
 /// What `rxe_cc_rs_qp_create` hands to rdma_rxe as the QP's private pointer.
 ///
-/// The send-task hooks (`tx_gate`, `tx_done`, `rx_ack`) take `ctl`'s lock;
-/// rdma_rxe serializes them, so it is never contended. Nothing else takes
+/// The send-task hooks (`poll`, `tx_gate`, `tx_done`, `rx_ack`) take
+/// `ctl`'s lock; rdma_rxe serializes them, so it is never contended. Nothing else takes
 /// it: the timer callbacks use atomics, and the receive-task hook only
 /// takes `np`, which nothing else does.
 #[pin_data(PinnedDrop)]
@@ -458,6 +458,17 @@ impl QpState {
             ctl.timer = Some(self.pacer.clone().start(delay));
         }
         next
+    }
+
+    /// `poll`: the send task's first call after a kick, wherever the
+    /// requester then stops (rxe's PSN window or in-flight skbs stop it
+    /// before `tx_gate`). A period that ended runs here, not at the next
+    /// packet or ACK.
+    pub(crate) fn poll(&self, now_ns: u64) {
+        let _cpu = self.hook_clock(now_ns);
+        let mut ctl = self.ctl.lock();
+        self.run_due_period(&mut ctl, now_ns);
+        self.publish(&ctl.cc, now_ns);
     }
 
     /// `tx_done`: a request of `psns` PSNs from `psn` (more than one only

@@ -262,6 +262,17 @@ pub unsafe extern "C" fn rxe_cc_rs_tx_done(
     unsafe { qp_state(priv_) }.tx_done(now_ns, psn, psns, payload, wire_bytes)
 }
 
+/// `poll` hook: the send task's first call after a kick.
+///
+/// # Safety
+///
+/// As for `rxe_cc_rs_tx_gate`.
+#[no_mangle]
+pub unsafe extern "C" fn rxe_cc_rs_poll(priv_: *mut c_void, now_ns: u64) {
+    // SAFETY: by the function's contract.
+    unsafe { qp_state(priv_) }.poll(now_ns)
+}
+
 /// `rx_ack` hook.
 ///
 /// # Safety

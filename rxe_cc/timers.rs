@@ -68,7 +68,8 @@ impl_has_hr_timer! {
 }
 
 /// A QP's control-period timer (ACC's T). Like the pacer it only kicks the
-/// QP, leaving `due` set; the next send-task hook runs the algorithm's
+/// QP, leaving `due` set; the send task's `poll`, which the kick brings
+/// before anything can stop the requester, runs the algorithm's
 /// `on_timer`. It starts at the first ACK and stops after a period with no
 /// ACK and no send, so an idle QP has no timer running.
 #[pin_data]

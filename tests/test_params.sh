@@ -75,10 +75,14 @@ test_params() {
 # 100 Mb/s (a BDP of about 250 packets): under the default 128 PSNs it is
 # window-bound, at most 128 packets per round trip; with both limits at
 # 512 it fills the link. The experiment's rxe_params set them for one run
-# and put them back after.
+# and put them back after. A DCQCN run under the defaults checks that its
+# control periods end on time while the PSN window stops the requester
+# (the kick's poll hook, cc/0006).
 #@ suite debug=skip
 test_rxe_inflight_limits() {
 	local p=/sys/module/rdma_rxe/parameters name bad d_us=20000 rate=100 exp=$TEST_OUT/long.toml
+	# DCQCN's control period, well inside the round trip.
+	local period_us=$((d_us / 4))
 	tb_load_rxe patched
 	for name in max_unacked_psns:1:1023:128 max_inflight_skbs:4:4096:64; do
 		IFS=: read -r name lo hi def <<<"$name"
@@ -112,6 +116,10 @@ test_rxe_inflight_limits() {
 		label = "raised"
 		cc = "none"
 		rxe_params = { max_unacked_psns = 512, max_inflight_skbs = 512 }
+		[[run]]
+		label = "dcqcn"
+		cc = "dcqcn"
+		knobs = { dce_tcp_rtt = $period_us, rpg_time_reset = $period_us }
 	END
 	rxecc run "$exp" --out "$TEST_OUT/run" >"$TEST_OUT/stdout.txt" 2>"$TEST_OUT/run.txt" \
 		|| fail "rxecc run: $(tail -3 "$TEST_OUT/run.txt")"
@@ -126,4 +134,14 @@ test_rxe_inflight_limits() {
 	info "one flow, $rate Mb/s, $((4 * d_us / 1000)) ms round trip: $def Mb/s under 128 PSNs (bound $bound), $raised Mb/s under 512"
 	awk -v x="$def" -v b="$bound" 'BEGIN {exit !(x <= b)}' || fail "$def Mb/s under 128 PSNs: above the window's bound $bound"
 	awk -v x="$raised" -v y="$def" 'BEGIN {exit !(x >= 1.5 * y)}' || fail "raised limits: $raised Mb/s, not 1.5 x $def"
+	# The PSN window stops the requester before its gate for most of each
+	# round trip; a period that ends then must run at once (the kick's
+	# poll), not at the next ACK, up to a round trip later.
+	local tot=$TEST_OUT/run/dcqcn/rxe_cc-totals.txt runs late
+	runs=$(awk '$1 == "period_runs" {print $2}' "$tot")
+	late=$(awk '$1 == "period_late_ns" {print $2}' "$tot")
+	[ "${runs:-0}" -gt 0 ] || { fail "DCQCN ran no control period"; return 1; }
+	late=$((late / runs / 1000))
+	info "DCQCN under the PSN window: $runs periods of $period_us us, $late us late on average"
+	assert_gt "half a period (us) against DCQCN's mean period lateness" "$((period_us / 2))" "$late"
 }
