@@ -117,7 +117,7 @@
 	  "Swift: multiplicative decrease gain beta, in 1/1000") \
 	X(SWIFT_MAX_MDF_PERMILLE, swift_max_mdf_permille, 500, 1, 1000, \
 	  "Swift: the largest share one decrease takes (max_mdf), in 1/1000") \
-	X(NIC_QUEUE_US, nic_queue_us, 0, 0, 1000000, \
-	  "a device's QPs share its line_rate_mbps as a NIC's arbiter does: a QP waits at the gate while the device's wire clock is more than this ahead, us; 0 = off (rxe hands each QP's packets to the NIC's queue)") \
+	X(NIC_QUEUE_PKTS, nic_queue_pkts, 0, 0, 64, \
+	  "a device's QPs share its line_rate_mbps as a NIC's arbiter does: a QP waits at the gate while the device's wire clock is more than this many of its packets ahead; 0 = off (rxe hands each QP's packets to the NIC's queue)") \
 
 #endif /* RXE_CC_KNOBS_H */

@@ -25,7 +25,7 @@ use crate::cc_core::{
     alg::{AlgId, AnyCc},
     cc::{advance_pacing, nic_gate, AckEvent, CatchUp, IntHop, IntInfo},
     dcqcn::DcqcnNp,
-    fixed::Q32,
+    fixed::{tx_time_ns, Q32},
     flows::ActiveFlows,
     hpcc::MAX_HOPS,
     knobs::{Knob, KnobSource},
@@ -79,7 +79,7 @@ pub(crate) struct QpState {
     pub(crate) dev_flows: Option<(Arc<FlowTable>, usize)>,
     pub(crate) flow_mark: Atomic<u32>,
     /// The device's slot in the same table, for its wire clock
-    /// (`nic_queue_us`); none past `MAX_DEVS` devices.
+    /// (`nic_queue_pkts`); none past `MAX_DEVS` devices.
     pub(crate) nic: Option<(Arc<FlowTable>, usize)>,
 }
 
@@ -241,7 +241,7 @@ impl PinnedDrop for QpState {
 }
 
 /// One rxe device's shared state, by device name: FNCC's active flows of
-/// it as a receiver, and its wire clock as a sender (`nic_queue_us`: when
+/// it as a receiver, and its wire clock as a sender (`nic_queue_pkts`: when
 /// its line is free, the NIC's arbiter of cc_core::cc::nic_gate).
 pub(crate) struct DevFlows {
     pub(crate) name: CString,
@@ -384,34 +384,45 @@ pub(crate) fn new_qp_state(
     Ok(state)
 }
 
-/// The device's arbiter (`nic_queue_us`), under the device table's lock
+/// The device's arbiter (`nic_queue_pkts`), under the device table's lock
 /// alone.
 impl QpState {
-    /// With `nic_queue_us` set: when the device's line is free enough for
-    /// this QP to send, if later than `now_ns`.
-    fn nic_free_at(&self, now_ns: u64) -> Option<u64> {
-        let queue_ns = ModuleKnobs.us_ns(Knob::NicQueueUs);
-        if queue_ns == 0 {
+    /// With `nic_queue_pkts` set: when the device's line is free enough for
+    /// this QP to send a packet of `wire_bytes`, if later than `now_ns`.
+    fn nic_free_at(&self, now_ns: u64, wire_bytes: u32) -> Option<u64> {
+        let pkts = u64::from(ModuleKnobs.get(Knob::NicQueuePkts));
+        if pkts == 0 {
             return None;
         }
+        let queue_ns = tx_time_ns(u64::from(wire_bytes), Self::line_bps()).saturating_mul(pkts);
         let (table, slot) = self.nic.as_ref()?;
         let next = table.lock().get(*slot)?.nic_next_ns;
         nic_gate(next, now_ns, queue_ns)
     }
 
-    /// With `nic_queue_us` set: the device's wire clock takes a packet of
+    /// With `nic_queue_pkts` set: the device's wire clock takes a packet of
     /// `wire_bytes` at the line rate.
     fn nic_sent(&self, now_ns: u64, wire_bytes: u32) {
-        if ModuleKnobs.us_ns(Knob::NicQueueUs) == 0 {
+        if ModuleKnobs.get(Knob::NicQueuePkts) == 0 {
             return;
         }
         let Some((table, slot)) = &self.nic else {
             return;
         };
-        let rate_bps = u64::from(ModuleKnobs.get(Knob::LineRateMbps)).saturating_mul(1_000_000);
         if let Some(d) = table.lock().get_mut(*slot) {
-            d.nic_next_ns = advance_pacing(d.nic_next_ns, now_ns, wire_bytes.into(), rate_bps, 0);
+            d.nic_next_ns = advance_pacing(
+                d.nic_next_ns,
+                now_ns,
+                wire_bytes.into(),
+                Self::line_bps(),
+                0,
+            );
         }
+    }
+
+    /// The device's line rate (`line_rate_mbps`), b/s.
+    fn line_bps() -> u64 {
+        u64::from(ModuleKnobs.get(Knob::LineRateMbps)).saturating_mul(1_000_000)
     }
 }
 
@@ -420,10 +431,10 @@ impl QpState {
 impl QpState {
     /// `tx_gate`: 0 means send now, else the time the QP may send. In the
     /// second case the pacer's hrtimer is set to kick the QP at that time.
-    pub(crate) fn tx_gate(&self, now_ns: u64, psn: u32, payload: u32) -> u64 {
+    pub(crate) fn tx_gate(&self, now_ns: u64, psn: u32, payload: u32, wire_bytes: u32) -> u64 {
         let _cpu = self.hook_clock(now_ns);
         // Read before the QP's lock: the table's lock is never taken inside it.
-        let nic_free = self.nic_free_at(now_ns);
+        let nic_free = self.nic_free_at(now_ns, wire_bytes);
         let mut ctl = self.ctl.lock();
         self.run_due_period(&mut ctl, now_ns);
         let mut next = ctl.cc.cc().pacing(now_ns).next_send_ns;

@@ -238,10 +238,10 @@ pub unsafe extern "C" fn rxe_cc_rs_tx_gate(
     now_ns: u64,
     psn: u32,
     payload: u32,
-    _wire_bytes: u32,
+    wire_bytes: u32,
 ) -> u64 {
     // SAFETY: by the function's contract.
-    unsafe { qp_state(priv_) }.tx_gate(now_ns, psn, payload)
+    unsafe { qp_state(priv_) }.tx_gate(now_ns, psn, payload, wire_bytes)
 }
 
 /// `tx_done` hook.

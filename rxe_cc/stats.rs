@@ -48,7 +48,7 @@ pub(crate) enum Counter {
     PeriodsMixed,
     RttSamples,
     CcCuts,
-    /// Sends the device's arbiter held (`nic_queue_us`).
+    /// Sends the device's arbiter held (`nic_queue_pkts`).
     TxNicHeld,
     /// ACKs that brought a QP's send time before its pacer's timer.
     PacerRekicks,

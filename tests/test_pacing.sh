@@ -114,3 +114,60 @@ test_pacing() {
 	assert_gt "ns in rxe_cc's timer callbacks" "$timer" 0
 	assert_gt "CPU time there was ($(nproc) CPUs) against rxe_cc's own, ns" $((wall * $(nproc))) $((hook + timer))
 }
+
+# The NIC's arbiter (rxe_cc's nic_queue_pkts, which rxecc run sets for an
+# experiment's hosts): an unpaced QP (cc=none) on a 100 Mb/s host link
+# waits at the gate with a few packets in the host NIC's queue, where
+# without it rxe hands the queue up to 64 packets. Same throughput.
+#@ suite
+test_nic_arbiter() {
+	local exp=$TEST_OUT/arbiter.toml
+	tb_load_rxe patched
+	tb_load_cc cc=none
+	cat >"$exp" <<-END
+		description = "one unpaced WRITE on a 100 Mb/s host link, with and without the NIC's arbiter"
+		topology = "dumbbell"
+		hosts = 2
+		rate_mbps = 100
+		slowdown_table = false
+		record_interval_ms = 5
+		[report]
+		bottleneck = "v1"
+		period_us = 10000
+		[workload]
+		kind = "incast"
+		senders = [1]
+		receiver = 0
+		size = $(tb_volume 4194304 16777216 1048576)
+		period_s = 1
+		rounds = 1
+		[metrics]
+		flows = { flow = 0 }
+		[[run]]
+		label = "arbiter"
+		cc = "none"
+		[[run]]
+		label = "fifo"
+		cc = "none"
+		knobs = { nic_queue_pkts = 0 }
+	END
+	rxecc run "$exp" --out "$TEST_OUT/run" >"$TEST_OUT/stdout.txt" 2>"$TEST_OUT/run.txt" \
+		|| fail "rxecc run: $(tail -3 "$TEST_OUT/run.txt")"
+	rxecc modules unload
+	local run rep=$TEST_OUT/run/report.json
+	declare -A held p95 mean mbps
+	for run in arbiter fifo; do
+		held[$run]=$(awk '$1 == "tx_nic_held" {print $2}' "$TEST_OUT/run/$run/rxe_cc-totals.txt")
+		p95[$run]=$(sj "$rep" "$run" p95_queue_bytes)
+		mean[$run]=$(sj "$rep" "$run" mean_queue_bytes)
+		mbps[$run]=$(sj "$TEST_OUT/run/summary.json" "$run" flow_mbps)
+		info "$run: h1's NIC queue (v1) mean ${mean[$run]} B, p95 ${p95[$run]} B; ${held[$run]} sends held at the gate; ${mbps[$run]} Mb/s"
+	done
+	assert_gt "sends the arbiter held" "${held[arbiter]}" 0
+	assert_eq "sends held without it" 0 "${held[fifo]}"
+	# Both queues from one run each, side by side: the arbiter's a small
+	# fraction of the FIFO's (peaks are the port's own lag under TCG).
+	assert_gt "the FIFO's p95 NIC queue against 3 x the arbiter's" "${p95[fifo]}" "$((3 * ${p95[arbiter]%.*}))"
+	assert_gt "the FIFO's mean NIC queue against 3 x the arbiter's" "${mean[fifo]}" "$((3 * ${mean[arbiter]%.*}))"
+	assert_gt "the arbiter's throughput against 0.9 x the FIFO's" "${mbps[arbiter]}" "$(awk -v f="${mbps[fifo]}" 'BEGIN {print 0.9 * f}')"
+}

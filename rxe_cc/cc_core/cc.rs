@@ -164,13 +164,15 @@ pub fn advance_pacing(next_ns: u64, now_ns: u64, bytes: u64, rate_bps: u64, burs
     start.saturating_add(super::fixed::tx_time_ns(bytes, rate_bps))
 }
 
-/// A NIC's arbiter (rxe_cc's `nic_queue_us`): a real NIC shares its line
+/// A NIC's arbiter (rxe_cc's `nic_queue_pkts`): a real NIC shares its line
 /// among its QPs and queues next to nothing for them, so a rate cut acts on
 /// bytes not yet sent. rxe instead hands each QP's packets to the device's
 /// queue (up to 64 per QP), beyond the algorithm's reach. With the device's
 /// wire clock `nic_next_ns` (advanced by [`advance_pacing`] at its line
 /// rate for every packet any of its QPs sends), a QP may send while that
 /// clock is at most `queue_ns` ahead of `now_ns`; else it waits until then.
+/// The module sets `queue_ns` to `nic_queue_pkts` of the packet's wire time
+/// at the line, so that the queue is the same in packets at any scale.
 pub fn nic_gate(nic_next_ns: u64, now_ns: u64, queue_ns: u64) -> Option<u64> {
     let free_ns = nic_next_ns.saturating_sub(queue_ns);
     (free_ns > now_ns).then_some(free_ns)

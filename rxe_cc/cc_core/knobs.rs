@@ -101,8 +101,8 @@ pub enum Knob {
     SwiftBetaPermille = 44,
     /// `swift_max_mdf_permille`.
     SwiftMaxMdfPermille = 45,
-    /// `nic_queue_us`.
-    NicQueueUs = 46,
+    /// `nic_queue_pkts`.
+    NicQueuePkts = 46,
 }
 
 /// How many knobs there are (`RXE_CC_NR_KNOBS`).
@@ -558,13 +558,13 @@ pub const KNOBS: [KnobDef; NR_KNOBS] = [
         help: "Swift: the largest share one decrease takes (max_mdf), in 1/1000",
     },
     KnobDef {
-        knob: Knob::NicQueueUs,
-        name: "nic_queue_us",
-        unit: Unit::Us,
+        knob: Knob::NicQueuePkts,
+        name: "nic_queue_pkts",
+        unit: Unit::Count,
         default: 0,
         min: 0,
-        max: 1000000,
-        help: "a device's QPs share its line_rate_mbps as a NIC's arbiter does: a QP waits at the gate while the device's wire clock is more than this ahead, us; 0 = off (rxe hands each QP's packets to the NIC's queue)",
+        max: 64,
+        help: "a device's QPs share its line_rate_mbps as a NIC's arbiter does: a QP waits at the gate while the device's wire clock is more than this many of its packets ahead; 0 = off (rxe hands each QP's packets to the NIC's queue)",
     },
 ];
 

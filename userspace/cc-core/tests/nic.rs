@@ -1,4 +1,4 @@
-//! The NIC's arbiter (`nic_queue_us`): QPs of one device share its line.
+//! The NIC's arbiter (`nic_queue_pkts`): QPs of one device share its line.
 
 use cc_core::cc::{advance_pacing, nic_gate};
 

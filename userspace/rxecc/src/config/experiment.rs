@@ -1117,6 +1117,13 @@ fn senders_of(
     v
 }
 
+/// An experiment's hosts are NICs: their QPs wait in the NIC's arbiter,
+/// with this many packets queued on its line, instead of handing up to 64
+/// packets each to the device's queue (rxe_cc's `nic_queue_pkts`, off in
+/// the module itself, where no topology gives the line). Two: one on the
+/// wire and one ready, as an RNIC's scheduler keeps it busy.
+const NIC_QUEUE_PKTS: i64 = 2;
+
 /// A link rate is written once, in the topology (or the experiment's
 /// `links`): each run's `line_rate_mbps` knob is its senders' link rate
 /// (the fastest, where they differ: one value serves every QP),
@@ -1179,6 +1186,11 @@ fn resolve_rates(
                 file.display()
             ),
             Some(_) => {}
+        }
+        if r.rxe.has_cc() {
+            r.knobs
+                .entry("nic_queue_pkts".into())
+                .or_insert(toml::Value::Integer(NIC_QUEUE_PKTS));
         }
         senders_rate.get_or_insert(hi.1);
     }
@@ -1844,10 +1856,23 @@ switch = { mark = "tcd" }
             })
         ));
         assert_eq!(e.report.as_ref().unwrap().capacity_mbps, 40);
+        // Hosts are NICs with an arbiter unless the experiment says otherwise.
         assert_eq!(
             run_knobs(&p, "none").unwrap(),
-            ["cc=none", "line_rate_mbps=100"]
+            ["cc=none", "line_rate_mbps=100", "nic_queue_pkts=2"]
         );
+        std::fs::write(
+            &p,
+            with_report.replace("rpg_time_reset", "nic_queue_pkts = 0, rpg_time_reset"),
+        )
+        .unwrap();
+        let e = load(&p).unwrap();
+        let arbiter: Vec<_> = e
+            .runs
+            .iter()
+            .map(|r| r.knobs["nic_queue_pkts"].as_integer())
+            .collect();
+        assert_eq!(arbiter, [Some(0), Some(2)], "dcqcn's own 0 is kept");
         // A value given that agrees is taken; one that does not names both
         // places.
         for (text, ok) in [
