@@ -1,5 +1,5 @@
 //! Topologies from TOML files (`testbed/topologies/*.toml`): parsing,
-//! validation, and `rxecc testbed up|down`.
+//! validation, and the plan `rxecc testbed up` builds (`testbed/`).
 //!
 //! Hosts are network namespaces, switches are Linux bridges whose ports are
 //! emulated switch ports (`switch-ebpf/`), and every host NIC is a port too
