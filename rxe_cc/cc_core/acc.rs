@@ -37,8 +37,10 @@
 //!   the extension branch with no new halt. The QP then waits out
 //!   `t_NextPkt` and its later ACKs count only past `snd_nxt_start`.
 
+use super::alg::{AlgInfo, Algorithm, ECN_ECT1};
 use super::cc::{advance_pacing, AckEvent, CongestionControl, LinkParams, Pacing};
 use super::fixed::{mul_div, rate_bps, tx_time_ns, Q32};
+use super::knobs::{Knob, KnobSource};
 
 /// ACC's knobs, with the paper's defaults scaled to the link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -349,6 +351,18 @@ impl Acc {
 }
 
 impl CongestionControl for Acc {
+    fn period_knobs(&mut self, k: &dyn KnobSource) {
+        self.set_knobs(AccKnobs::from_knobs(k));
+    }
+
+    fn period_class(&self) -> Option<AccClass> {
+        Some(self.class())
+    }
+
+    fn halts_so_far(&self) -> (u64, u64) {
+        (self.halts(), self.last_halt_ns())
+    }
+
     fn name(&self) -> &'static str {
         "acc"
     }
@@ -473,5 +487,49 @@ impl CongestionControl for Acc {
             next_send_ns: self.next_send_ns,
             window_bytes: None,
         }
+    }
+}
+
+impl AccKnobs {
+    /// ACC's knobs: the paper's defaults for the link, overridden where set.
+    pub fn from_knobs(k: &dyn KnobSource) -> Self {
+        Self::from_settings(
+            &LinkParams::from_knobs(k, Knob::AccTUs),
+            &AccSettings {
+                ri_low_bps: k.bps(Knob::AccRiLowMbps),
+                ri_high_bps: k.bps(Knob::AccRiHighMbps),
+                p_thresh: k.get(Knob::AccPThresh),
+                ce_permille: u64::from(k.get(Knob::AccCePermille)),
+                burst_ns: k.us_ns(Knob::PacingBurstUs),
+                mixed_increase: k.get(Knob::AccMixedIncrease) != 0,
+            },
+        )
+    }
+}
+
+/// Its debugfs state: the last period's class.
+fn state_name(code: u32) -> &'static str {
+    AccClass::from_code(code).name()
+}
+
+/// ACC needs ECN-capable data, as ECT(1), and an ACK per packet.
+impl Algorithm for Acc {
+    const INFO: AlgInfo = AlgInfo {
+        name: "acc",
+        state_name: Some(state_name),
+        halts: true,
+        data_ecn: ECN_ECT1,
+        ack_every: 1,
+        signals: &["periods_congested", "periods_mixed", "halts"],
+        ect1_by_default: true,
+        ..AlgInfo::DEFAULT
+    };
+
+    fn build(k: &dyn KnobSource, now_ns: u64) -> Self {
+        Acc::new(
+            &LinkParams::from_knobs(k, Knob::AccTUs),
+            AccKnobs::from_knobs(k),
+            now_ns,
+        )
     }
 }

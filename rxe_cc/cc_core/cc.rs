@@ -6,6 +6,12 @@
 //! context at a time (the QP's send task), passing the time in nanoseconds
 //! from a monotonic clock. The algorithm never reads a clock itself.
 
+use super::acc::AccClass;
+use super::knobs::{Knob, KnobSource};
+
+/// rxe's path MTU on the testbed (4 KB RoCE MTU).
+pub const MTU: u32 = 4096;
+
 /// The link a QP sends on, given at QP init.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LinkParams {
@@ -15,6 +21,41 @@ pub struct LinkParams {
     pub mtu: u32,
     /// Base round-trip time of the network, ns (the papers' T).
     pub base_rtt_ns: u64,
+}
+
+impl LinkParams {
+    /// The link the algorithms assume: `line_rate_mbps`, rxe's MTU, and T
+    /// from `t` (each algorithm's T knob).
+    pub fn from_knobs(k: &dyn KnobSource, t: Knob) -> Self {
+        Self {
+            line_rate_bps: k.bps(Knob::LineRateMbps),
+            mtu: MTU,
+            base_rtt_ns: k.us_ns(t),
+        }
+    }
+}
+
+/// Running counts of an algorithm's reactions; the module counts their
+/// growth per event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reactions {
+    /// FNCC's LHCS jumps.
+    pub lhcs_jumps: u64,
+    /// RTT samples taken (the delay-based algorithms).
+    pub rtt_samples: u64,
+    /// Rate or window decreases the algorithm counts as cuts.
+    pub cuts: u64,
+}
+
+impl Reactions {
+    /// The growth from `before` to `self`.
+    pub fn since(&self, before: &Reactions) -> Reactions {
+        Reactions {
+            lhcs_jumps: self.lhcs_jumps.saturating_sub(before.lhcs_jumps),
+            rtt_samples: self.rtt_samples.saturating_sub(before.rtt_samples),
+            cuts: self.cuts.saturating_sub(before.cuts),
+        }
+    }
 }
 
 /// One hop's in-band telemetry record, as HPCC defines it: the egress port's
@@ -153,6 +194,40 @@ pub trait CongestionControl {
 
     /// The pacing decision for the next packet.
     fn pacing(&self, now_ns: u64) -> Pacing;
+
+    /// A window-based algorithm's window, bytes in flight, and whether
+    /// `psn` is new data; none by default.
+    fn window_of(&self, _psn: u32) -> Option<(u64, u64, bool)> {
+        None
+    }
+
+    /// Takes the knobs that act on a running QP at each period's end
+    /// (ACC's and DCQCN's, their T included). None by default.
+    fn period_knobs(&mut self, _k: &dyn KnobSource) {}
+
+    /// Takes the knobs that act on a running QP at each send (`cc=fixed`'s
+    /// rate). None by default.
+    fn send_knobs(&mut self, _k: &dyn KnobSource) {}
+
+    /// Pacing catch-up when `pacing_catchup_us` is 0: none by default.
+    fn default_catchup_ns(&self) -> u64 {
+        0
+    }
+
+    /// ACC's last period class, for counting.
+    fn period_class(&self) -> Option<AccClass> {
+        None
+    }
+
+    /// Source halts so far, and the last one's planned length, ns (ACC).
+    fn halts_so_far(&self) -> (u64, u64) {
+        (0, 0)
+    }
+
+    /// What the algorithm has done so far, for counting.
+    fn reactions(&self) -> Reactions {
+        Reactions::default()
+    }
 }
 
 /// Advances a pacing clock by one packet: the next send time after sending

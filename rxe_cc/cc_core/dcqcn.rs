@@ -27,8 +27,10 @@
 //! at F, hyper (`Rt += R_HAI`, constant) after. The first CNP sets α = 1
 //! and starts the timers.
 
+use super::alg::{AlgInfo, Algorithm, ECN_ECT1};
 use super::cc::{advance_pacing, AckEvent, CongestionControl, LinkParams, Pacing};
 use super::fixed::{tx_time_ns, Q32};
+use super::knobs::{Knob, KnobSource};
 
 /// DCQCN knobs. Defaults: g = 1/256, K = 55 us, F = 5, 10 MB byte counter,
 /// R_AI and R_HAI scaled as HPCC's scripts do (5 and 50 Mb/s per 25 Gb/s),
@@ -322,6 +324,10 @@ impl Dcqcn {
 }
 
 impl CongestionControl for Dcqcn {
+    fn period_knobs(&mut self, k: &dyn KnobSource) {
+        self.set_knobs(DcqcnKnobs::from_knobs(k));
+    }
+
     fn name(&self) -> &'static str {
         "dcqcn"
     }
@@ -451,5 +457,47 @@ impl DcqcnNp {
                 true
             }
         }
+    }
+}
+
+impl DcqcnKnobs {
+    /// DCQCN's knobs: defaults for the link, with the testbed-scaled times
+    /// and any explicit setting.
+    pub fn from_knobs(k: &dyn KnobSource) -> Self {
+        Self::from_settings(
+            &LinkParams::from_knobs(k, Knob::AccTUs),
+            &DcqcnSettings {
+                ai_rate_bps: k.bps(Knob::RpgAiRate),
+                hai_rate_bps: k.bps(Knob::RpgHaiRate),
+                min_rate_bps: k.bps(Knob::RpgMinRate),
+                rate_period_ns: k.us_ns(Knob::RpgTimeReset),
+                alpha_period_ns: k.us_ns(Knob::DceTcpRtt),
+                byte_reset: u64::from(k.get(Knob::RpgByteReset)),
+                threshold: k.get(Knob::RpgThreshold),
+                g_1024: u64::from(k.get(Knob::DceTcpG)),
+                burst_ns: k.us_ns(Knob::PacingBurstUs),
+                simulator: k.get(Knob::DcqcnVariant) != 0,
+                decrease_period_ns: k.us_ns(Knob::DcqcnDecUs),
+            },
+        )
+    }
+}
+
+/// DCQCN needs ECN-capable data; its responder sends CNPs.
+impl Algorithm for Dcqcn {
+    const INFO: AlgInfo = AlgInfo {
+        name: "dcqcn",
+        data_ecn: ECN_ECT1,
+        sends_cnps: true,
+        signals: &["cnps"],
+        ..AlgInfo::DEFAULT
+    };
+
+    fn build(k: &dyn KnobSource, now_ns: u64) -> Self {
+        Dcqcn::new(
+            &LinkParams::from_knobs(k, Knob::AccTUs),
+            DcqcnKnobs::from_knobs(k),
+            now_ns,
+        )
     }
 }

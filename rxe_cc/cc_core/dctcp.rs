@@ -13,8 +13,11 @@
 //! each new window outside CWR: R = min(line, R + R_AI)
 //! ```
 
+use super::alg::{AlgInfo, Algorithm, ECN_ECT1};
 use super::cc::{advance_pacing, AckEvent, CongestionControl, LinkParams, Pacing};
+use super::cc::{pacing_burst_ns, Reactions};
 use super::fixed::{mul_div, Q32};
+use super::knobs::{Knob, KnobSource};
 use super::rtt::Flight;
 
 /// DCTCP's parameters.
@@ -121,6 +124,13 @@ impl Dctcp {
 }
 
 impl CongestionControl for Dctcp {
+    fn reactions(&self) -> Reactions {
+        Reactions {
+            cuts: self.cuts(),
+            ..Reactions::default()
+        }
+    }
+
     fn name(&self) -> &'static str {
         "dctcp"
     }
@@ -173,5 +183,40 @@ impl CongestionControl for Dctcp {
             next_send_ns: self.next_send_ns,
             window_bytes: None,
         }
+    }
+}
+
+impl DctcpKnobs {
+    /// DCTCP's knobs: the simulator's for the link, and any explicit
+    /// setting.
+    pub fn from_knobs(k: &dyn KnobSource) -> Self {
+        let link = LinkParams::from_knobs(k, Knob::HpccTUs);
+        let mut d = Self::for_link(&link);
+        d.g = Q32::ratio(u64::from(k.get(Knob::DctcpG)), 1024);
+        if k.get(Knob::DctcpAiMbps) != 0 {
+            d.ai_bps = k.bps(Knob::DctcpAiMbps);
+        }
+        d.burst_ns = pacing_burst_ns(&link, k.us_ns(Knob::PacingBurstUs), d.burst_ns);
+        d
+    }
+}
+
+/// DCTCP needs ECN-capable data and an ACK per packet, to count marks per
+/// packet.
+impl Algorithm for Dctcp {
+    const INFO: AlgInfo = AlgInfo {
+        name: "dctcp",
+        data_ecn: ECN_ECT1,
+        ack_every: 1,
+        signals: &["echo_ce"],
+        ..AlgInfo::DEFAULT
+    };
+
+    fn build(k: &dyn KnobSource, now_ns: u64) -> Self {
+        Dctcp::new(
+            &LinkParams::from_knobs(k, Knob::AccTUs),
+            DctcpKnobs::from_knobs(k),
+            now_ns,
+        )
     }
 }

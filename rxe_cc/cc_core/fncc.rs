@@ -14,9 +14,12 @@
 //! the rest is HPCC's. The test is on the ACK's instantaneous u', before
 //! HPCC's EWMA (the paper's `Umax`).
 
+use super::alg::{AlgInfo, Algorithm, IntRoom, INT_KIND_FNCC};
+use super::cc::Reactions;
 use super::cc::{AckEvent, CongestionControl, LinkParams, Pacing};
 use super::fixed::{bytes_in, Q32};
 use super::hpcc::{Hpcc, HpccKnobs};
+use super::knobs::{Knob, KnobSource};
 
 /// FNCC knobs: HPCC's plus α and β.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +89,17 @@ impl Fncc {
 }
 
 impl CongestionControl for Fncc {
+    fn window_of(&self, psn: u32) -> Option<(u64, u64, bool)> {
+        self.hpcc().window_of(psn)
+    }
+
+    fn reactions(&self) -> Reactions {
+        Reactions {
+            lhcs_jumps: self.lhcs_jumps(),
+            ..Reactions::default()
+        }
+    }
+
     fn name(&self) -> &'static str {
         "fncc"
     }
@@ -129,5 +143,39 @@ impl CongestionControl for Fncc {
 
     fn pacing(&self, now_ns: u64) -> Pacing {
         self.hpcc.pacing(now_ns)
+    }
+}
+
+impl FnccKnobs {
+    /// FNCC's knobs: HPCC's, plus α, β and the LHCS order.
+    pub fn from_knobs(k: &dyn KnobSource) -> Self {
+        let mut f = Self::for_link(&LinkParams::from_knobs(k, Knob::AccTUs));
+        f.hpcc = HpccKnobs::from_knobs(k);
+        f.alpha = Q32::ratio(u64::from(k.get(Knob::FnccAlphaPermille)), 1000);
+        f.beta = Q32::ratio(u64::from(k.get(Knob::FnccBetaPermille)), 1000);
+        if k.get(Knob::FnccLhcsComputeWind) != 0 {
+            f.lhcs = Lhcs::ComputeWind;
+        }
+        f
+    }
+}
+
+/// FNCC reads INT from an ACK per packet; its receivers count their flows.
+impl Algorithm for Fncc {
+    const INFO: AlgInfo = AlgInfo {
+        name: "fncc",
+        ack_every: 1,
+        int_shim: Some((INT_KIND_FNCC, IntRoom::Hops)),
+        counts_flows: true,
+        signals: &["int_acks"],
+        ..AlgInfo::DEFAULT
+    };
+
+    fn build(k: &dyn KnobSource, now_ns: u64) -> Self {
+        Fncc::new(
+            &LinkParams::from_knobs(k, Knob::AccTUs),
+            FnccKnobs::from_knobs(k),
+            now_ns,
+        )
     }
 }

@@ -18,10 +18,13 @@
 //! [`wrapping_delta`](super::psn::wrapping_delta); `W` stays within
 //! `[MTU, W_init]`.
 
+use super::alg::{AlgInfo, Algorithm, IntRoom, INT_KIND_HPCC};
+use super::cc::pacing_burst_ns;
 use super::cc::{
     advance_pacing, AckEvent, CongestionControl, IntHop, IntInfo, IntWidths, LinkParams, Pacing,
 };
 use super::fixed::{bytes_in, mul_div, rate_bps, tx_time_ns, Q32};
+use super::knobs::{Knob, KnobSource};
 use super::psn::wrapping_delta;
 use super::rtt::Flight;
 
@@ -254,6 +257,10 @@ impl Hpcc {
 }
 
 impl CongestionControl for Hpcc {
+    fn window_of(&self, psn: u32) -> Option<(u64, u64, bool)> {
+        Some((self.window(), self.inflight(), self.is_new_psn(psn)))
+    }
+
     fn name(&self) -> &'static str {
         "hpcc"
     }
@@ -291,5 +298,41 @@ impl CongestionControl for Hpcc {
             next_send_ns: self.next_send_ns,
             window_bytes: Some(self.w),
         }
+    }
+}
+
+impl HpccKnobs {
+    /// HPCC's knobs: the paper's defaults for the link, with T from
+    /// `hpcc_t_us` (the emulated network's base RTT) and any explicit
+    /// setting.
+    pub fn from_knobs(k: &dyn KnobSource) -> Self {
+        let link = LinkParams::from_knobs(k, Knob::HpccTUs);
+        let mut h = Self::for_link(&link);
+        h.eta = Q32::ratio(u64::from(k.get(Knob::HpccEtaPermille)), 1000);
+        h.max_stage = k.get(Knob::HpccMaxStage);
+        if k.get(Knob::HpccWAiBytes) != 0 {
+            h.w_ai_bytes = u64::from(k.get(Knob::HpccWAiBytes));
+        }
+        h.burst_ns = pacing_burst_ns(&link, k.us_ns(Knob::PacingBurstUs), h.burst_ns);
+        h
+    }
+}
+
+/// HPCC reads INT from an ACK per packet.
+impl Algorithm for Hpcc {
+    const INFO: AlgInfo = AlgInfo {
+        name: "hpcc",
+        ack_every: 1,
+        int_shim: Some((INT_KIND_HPCC, IntRoom::Hops)),
+        signals: &["int_acks"],
+        ..AlgInfo::DEFAULT
+    };
+
+    fn build(k: &dyn KnobSource, now_ns: u64) -> Self {
+        Hpcc::new(
+            &LinkParams::from_knobs(k, Knob::AccTUs),
+            HpccKnobs::from_knobs(k),
+            now_ns,
+        )
     }
 }

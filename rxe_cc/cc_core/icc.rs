@@ -28,8 +28,11 @@
 //! PFC's, defaults to one BDP (`C·T`). In the decrease branches V never
 //! exceeds the current rate, and never goes below the minimum rate.
 
+use super::alg::{AlgInfo, Algorithm, IntRoom, INT_KIND_ICC};
+use super::cc::pacing_burst_ns;
 use super::cc::{advance_pacing, AckEvent, CongestionControl, LinkParams, Pacing};
 use super::fixed::{bytes_in, mul_div, tx_time_ns, NSEC_PER_SEC, Q32};
+use super::knobs::{Knob, KnobSource};
 
 /// ICC knobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,5 +186,36 @@ impl CongestionControl for Icc {
             next_send_ns: self.next_send_ns,
             window_bytes: None,
         }
+    }
+}
+
+impl IccKnobs {
+    /// ICC's knobs: T from `icc_t_us`, Q_d from `icc_qd_bytes`.
+    pub fn from_knobs(k: &dyn KnobSource) -> Self {
+        let link = LinkParams::from_knobs(k, Knob::IccTUs);
+        let mut i = Self::for_link(&link);
+        i.q_d_bytes = u64::from(k.get(Knob::IccQdBytes));
+        i.burst_ns = pacing_burst_ns(&link, k.us_ns(Knob::PacingBurstUs), i.burst_ns);
+        i
+    }
+}
+
+/// ICC reads one INT slot, the most congested port's feedback, from an
+/// ACK per packet.
+impl Algorithm for Icc {
+    const INFO: AlgInfo = AlgInfo {
+        name: "icc",
+        ack_every: 1,
+        int_shim: Some((INT_KIND_ICC, IntRoom::One)),
+        signals: &["int_acks"],
+        ..AlgInfo::DEFAULT
+    };
+
+    fn build(k: &dyn KnobSource, now_ns: u64) -> Self {
+        Icc::new(
+            &LinkParams::from_knobs(k, Knob::AccTUs),
+            IccKnobs::from_knobs(k),
+            now_ns,
+        )
     }
 }

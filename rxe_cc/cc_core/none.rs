@@ -2,7 +2,9 @@
 
 //! `none`: no congestion control. Sends at line rate, never waits.
 
+use super::alg::{AlgInfo, Algorithm};
 use super::cc::{AckEvent, CongestionControl, LinkParams, Pacing};
+use super::knobs::{Knob, KnobSource};
 
 /// Pass-through state.
 #[derive(Clone, Debug)]
@@ -31,5 +33,23 @@ impl CongestionControl for NoCc {
             next_send_ns: now_ns,
             window_bytes: None,
         }
+    }
+}
+
+/// Its debugfs state.
+fn state_name(_code: u32) -> &'static str {
+    "pass-through"
+}
+
+/// `cc=none` asks nothing of rdma_rxe and has nothing to show.
+impl Algorithm for NoCc {
+    const INFO: AlgInfo = AlgInfo {
+        name: "none",
+        state_name: Some(state_name),
+        ..AlgInfo::DEFAULT
+    };
+
+    fn build(k: &dyn KnobSource, _now_ns: u64) -> Self {
+        NoCc::new(&LinkParams::from_knobs(k, Knob::AccTUs))
     }
 }

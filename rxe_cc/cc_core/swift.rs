@@ -27,8 +27,11 @@
 //! target per path instead). The endpoint window sees the host delay the
 //! testbed can report, none today (docs/algorithms.md).
 
+use super::alg::{AlgInfo, Algorithm};
 use super::cc::{advance_pacing, AckEvent, CongestionControl, LinkParams, Pacing};
+use super::cc::{pacing_burst_ns, Reactions, MTU};
 use super::fixed::{bytes_in, mul_div, rate_bps, tx_time_ns, Q32};
+use super::knobs::{Knob, KnobSource};
 use super::rtt::{Flight, RttProbe};
 
 /// Swift's parameters; windows in bytes, `ai` in packets.
@@ -312,6 +315,24 @@ impl Swift {
 }
 
 impl CongestionControl for Swift {
+    fn window_of(&self, psn: u32) -> Option<(u64, u64, bool)> {
+        let f = self.flight();
+        // Below one packet the pacer spaces the packets out.
+        Some((
+            self.window().max(u64::from(MTU)),
+            f.inflight(),
+            f.is_new_psn(psn),
+        ))
+    }
+
+    fn reactions(&self) -> Reactions {
+        Reactions {
+            rtt_samples: self.samples(),
+            cuts: self.cuts(),
+            ..Reactions::default()
+        }
+    }
+
     fn name(&self) -> &'static str {
         "swift"
     }
@@ -357,5 +378,44 @@ impl CongestionControl for Swift {
             next_send_ns: self.next_send_ns(),
             window_bytes: Some(self.window().max(self.mtu)),
         }
+    }
+}
+
+impl SwiftKnobs {
+    /// Swift's knobs: defaults for the link with T from `hpcc_t_us`, and
+    /// any explicit setting.
+    pub fn from_knobs(k: &dyn KnobSource) -> Self {
+        let link = LinkParams::from_knobs(k, Knob::HpccTUs);
+        let mut s = Self::for_link(&link);
+        if k.get(Knob::SwiftTargetUs) != 0 {
+            s.base_target_ns = k.us_ns(Knob::SwiftTargetUs);
+        }
+        if k.get(Knob::SwiftFsRangeUs) != 0 {
+            s.fs_range_ns = k.us_ns(Knob::SwiftFsRangeUs);
+        }
+        s.ai = Q32::ratio(u64::from(k.get(Knob::SwiftAiPermille)), 1000);
+        s.beta = Q32::ratio(u64::from(k.get(Knob::SwiftBetaPermille)), 1000);
+        s.max_mdf = Q32::ratio(u64::from(k.get(Knob::SwiftMaxMdfPermille)), 1000);
+        s.burst_ns = pacing_burst_ns(&link, k.us_ns(Knob::PacingBurstUs), s.burst_ns);
+        s
+    }
+}
+
+/// Swift times packets against ACKs, one per packet so that a sample is not
+/// late by the coalescing.
+impl Algorithm for Swift {
+    const INFO: AlgInfo = AlgInfo {
+        name: "swift",
+        ack_every: 1,
+        signals: &["rtt_samples"],
+        ..AlgInfo::DEFAULT
+    };
+
+    fn build(k: &dyn KnobSource, now_ns: u64) -> Self {
+        Swift::new(
+            &LinkParams::from_knobs(k, Knob::AccTUs),
+            SwiftKnobs::from_knobs(k),
+            now_ns,
+        )
     }
 }

@@ -17,8 +17,11 @@
 //! else:              R ·= 1 − β·gradient   (not below 0)
 //! ```
 
+use super::alg::{AlgInfo, Algorithm};
 use super::cc::{advance_pacing, AckEvent, CongestionControl, LinkParams, Pacing};
+use super::cc::{pacing_burst_ns, Reactions};
 use super::fixed::{mul_div, Q32};
+use super::knobs::{Knob, KnobSource};
 use super::rtt::RttProbe;
 
 /// The testbed's times are 20 times a data centre's (docs/algorithms.md):
@@ -189,6 +192,14 @@ impl Timely {
 }
 
 impl CongestionControl for Timely {
+    fn reactions(&self) -> Reactions {
+        Reactions {
+            rtt_samples: self.samples(),
+            cuts: self.cuts(),
+            ..Reactions::default()
+        }
+    }
+
     fn name(&self) -> &'static str {
         "timely"
     }
@@ -216,5 +227,43 @@ impl CongestionControl for Timely {
             next_send_ns: self.next_send_ns,
             window_bytes: None,
         }
+    }
+}
+
+impl TimelyKnobs {
+    /// TIMELY's knobs: the paper's values for the link, scaled, and any
+    /// explicit setting.
+    pub fn from_knobs(k: &dyn KnobSource) -> Self {
+        let link = LinkParams::from_knobs(k, Knob::HpccTUs);
+        let mut t = Self::for_link(&link);
+        t.t_low_ns = k.us_ns(Knob::TimelyTLowUs);
+        t.t_high_ns = k.us_ns(Knob::TimelyTHighUs);
+        t.min_rtt_ns = k.us_ns(Knob::TimelyMinRttUs);
+        if k.get(Knob::TimelyAiMbps) != 0 {
+            t.ai_bps = k.bps(Knob::TimelyAiMbps);
+        }
+        t.alpha = Q32::ratio(u64::from(k.get(Knob::TimelyAlphaPermille)), 1000);
+        t.beta = Q32::ratio(u64::from(k.get(Knob::TimelyBetaPermille)), 1000);
+        t.burst_ns = pacing_burst_ns(&link, k.us_ns(Knob::PacingBurstUs), t.burst_ns);
+        t
+    }
+}
+
+/// TIMELY times packets against ACKs, one per packet so that a sample is
+/// not late by the coalescing.
+impl Algorithm for Timely {
+    const INFO: AlgInfo = AlgInfo {
+        name: "timely",
+        ack_every: 1,
+        signals: &["rtt_samples"],
+        ..AlgInfo::DEFAULT
+    };
+
+    fn build(k: &dyn KnobSource, now_ns: u64) -> Self {
+        Timely::new(
+            &LinkParams::from_knobs(k, Knob::AccTUs),
+            TimelyKnobs::from_knobs(k),
+            now_ns,
+        )
     }
 }
