@@ -34,7 +34,7 @@ test_verbs_all_cc() {
 	# under three that answer an ACK differently: none, a rate set from
 	# INT (hpcc) and a paced window (swift); `make test-long` under all.
 	every_round=" $(tb_volume "none hpcc swift" "${ccs[*]}") "
-	# VERBS_CCS (a few at a time: the debug kernel takes 25 minutes per
+	# VERBS_CCS (a few at a time: the debug kernel takes 8 to 12 minutes per
 	# algorithm) or every algorithm, none among them.
 	[ -n "${VERBS_CCS:-}" ] || [[ " ${ccs[*]} " == *" none "* ]] ||
 		fail "cannot read rxe_cc's algorithms from modinfo: '${ccs[*]}'"
@@ -99,7 +99,7 @@ test_verbs_all_cc() {
 			info "cc=$cc: the first round's programs completed; write $(tb_bw_mbit "$TEST_OUT/$cc-ib_write_bw-client.txt") Mb/s"
 		fi
 		# Each algorithm's kernel record on its own, so that a run stopped
-		# in a later one (the debug kernel takes 25 minutes per algorithm)
+		# in a later one (8 to 12 minutes per algorithm on the debug kernel)
 		# still shows this one's was clean. The suite checks the whole
 		# test again at its end.
 		! tb_kernel_reported "$TEST_OUT/dmesg-$cc.txt" || fail "cc=$cc: kernel warning in dmesg"
