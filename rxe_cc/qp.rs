@@ -394,7 +394,8 @@ impl QpState {
         if pkts == 0 {
             return None;
         }
-        let queue_ns = tx_time_ns(u64::from(wire_bytes), Self::line_bps()).saturating_mul(pkts);
+        let queue_ns = tx_time_ns(u64::from(wire_bytes), ModuleKnobs.bps(Knob::LineRateMbps))
+            .saturating_mul(pkts);
         let (table, slot) = self.nic.as_ref()?;
         let next = table.lock().get(*slot)?.nic_next_ns;
         nic_gate(next, now_ns, queue_ns)
@@ -414,15 +415,10 @@ impl QpState {
                 d.nic_next_ns,
                 now_ns,
                 wire_bytes.into(),
-                Self::line_bps(),
+                ModuleKnobs.bps(Knob::LineRateMbps),
                 0,
             );
         }
-    }
-
-    /// The device's line rate (`line_rate_mbps`), b/s.
-    fn line_bps() -> u64 {
-        u64::from(ModuleKnobs.get(Knob::LineRateMbps)).saturating_mul(1_000_000)
     }
 }
 
