@@ -166,8 +166,11 @@ test_nic_arbiter() {
 	assert_gt "sends the arbiter held" "${held[arbiter]}" 0
 	assert_eq "sends held without it" 0 "${held[fifo]}"
 	# Both queues from one run each, side by side: the arbiter's a small
-	# fraction of the FIFO's (peaks are the port's own lag under TCG).
-	assert_gt "the FIFO's p95 NIC queue against 3 x the arbiter's" "${p95[fifo]}" "$((3 * ${p95[arbiter]%.*}))"
+	# fraction of the FIFO's, which sits at rxe's 64-skb cap. The arbiter's
+	# peaks are the port's own lag under TCG, so its p95 has the looser
+	# bound (ratios measured in docs/testing.md); the stock FIFO planted
+	# as the default gives 1 for both.
+	assert_gt "the FIFO's p95 NIC queue against 2 x the arbiter's" "${p95[fifo]}" "$((2 * ${p95[arbiter]%.*}))"
 	assert_gt "the FIFO's mean NIC queue against 3 x the arbiter's" "${mean[fifo]}" "$((3 * ${mean[arbiter]%.*}))"
 	assert_gt "the arbiter's throughput against 0.9 x the FIFO's" "${mbps[arbiter]}" "$(awk -v f="${mbps[fifo]}" 'BEGIN {print 0.9 * f}')"
 }
