@@ -73,12 +73,13 @@ pub enum MixedPeriod {
 }
 
 impl AccKnobs {
-    /// The paper's defaults for `link`: T = base RTT, RI_low = line/250,
-    /// RI_high = 10 RI_low, P_thresh = 1, CE fraction 90%.
-    pub fn for_link(link: &LinkParams) -> Self {
+    /// The paper's defaults for `link` and a base RTT of `t_ns`: T =
+    /// `t_ns`, RI_low = line/250, RI_high = 10 RI_low, P_thresh = 1, CE
+    /// fraction 90%.
+    pub fn for_link(link: &LinkParams, t_ns: u64) -> Self {
         let ri_low = link.line_rate_bps / 250;
         Self {
-            period_ns: link.base_rtt_ns.max(1),
+            period_ns: t_ns.max(1),
             ri_low_bps: ri_low,
             ri_high_bps: ri_low.saturating_mul(10),
             p_thresh: 1,
@@ -111,10 +112,9 @@ pub struct AccSettings {
 }
 
 impl AccKnobs {
-    /// The knobs for `link` under the user's `settings` (T is the link's
-    /// base RTT, as in [`AccKnobs::for_link`]).
-    pub fn from_settings(link: &LinkParams, settings: &AccSettings) -> Self {
-        let mut k = Self::for_link(link);
+    /// The knobs for `link` and T = `t_ns` under the user's `settings`.
+    pub fn from_settings(link: &LinkParams, t_ns: u64, settings: &AccSettings) -> Self {
+        let mut k = Self::for_link(link, t_ns);
         if settings.ri_low_bps != 0 {
             k.ri_low_bps = settings.ri_low_bps;
         }
@@ -494,7 +494,8 @@ impl AccKnobs {
     /// ACC's knobs: the paper's defaults for the link, overridden where set.
     pub fn from_knobs(k: &dyn KnobSource) -> Self {
         Self::from_settings(
-            &LinkParams::from_knobs(k, Knob::AccTUs),
+            &LinkParams::from_knobs(k),
+            k.us_ns(Knob::AccTUs),
             &AccSettings {
                 ri_low_bps: k.bps(Knob::AccRiLowMbps),
                 ri_high_bps: k.bps(Knob::AccRiHighMbps),
@@ -526,10 +527,6 @@ impl Algorithm for Acc {
     };
 
     fn build(k: &dyn KnobSource, now_ns: u64) -> Self {
-        Acc::new(
-            &LinkParams::from_knobs(k, Knob::AccTUs),
-            AccKnobs::from_knobs(k),
-            now_ns,
-        )
+        Acc::new(&LinkParams::from_knobs(k), AccKnobs::from_knobs(k), now_ns)
     }
 }

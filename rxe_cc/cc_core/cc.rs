@@ -12,25 +12,23 @@ use super::knobs::{Knob, KnobSource};
 /// rxe's path MTU on the testbed (4 KB RoCE MTU).
 pub const MTU: u32 = 4096;
 
-/// The link a QP sends on, given at QP init.
+/// The link a QP sends on, given at QP init. The network's base round
+/// trip (the papers' T) is not the link's: the algorithms that scale with
+/// it take it beside the link, each from its own paper's knob.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LinkParams {
     /// Line rate of the sender's NIC, b/s.
     pub line_rate_bps: u64,
     /// Path MTU: payload bytes of a full packet.
     pub mtu: u32,
-    /// Base round-trip time of the network, ns (the papers' T).
-    pub base_rtt_ns: u64,
 }
 
 impl LinkParams {
-    /// The link the algorithms assume: `line_rate_mbps`, rxe's MTU, and T
-    /// from `t` (each algorithm's T knob).
-    pub fn from_knobs(k: &dyn KnobSource, t: Knob) -> Self {
+    /// The link the algorithms assume: `line_rate_mbps` and rxe's MTU.
+    pub fn from_knobs(k: &dyn KnobSource) -> Self {
         Self {
             line_rate_bps: k.bps(Knob::LineRateMbps),
             mtu: MTU,
-            base_rtt_ns: k.us_ns(t),
         }
     }
 }

@@ -465,7 +465,7 @@ impl DcqcnKnobs {
     /// and any explicit setting.
     pub fn from_knobs(k: &dyn KnobSource) -> Self {
         Self::from_settings(
-            &LinkParams::from_knobs(k, Knob::AccTUs),
+            &LinkParams::from_knobs(k),
             &DcqcnSettings {
                 ai_rate_bps: k.bps(Knob::RpgAiRate),
                 hai_rate_bps: k.bps(Knob::RpgHaiRate),
@@ -495,7 +495,7 @@ impl Algorithm for Dcqcn {
 
     fn build(k: &dyn KnobSource, now_ns: u64) -> Self {
         Dcqcn::new(
-            &LinkParams::from_knobs(k, Knob::AccTUs),
+            &LinkParams::from_knobs(k),
             DcqcnKnobs::from_knobs(k),
             now_ns,
         )

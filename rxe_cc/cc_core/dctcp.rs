@@ -190,7 +190,7 @@ impl DctcpKnobs {
     /// DCTCP's knobs: the simulator's for the link, and any explicit
     /// setting.
     pub fn from_knobs(k: &dyn KnobSource) -> Self {
-        let link = LinkParams::from_knobs(k, Knob::HpccTUs);
+        let link = LinkParams::from_knobs(k);
         let mut d = Self::for_link(&link);
         d.g = Q32::ratio(u64::from(k.get(Knob::DctcpG)), 1024);
         if k.get(Knob::DctcpAiMbps) != 0 {
@@ -214,7 +214,7 @@ impl Algorithm for Dctcp {
 
     fn build(k: &dyn KnobSource, now_ns: u64) -> Self {
         Dctcp::new(
-            &LinkParams::from_knobs(k, Knob::AccTUs),
+            &LinkParams::from_knobs(k),
             DctcpKnobs::from_knobs(k),
             now_ns,
         )

@@ -106,7 +106,7 @@ impl Algorithm for FixedRate {
     };
 
     fn build(k: &dyn KnobSource, now_ns: u64) -> Self {
-        let link = LinkParams::from_knobs(k, Knob::AccTUs);
+        let link = LinkParams::from_knobs(k);
         FixedRate::new(
             k.bps(Knob::FixedRateMbps),
             pacing_burst_ns(&link, k.us_ns(Knob::PacingBurstUs), FIXED_BURST_NS),

@@ -44,10 +44,10 @@ pub enum Lhcs {
 }
 
 impl FnccKnobs {
-    /// Defaults for `link`.
-    pub fn for_link(link: &LinkParams) -> Self {
+    /// Defaults for `link` and a base RTT of `t_ns` (HPCC's T).
+    pub fn for_link(link: &LinkParams, t_ns: u64) -> Self {
         Self {
-            hpcc: HpccKnobs::for_link(link),
+            hpcc: HpccKnobs::for_link(link, t_ns),
             alpha: Q32::from_milli(1050),
             beta: Q32::from_milli(900),
             lhcs: Lhcs::Direct,
@@ -149,7 +149,7 @@ impl CongestionControl for Fncc {
 impl FnccKnobs {
     /// FNCC's knobs: HPCC's, plus α, β and the LHCS order.
     pub fn from_knobs(k: &dyn KnobSource) -> Self {
-        let mut f = Self::for_link(&LinkParams::from_knobs(k, Knob::AccTUs));
+        let mut f = Self::for_link(&LinkParams::from_knobs(k), k.us_ns(Knob::HpccTUs));
         f.hpcc = HpccKnobs::from_knobs(k);
         f.alpha = Q32::ratio(u64::from(k.get(Knob::FnccAlphaPermille)), 1000);
         f.beta = Q32::ratio(u64::from(k.get(Knob::FnccBetaPermille)), 1000);
@@ -172,10 +172,6 @@ impl Algorithm for Fncc {
     };
 
     fn build(k: &dyn KnobSource, now_ns: u64) -> Self {
-        Fncc::new(
-            &LinkParams::from_knobs(k, Knob::AccTUs),
-            FnccKnobs::from_knobs(k),
-            now_ns,
-        )
+        Fncc::new(&LinkParams::from_knobs(k), FnccKnobs::from_knobs(k), now_ns)
     }
 }

@@ -48,15 +48,15 @@ pub struct HpccKnobs {
 }
 
 impl HpccKnobs {
-    /// Defaults for `link`.
-    pub fn for_link(link: &LinkParams) -> Self {
+    /// Defaults for `link` and a base RTT of `t_ns` (the paper's T).
+    pub fn for_link(link: &LinkParams, t_ns: u64) -> Self {
         let eta = Q32::from_milli(950);
-        let w_init = bytes_in(link.line_rate_bps, link.base_rtt_ns);
+        let w_init = bytes_in(link.line_rate_bps, t_ns);
         Self {
             eta,
             max_stage: 5,
             w_ai_bytes: (Q32::ONE.saturating_sub(eta).mul_int(w_init) / 100).max(1),
-            period_ns: link.base_rtt_ns.max(1),
+            period_ns: t_ns.max(1),
             burst_ns: tx_time_ns(u64::from(link.mtu), link.line_rate_bps),
         }
     }
@@ -306,8 +306,8 @@ impl HpccKnobs {
     /// `hpcc_t_us` (the emulated network's base RTT) and any explicit
     /// setting.
     pub fn from_knobs(k: &dyn KnobSource) -> Self {
-        let link = LinkParams::from_knobs(k, Knob::HpccTUs);
-        let mut h = Self::for_link(&link);
+        let link = LinkParams::from_knobs(k);
+        let mut h = Self::for_link(&link, k.us_ns(Knob::HpccTUs));
         h.eta = Q32::ratio(u64::from(k.get(Knob::HpccEtaPermille)), 1000);
         h.max_stage = k.get(Knob::HpccMaxStage);
         if k.get(Knob::HpccWAiBytes) != 0 {
@@ -329,10 +329,6 @@ impl Algorithm for Hpcc {
     };
 
     fn build(k: &dyn KnobSource, now_ns: u64) -> Self {
-        Hpcc::new(
-            &LinkParams::from_knobs(k, Knob::AccTUs),
-            HpccKnobs::from_knobs(k),
-            now_ns,
-        )
+        Hpcc::new(&LinkParams::from_knobs(k), HpccKnobs::from_knobs(k), now_ns)
     }
 }

@@ -48,10 +48,10 @@ pub struct IccKnobs {
 }
 
 impl IccKnobs {
-    /// Defaults for `link`.
-    pub fn for_link(link: &LinkParams) -> Self {
+    /// Defaults for `link` and a base RTT of `t_ns` (the paper's T).
+    pub fn for_link(link: &LinkParams, t_ns: u64) -> Self {
         Self {
-            period_ns: link.base_rtt_ns.max(1),
+            period_ns: t_ns.max(1),
             q_d_bytes: 0,
             min_rate_bps: (link.line_rate_bps / 1000).max(1),
             burst_ns: tx_time_ns(u64::from(link.mtu), link.line_rate_bps),
@@ -192,8 +192,8 @@ impl CongestionControl for Icc {
 impl IccKnobs {
     /// ICC's knobs: T from `icc_t_us`, Q_d from `icc_qd_bytes`.
     pub fn from_knobs(k: &dyn KnobSource) -> Self {
-        let link = LinkParams::from_knobs(k, Knob::IccTUs);
-        let mut i = Self::for_link(&link);
+        let link = LinkParams::from_knobs(k);
+        let mut i = Self::for_link(&link, k.us_ns(Knob::IccTUs));
         i.q_d_bytes = u64::from(k.get(Knob::IccQdBytes));
         i.burst_ns = pacing_burst_ns(&link, k.us_ns(Knob::PacingBurstUs), i.burst_ns);
         i
@@ -212,10 +212,6 @@ impl Algorithm for Icc {
     };
 
     fn build(k: &dyn KnobSource, now_ns: u64) -> Self {
-        Icc::new(
-            &LinkParams::from_knobs(k, Knob::AccTUs),
-            IccKnobs::from_knobs(k),
-            now_ns,
-        )
+        Icc::new(&LinkParams::from_knobs(k), IccKnobs::from_knobs(k), now_ns)
     }
 }

@@ -4,7 +4,7 @@
 
 use super::alg::{AlgInfo, Algorithm};
 use super::cc::{AckEvent, CongestionControl, LinkParams, Pacing};
-use super::knobs::{Knob, KnobSource};
+use super::knobs::KnobSource;
 
 /// Pass-through state.
 #[derive(Clone, Debug)]
@@ -50,6 +50,6 @@ impl Algorithm for NoCc {
     };
 
     fn build(k: &dyn KnobSource, _now_ns: u64) -> Self {
-        NoCc::new(&LinkParams::from_knobs(k, Knob::AccTUs))
+        NoCc::new(&LinkParams::from_knobs(k))
     }
 }

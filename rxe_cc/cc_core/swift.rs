@@ -67,9 +67,9 @@ impl SwiftKnobs {
     /// Defaults for the link: base target 2 T (T its base RTT), flow
     /// scaling over 4 T between 0.1 and 100 packets, ai 1, β 0.8, max_mdf
     /// 0.5, a window from 1/1000 packet to 4 BDP.
-    pub fn for_link(link: &LinkParams) -> Self {
+    pub fn for_link(link: &LinkParams, t_ns: u64) -> Self {
         let mtu = u64::from(link.mtu).max(1);
-        let t = link.base_rtt_ns.max(1);
+        let t = t_ns.max(1);
         Self {
             base_target_ns: t.saturating_mul(2),
             host_target_ns: t,
@@ -385,8 +385,8 @@ impl SwiftKnobs {
     /// Swift's knobs: defaults for the link with T from `hpcc_t_us`, and
     /// any explicit setting.
     pub fn from_knobs(k: &dyn KnobSource) -> Self {
-        let link = LinkParams::from_knobs(k, Knob::HpccTUs);
-        let mut s = Self::for_link(&link);
+        let link = LinkParams::from_knobs(k);
+        let mut s = Self::for_link(&link, k.us_ns(Knob::HpccTUs));
         if k.get(Knob::SwiftTargetUs) != 0 {
             s.base_target_ns = k.us_ns(Knob::SwiftTargetUs);
         }
@@ -413,7 +413,7 @@ impl Algorithm for Swift {
 
     fn build(k: &dyn KnobSource, now_ns: u64) -> Self {
         Swift::new(
-            &LinkParams::from_knobs(k, Knob::AccTUs),
+            &LinkParams::from_knobs(k),
             SwiftKnobs::from_knobs(k),
             now_ns,
         )

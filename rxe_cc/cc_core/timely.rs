@@ -234,7 +234,7 @@ impl TimelyKnobs {
     /// TIMELY's knobs: the paper's values for the link, scaled, and any
     /// explicit setting.
     pub fn from_knobs(k: &dyn KnobSource) -> Self {
-        let link = LinkParams::from_knobs(k, Knob::HpccTUs);
+        let link = LinkParams::from_knobs(k);
         let mut t = Self::for_link(&link);
         t.t_low_ns = k.us_ns(Knob::TimelyTLowUs);
         t.t_high_ns = k.us_ns(Knob::TimelyTHighUs);
@@ -261,7 +261,7 @@ impl Algorithm for Timely {
 
     fn build(k: &dyn KnobSource, now_ns: u64) -> Self {
         Timely::new(
-            &LinkParams::from_knobs(k, Knob::AccTUs),
+            &LinkParams::from_knobs(k),
             TimelyKnobs::from_knobs(k),
             now_ns,
         )

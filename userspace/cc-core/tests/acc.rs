@@ -23,8 +23,8 @@ fn period(acc: &mut Acc, start: u64, t: u64, sent: u32, acks: u32, ce: u32, ue: 
 }
 
 fn setup() -> (Acc, AccKnobs, u64) {
-    let l = link(10, 50);
-    let k = AccKnobs::for_link(&l);
+    let (l, t) = (link(10), 50 * US);
+    let k = AccKnobs::for_link(&l, t);
     (Acc::new(&l, k, 0), k, k.period_ns)
 }
 
@@ -226,7 +226,7 @@ fn some_ce_below_ninety_percent_holds() {
     // A clean period after it is the first of a run: RI_low.
     let now = period(&mut acc, now, t, 1, 1, 0, 0);
     let line = 10 * GBPS;
-    let k = AccKnobs::for_link(&link(10, 50));
+    let k = AccKnobs::for_link(&link(10), 50 * US);
     assert_eq!(
         acc.pacing(now).rate_bps,
         r + (line - r) * k.ri_low_bps / line
@@ -239,10 +239,10 @@ fn some_ce_below_ninety_percent_holds() {
 #[test]
 fn mixed_increase_knob_raises_the_rate() {
     use cc_core::acc::MixedPeriod;
-    let l = link(10, 50);
+    let (l, t) = (link(10), 50 * US);
     let k = AccKnobs {
         mixed: MixedPeriod::Increase,
-        ..AccKnobs::for_link(&l)
+        ..AccKnobs::for_link(&l, t)
     };
     let t = k.period_ns;
     let mut acc = Acc::new(&l, k, 0);
@@ -382,11 +382,12 @@ fn settings_default_to_the_link() {
     let link = cc_core::cc::LinkParams {
         line_rate_bps: 100_000_000,
         mtu: MTU,
-        base_rtt_ns: 10_000_000,
     };
-    let base = AccKnobs::for_link(&link);
+    let t = 10_000_000;
+    let base = AccKnobs::for_link(&link, t);
     let k = AccKnobs::from_settings(
         &link,
+        t,
         &AccSettings {
             p_thresh: 1,
             ce_permille: 900,
@@ -401,6 +402,7 @@ fn settings_default_to_the_link() {
     assert_eq!(k.mixed, cc_core::acc::MixedPeriod::Hold);
     let k = AccKnobs::from_settings(
         &link,
+        t,
         &AccSettings {
             ri_low_bps: 2_000_000,
             p_thresh: 3,

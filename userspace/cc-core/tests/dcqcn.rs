@@ -6,7 +6,7 @@ use cc_core::dcqcn::{Dcqcn, DcqcnKnobs, DcqcnNp};
 use common::*;
 
 fn setup() -> (Dcqcn, DcqcnKnobs) {
-    let l = link(10, 50);
+    let l = link(10);
     let k = DcqcnKnobs::for_link(&l);
     (Dcqcn::new(&l, k, 0), k)
 }
@@ -55,7 +55,7 @@ fn increase_stages() {
 
 #[test]
 fn additive_and_hyper_increase_below_line() {
-    let l = link(10, 50);
+    let l = link(10);
     let mut k = DcqcnKnobs::for_link(&l);
     k.byte_reset = 4096;
     let mut rp = Dcqcn::new(&l, k, 0);
@@ -96,7 +96,6 @@ fn settings_default_to_the_link() {
     let link = cc_core::cc::LinkParams {
         line_rate_bps: 100_000_000,
         mtu: 4096,
-        base_rtt_ns: 10_000_000,
     };
     let base = DcqcnKnobs::for_link(&link);
     let s = DcqcnSettings {
@@ -136,7 +135,7 @@ fn settings_default_to_the_link() {
 /// increase timer (unscaled here: a 10 Gb/s link).
 fn sim() -> (Dcqcn, DcqcnKnobs) {
     use cc_core::dcqcn::DcqcnVariant;
-    let l = link(10, 50);
+    let l = link(10);
     let k = DcqcnKnobs {
         variant: DcqcnVariant::Simulator,
         decrease_period_ns: 4_000,

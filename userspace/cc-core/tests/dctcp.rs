@@ -10,7 +10,7 @@ use common::*;
 const MTU: u32 = 4096;
 
 fn setup() -> (Dctcp, DctcpKnobs) {
-    let l = link(10, 50);
+    let l = link(10);
     let k = DctcpKnobs::for_link(&l);
     (Dctcp::new(&l, k, 0), k)
 }

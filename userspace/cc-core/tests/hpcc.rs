@@ -36,8 +36,8 @@ fn int_ack<'a>(now: u64, acked: u32, info: IntInfo<'a>) -> AckEvent<'a> {
 }
 
 fn setup(w_ai: u64) -> (Hpcc, HpccKnobs) {
-    let l = link(10, 10);
-    let mut k = HpccKnobs::for_link(&l);
+    let (l, t) = (link(10), 10 * US);
+    let mut k = HpccKnobs::for_link(&l, t);
     k.w_ai_bytes = w_ai;
     (Hpcc::new(&l, k, 0), k)
 }
@@ -168,7 +168,7 @@ fn path_change_resets_reference() {
 /// One LHCS jump on a 10 Gb/s link with T = 1 ms (a fair window far above
 /// one MTU): the last hop (index 0) at u = 2 > α over one T, `n` flows.
 fn lhcs_jump(k: FnccKnobs, n: u16) -> Fncc {
-    let l = link(10, 1000);
+    let l = link(10);
     let mut f = Fncc::new(&l, k, 0);
     let bdp = bytes_in(10 * GBPS, k.hpcc.period_ns);
     let a = [hop(0, 0, bdp), hop(0, 0, 0)];
@@ -182,8 +182,8 @@ fn lhcs_jump(k: FnccKnobs, n: u16) -> Fncc {
 
 #[test]
 fn fncc_lhcs_jumps_to_fair_window() {
-    let l = link(10, 1000);
-    let mut k = FnccKnobs::for_link(&l);
+    let (l, t) = (link(10), 1000 * US);
+    let mut k = FnccKnobs::for_link(&l, t);
     k.hpcc.w_ai_bytes = 0;
     let bdp = bytes_in(10 * GBPS, k.hpcc.period_ns);
     // §3.2.2: W = W^c = B·T·β/N, for each β and N.
@@ -222,8 +222,8 @@ fn fncc_lhcs_jumps_to_fair_window() {
 /// smoothed U: with τ < T the two differ. U starts at 1.
 #[test]
 fn fncc_lhcs_tests_the_instantaneous_u() {
-    let l = link(10, 1000);
-    let k = FnccKnobs::for_link(&l);
+    let (l, t) = (link(10), 1000 * US);
+    let k = FnccKnobs::for_link(&l, t);
     let t = k.hpcc.period_ns;
     let bdp = bytes_in(10 * GBPS, t);
     let tau = t / 10;
@@ -258,8 +258,8 @@ fn fncc_lhcs_tests_the_instantaneous_u() {
 
 #[test]
 fn icc_branch_selection() {
-    let l = link(10, 10);
-    let k = IccKnobs::for_link(&l);
+    let (l, t) = (link(10), 10 * US);
+    let k = IccKnobs::for_link(&l, t);
     let line = 10 * GBPS;
     let mk = |qlen: u64, rate: i64, lu: u64| {
         let hops = [IntHop {
@@ -311,8 +311,8 @@ fn icc_branch_selection() {
 /// (Algorithm 1, no queue), for two values of lu.
 #[test]
 fn icc_increase_from_below_line() {
-    let l = link(10, 10);
-    let k = IccKnobs::for_link(&l);
+    let (l, t) = (link(10), 10 * US);
+    let k = IccKnobs::for_link(&l, t);
     let line = 10 * GBPS;
     let ack = |icc: &mut Icc, qlen: u64, rate: i64, lu: u64| {
         let hops = [IntHop {

@@ -70,11 +70,15 @@ fn ev() -> impl Strategy<Value = Ev> {
 }
 
 fn link_strategy() -> impl Strategy<Value = LinkParams> {
-    (1u64..=400_000, 256u32..=9000, 1u64..10_000_000).prop_map(|(mbps, mtu, rtt)| LinkParams {
+    (1u64..=400_000, 256u32..=9000).prop_map(|(mbps, mtu)| LinkParams {
         line_rate_bps: mbps * 1_000_000,
         mtu,
-        base_rtt_ns: rtt,
     })
+}
+
+/// A base RTT (T), ns.
+fn rtt_strategy() -> impl Strategy<Value = u64> {
+    1u64..10_000_000
 }
 
 /// Runs `events` (each with a time step) through `cc`, checking the rate
@@ -168,8 +172,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
     #[test]
-    fn acc_bounds_and_halt(link in link_strategy(), events in events()) {
-        let k = AccKnobs::for_link(&link);
+    fn acc_bounds_and_halt(link in link_strategy(), t in rtt_strategy(), events in events()) {
+        let k = AccKnobs::for_link(&link, t);
         let mut acc = Acc::new(&link, k, 0);
         drive(&mut acc, link.line_rate_bps, k.min_rate_bps, &events).map_err(TestCaseError::fail)?;
         // Halts: a timer that halts sets the next send time in its future.
@@ -211,22 +215,22 @@ proptest! {
     }
 
     #[test]
-    fn hpcc_bounds(link in link_strategy(), events in events()) {
-        let mut cc = Hpcc::new(&link, HpccKnobs::for_link(&link), 0);
+    fn hpcc_bounds(link in link_strategy(), t in rtt_strategy(), events in events()) {
+        let mut cc = Hpcc::new(&link, HpccKnobs::for_link(&link, t), 0);
         drive(&mut cc, link.line_rate_bps, 1, &events).map_err(TestCaseError::fail)?;
         let w = cc.window();
         prop_assert!(w >= u64::from(link.mtu).min(w) && w > 0);
     }
 
     #[test]
-    fn fncc_bounds(link in link_strategy(), events in events()) {
-        let mut cc = Fncc::new(&link, FnccKnobs::for_link(&link), 0);
+    fn fncc_bounds(link in link_strategy(), t in rtt_strategy(), events in events()) {
+        let mut cc = Fncc::new(&link, FnccKnobs::for_link(&link, t), 0);
         drive(&mut cc, link.line_rate_bps, 1, &events).map_err(TestCaseError::fail)?;
     }
 
     #[test]
-    fn icc_bounds(link in link_strategy(), events in events()) {
-        let k = IccKnobs::for_link(&link);
+    fn icc_bounds(link in link_strategy(), t in rtt_strategy(), events in events()) {
+        let k = IccKnobs::for_link(&link, t);
         let mut cc = Icc::new(&link, k, 0);
         drive(&mut cc, link.line_rate_bps, k.min_rate_bps, &events).map_err(TestCaseError::fail)?;
     }
@@ -247,8 +251,8 @@ proptest! {
     }
 
     #[test]
-    fn swift_bounds(link in link_strategy(), events in events()) {
-        let k = SwiftKnobs::for_link(&link);
+    fn swift_bounds(link in link_strategy(), t in rtt_strategy(), events in events()) {
+        let k = SwiftKnobs::for_link(&link, t);
         let mut cc = Swift::new(&link, k, 0);
         drive(&mut cc, link.line_rate_bps, 1, &events).map_err(TestCaseError::fail)?;
         prop_assert!(cc.window() >= k.min_cwnd_bytes && cc.window() <= k.max_cwnd_bytes);

@@ -8,8 +8,8 @@ use common::*;
 const MTU: u64 = 4096;
 
 fn setup() -> (Swift, SwiftKnobs) {
-    let l = link(10, 50);
-    let k = SwiftKnobs::for_link(&l);
+    let (l, t) = (link(10), 50 * US);
+    let k = SwiftKnobs::for_link(&l, t);
     (Swift::new(&l, k, 0), k)
 }
 
@@ -49,8 +49,8 @@ fn learn_rtt(s: &mut Swift, rtt: u64) {
 
 #[test]
 fn flow_scaling_target() {
-    let l = link(10, 50);
-    let mut k = SwiftKnobs::for_link(&l);
+    let (l, t) = (link(10), 50 * US);
+    let mut k = SwiftKnobs::for_link(&l, t);
     k.max_cwnd_bytes = 200 * MTU;
     let mut s = Swift::new(&l, k, 0);
     let mut now = 0;

@@ -55,7 +55,7 @@ impl Reference {
 }
 
 fn setup() -> (Timely, Reference) {
-    let l = link(10, 50);
+    let l = link(10);
     let k = TimelyKnobs::for_link(&l);
     let r = Reference {
         k,
@@ -70,7 +70,7 @@ fn setup() -> (Timely, Reference) {
 
 #[test]
 fn paper_parameters_scaled() {
-    let k = TimelyKnobs::for_link(&link(10, 50));
+    let k = TimelyKnobs::for_link(&link(10));
     assert_eq!(
         (k.t_low_ns, k.t_high_ns, k.min_rtt_ns),
         (1_000_000, 10_000_000, 400_000)

@@ -313,7 +313,6 @@ pub fn run(cfg: &Config) -> Trace {
     let link = LinkParams {
         line_rate_bps: cfg.line_rate_bps,
         mtu: cfg.mtu,
-        base_rtt_ns: cfg.period_ns,
     };
     let mut flows: Vec<Flow> = (0..cfg.flows)
         .map(|i| {
@@ -322,7 +321,8 @@ pub fn run(cfg: &Config) -> Trace {
                 Algo::None => Cc::None(NoCc::new(&link)),
                 Algo::Acc => Cc::Acc(Acc::new(
                     &link,
-                    cfg.acc_knobs.unwrap_or_else(|| AccKnobs::for_link(&link)),
+                    cfg.acc_knobs
+                        .unwrap_or_else(|| AccKnobs::for_link(&link, cfg.period_ns)),
                     start,
                 )),
                 Algo::Dcqcn => Cc::Dcqcn(Dcqcn::new(
@@ -331,7 +331,11 @@ pub fn run(cfg: &Config) -> Trace {
                         .unwrap_or_else(|| DcqcnKnobs::for_link(&link)),
                     start,
                 )),
-                Algo::Hpcc => Cc::Hpcc(Hpcc::new(&link, HpccKnobs::for_link(&link), start)),
+                Algo::Hpcc => Cc::Hpcc(Hpcc::new(
+                    &link,
+                    HpccKnobs::for_link(&link, cfg.period_ns),
+                    start,
+                )),
             };
             Flow {
                 cc,

@@ -65,9 +65,8 @@ fn acc_victim_of_downstream_pauses() {
     let link = LinkParams {
         line_rate_bps: base.line_rate_bps,
         mtu: base.mtu,
-        base_rtt_ns: t_ns,
     };
-    let mut k = AccKnobs::for_link(&link);
+    let mut k = AccKnobs::for_link(&link, t_ns);
     k.p_thresh = 3;
     let pause_at = 500_000;
     let once = vec![(pause_at, 3 * t_ns)];
@@ -130,11 +129,10 @@ fn acc_prop2_fairness_from_unequal_starts() {
         let link = LinkParams {
             line_rate_bps: cfg.line_rate_bps,
             mtu: cfg.mtu,
-            base_rtt_ns: cfg.period_ns,
         };
         cfg.acc_knobs = Some(AccKnobs {
             mixed,
-            ..AccKnobs::for_link(&link)
+            ..AccKnobs::for_link(&link, cfg.period_ns)
         });
         let t = run(&cfg);
         let half = t.sent_bytes.len() / 2;

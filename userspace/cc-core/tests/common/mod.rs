@@ -7,11 +7,10 @@ use cc_core::fixed::Q32;
 pub const GBPS: u64 = 1_000_000_000;
 pub const US: u64 = 1_000;
 
-pub fn link(gbps: u64, rtt_us: u64) -> LinkParams {
+pub fn link(gbps: u64) -> LinkParams {
     LinkParams {
         line_rate_bps: gbps * GBPS,
         mtu: 4096,
-        base_rtt_ns: rtt_us * US,
     }
 }
 
