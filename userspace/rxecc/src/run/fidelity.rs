@@ -3,11 +3,10 @@
 //! the guest is not its own bottleneck (its backlog is a queue no one
 //! emulates) and its timers fire close to when the algorithm asked.
 
-use anyhow::{Context, Result};
 use serde::Serialize;
-use std::path::Path;
+use std::collections::BTreeMap;
 
-use super::experiment::{parse_totals, CpuUse};
+use super::experiment::CpuUse;
 
 /// Above this busy share of the guest's CPU, its own backlog delays
 /// packets and timers (docs/scale-model.md).
@@ -29,30 +28,27 @@ pub struct Fidelity {
 }
 
 impl Fidelity {
-    /// From a run's `cpu.txt` and `rxe_cc-totals.txt` (absent on the stock
+    /// From a run's CPU use and rxe_cc's totals for it (None on the stock
     /// rdma_rxe), T being the run's control period in us when it has one.
-    pub fn of_run(dir: &Path, t_us: Option<u64>) -> Result<Fidelity> {
-        let cpu = match std::fs::read_to_string(dir.join("cpu.txt")) {
-            Ok(t) => Some(CpuUse::parse(&t).context("cpu.txt")?),
-            Err(_) => None,
-        };
-        let totals = std::fs::read_to_string(dir.join("rxe_cc-totals.txt"))
-            .ok()
-            .map(|t| parse_totals(&t));
+    pub(crate) fn of(
+        cpu: Option<&CpuUse>,
+        totals: Option<&BTreeMap<String, u64>>,
+        t_us: Option<u64>,
+    ) -> Fidelity {
         let mean = |sum: &str, n: &str| {
-            let t = totals.as_ref()?;
+            let t = totals?;
             let (sum, n) = (*t.get(sum)?, *t.get(n)?);
             (n > 0).then(|| sum as f64 / n as f64 / 1e3)
         };
         let period_late_us = mean("period_late_ns", "period_runs");
-        Ok(Fidelity {
-            cpu_busy: cpu.as_ref().and_then(CpuUse::busy_share),
+        Fidelity {
+            cpu_busy: cpu.and_then(CpuUse::busy_share),
             period_late_us,
             period_late_of_t: period_late_us
                 .zip(t_us.filter(|t| *t > 0))
                 .map(|(l, t)| l / t as f64),
             pacer_late_us: mean("pacer_late_ns", "pacer_fires"),
-        })
+        }
     }
 
     /// What makes the run unfaithful, one line each.
@@ -102,28 +98,25 @@ pub fn table(runs: &[(String, Fidelity)]) -> String {
 mod tests {
     use super::*;
 
-    /// A run's directory: 10 s of one CPU's ticks, `busy` of them busy,
+    use crate::run::experiment::parse_totals;
+
+    /// A run's measures: 10 s of one CPU's ticks, `busy` of them busy,
     /// and rxe_cc's totals.
-    fn run_dir(name: &str, busy: u64, totals: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("rxecc-fid-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
+    fn run_of(busy: u64, totals: &str) -> (CpuUse, BTreeMap<String, u64>) {
         let cpu = format!(
             "window_ns 10000000000\nkernel_ticks 500\nbusy_ticks {busy}\nticks_per_s 100\ncpus 1\n"
         );
-        std::fs::write(d.join("cpu.txt"), cpu).unwrap();
-        std::fs::write(d.join("rxe_cc-totals.txt"), totals).unwrap();
-        d
+        (CpuUse::parse(&cpu).unwrap(), parse_totals(totals))
     }
 
     #[test]
     fn a_busy_guest_and_late_periods_are_flagged() {
         // 8 s of 10 busy, periods 1 ms late on a 12.8 ms T: 7.8%.
-        let d = run_dir(
-            "busy",
+        let (cpu, totals) = run_of(
             800,
             "period_runs 10\nperiod_late_ns 10000000\npacer_fires 4\npacer_late_ns 400000\n",
         );
-        let f = Fidelity::of_run(&d, Some(12_800)).unwrap();
+        let f = Fidelity::of(Some(&cpu), Some(&totals), Some(12_800));
         assert_eq!(f.cpu_busy, Some(0.8));
         assert_eq!(f.period_late_us, Some(1000.0));
         assert_eq!(f.pacer_late_us, Some(100.0));
@@ -135,19 +128,17 @@ mod tests {
             t.contains("acc              80%           1000.0          7.81%           100.0"),
             "{t}"
         );
-        std::fs::remove_dir_all(&d).ok();
     }
 
     #[test]
     fn within_the_limits_nothing_is_flagged() {
         // 6.9 s of 10 busy; 0.5 ms late on 12.8 ms is 3.9%.
-        let d = run_dir("ok", 690, "period_runs 10\nperiod_late_ns 5000000\n");
-        let f = Fidelity::of_run(&d, Some(12_800)).unwrap();
+        let (cpu, totals) = run_of(690, "period_runs 10\nperiod_late_ns 5000000\n");
+        let f = Fidelity::of(Some(&cpu), Some(&totals), Some(12_800));
         assert!(f.flags().is_empty(), "{:?}", f.flags());
         // Without T, lateness is reported but not judged.
-        let f = Fidelity::of_run(&d, None).unwrap();
+        let f = Fidelity::of(Some(&cpu), Some(&totals), None);
         assert_eq!(f.period_late_of_t, None);
         assert_eq!(f.pacer_late_us, None);
-        std::fs::remove_dir_all(&d).ok();
     }
 }
