@@ -10,7 +10,7 @@
 //! `$RXECC_RXE_WITHOUT_FIX_KO`, `$RXECC_CC_KO` or `$RXECC_SWITCH_KO` say
 //! (the debug kernel's builds).
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 use std::path::{Path, PathBuf};
 
 /// Which rdma_rxe.
@@ -73,6 +73,53 @@ pub fn check_rxe_param(name: &str, value: u64) -> Result<()> {
         bail!("{name} = {value}: {lo} to {hi}");
     }
     Ok(())
+}
+
+/// rxe_cc's knobs (its module parameters, writable at run time).
+const CC_KNOBS: &str = "/sys/module/rxe_cc/parameters";
+
+/// Sets one of rxe_cc's knobs.
+pub fn set_knob(name: &str, value: &str) -> Result<()> {
+    let p = Path::new(CC_KNOBS).join(name);
+    ensure!(p.exists(), "rxe_cc has no knob '{name}' ({})", p.display());
+    std::fs::write(&p, value).with_context(|| format!("rxe_cc refused {name} = {value}"))
+}
+
+/// rxe_cc's knobs as they stood when saved: put back by `restore`, and
+/// when the guard drops, however the runs that changed them ended.
+pub struct KnobGuard {
+    saved: std::collections::BTreeMap<String, String>,
+}
+
+impl KnobGuard {
+    /// Every knob's current value.
+    pub fn save() -> Result<Self> {
+        let mut saved = std::collections::BTreeMap::new();
+        let rd = std::fs::read_dir(CC_KNOBS)
+            .with_context(|| format!("{CC_KNOBS}: is rxe_cc loaded? (insmod rxe_cc.ko)"))?;
+        for d in rd {
+            let d = d?;
+            let name = d.file_name().to_string_lossy().into_owned();
+            if let Ok(v) = std::fs::read_to_string(d.path()) {
+                saved.insert(name, v.trim().to_string());
+            }
+        }
+        Ok(KnobGuard { saved })
+    }
+
+    /// Puts every knob back (those rxe_cc, reloaded, no longer has or
+    /// refuses are left as they are).
+    pub fn restore(&self) {
+        for (name, v) in &self.saved {
+            let _ = std::fs::write(Path::new(CC_KNOBS).join(name), v);
+        }
+    }
+}
+
+impl Drop for KnobGuard {
+    fn drop(&mut self) {
+        self.restore();
+    }
 }
 
 /// Writes the loaded rdma_rxe's parameters; returns the values they had,

@@ -27,8 +27,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-const PARAMS: &str = "/sys/module/rxe_cc/parameters";
-
 /// What `rxecc run`'s command line changes in the file.
 #[derive(Debug, Default)]
 pub struct Overrides {
@@ -44,34 +42,6 @@ pub struct Overrides {
     pub qps: Option<u32>,
     /// Fail if an `[[expect]]` of the runs made is missed.
     pub check: bool,
-}
-
-fn write_param(name: &str, value: &str) -> Result<()> {
-    let p = Path::new(PARAMS).join(name);
-    ensure!(p.exists(), "rxe_cc has no knob '{name}' ({})", p.display());
-    std::fs::write(&p, value).with_context(|| format!("rxe_cc refused {name} = {value}"))
-}
-
-/// Every rxe_cc knob's current value, to put back after each run.
-fn read_params() -> Result<BTreeMap<String, String>> {
-    let mut m = BTreeMap::new();
-    let rd = std::fs::read_dir(PARAMS)
-        .with_context(|| format!("{PARAMS}: is rxe_cc loaded? (insmod rxe_cc.ko)"))?;
-    for d in rd {
-        let d = d?;
-        let name = d.file_name().to_string_lossy().into_owned();
-        if let Ok(v) = std::fs::read_to_string(d.path()) {
-            m.insert(name, v.trim().to_string());
-        }
-    }
-    Ok(m)
-}
-
-/// Puts back the knobs `read_params` read.
-fn restore_params(saved: &BTreeMap<String, String>) {
-    for (name, v) in saved {
-        let _ = std::fs::write(Path::new(PARAMS).join(name), v);
-    }
 }
 
 /// One run as made: its label (with its repetition), its directory, and
@@ -91,7 +61,7 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
         Path::new("/sys/module/rdma_rxe").exists(),
         "rdma_rxe is not loaded (load the patched one: tb_load_rxe patched)"
     );
-    let saved = read_params()?;
+    let knobs = modules::KnobGuard::save()?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     // The flow file, written once: every run replays the same flows.
     let flows_file = out.join("flows.txt");
@@ -118,7 +88,7 @@ pub fn run(path: &Path, out: &Path, o: &Overrides) -> Result<()> {
         // serialisation alone (docs/workloads.md).
         None => 0,
     };
-    let made = run_all(&e, &flows_file, &flows, out, base_rtt_ns, &saved)?;
+    let made = run_all(&e, &flows_file, &flows, out, base_rtt_ns, &knobs)?;
     let sums = summarise(&e, out, &made, &flows, &offered, base_rtt_ns)?;
     let fidelity: Vec<(String, Fidelity)> = made
         .iter()
@@ -348,7 +318,7 @@ fn run_all(
     flows: &[workload::Flow],
     out: &Path,
     base_rtt_ns: u64,
-    saved: &BTreeMap<String, String>,
+    knobs: &modules::KnobGuard,
 ) -> Result<Vec<Made>> {
     let total = e.runs.len() as u32 * e.repetitions;
     let mut k = 0;
@@ -390,7 +360,7 @@ fn run_all(
                         .map_or((flows_file, flows), |(p, f)| (p.as_path(), f.as_slice()));
                     run_one(e, r, sc, ff, fl, &dir, base_rtt_ns)
                 });
-                restore_params(saved);
+                knobs.restore();
                 modules::set_rxe_params(&rxe_was)?;
                 let outcome = res.with_context(|| format!("run {label}"))?;
                 eprintln!(
@@ -414,7 +384,7 @@ fn run_all(
             caller.name()
         );
         modules::switch_rxe(caller)?;
-        restore_params(saved);
+        knobs.restore();
     }
     ran?;
     Ok(made)

@@ -5,7 +5,6 @@
 
 use super::metrics::{read_totals, CpuUse};
 use super::qlen::QlenDumper;
-use super::write_param;
 use crate::clock::monotonic_ns;
 use crate::config::experiment::{value_text, Experiment, Run, RunEvent, Scenario, Traffic};
 use crate::config::{topology, workload};
@@ -68,9 +67,9 @@ pub(crate) fn run_one(
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let with_cc = run.rxe.has_cc();
     if with_cc {
-        write_param("cc", &run.cc)?;
+        modules::set_knob("cc", &run.cc)?;
         for (k, v) in &run.knobs {
-            write_param(k, &value_text(v)?)?;
+            modules::set_knob(k, &value_text(v)?)?;
         }
     }
     // Which rdma_rxe ran: the build whose file has the loaded module's
@@ -471,7 +470,7 @@ fn apply_event(
     let mut did = Vec::new();
     for (k, v) in &ev.knobs {
         let v = value_text(v)?;
-        write_param(k, &v)?;
+        modules::set_knob(k, &v)?;
         did.push(format!("{k}={v}"));
     }
     for r in &ev.inject {
