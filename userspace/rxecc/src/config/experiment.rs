@@ -7,6 +7,7 @@
 //! perftest, `traffic`), writes fct.txt, and takes the topology down; at
 //! the end, the slowdown table.
 
+use super::lines::{line_at, Lines};
 use crate::switch::MarkMode;
 use crate::{config::scale, config::topology, config::workload};
 use anyhow::{bail, ensure, Context, Result};
@@ -595,18 +596,14 @@ pub fn load(path: &Path) -> Result<Experiment> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let mut e: Experiment = toml::from_str(&text).map_err(|err| {
-        let line = err
-            .span()
-            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
-            .unwrap_or(0);
+        let line = err.span().map(|s| line_at(&text, s.start)).unwrap_or(0);
         anyhow::anyhow!("{}:{line}: {}", path.display(), err.message())
     })?;
     ensure!(!e.runs.is_empty(), "{}: no [[run]]", path.display());
     apply_scale(&mut e, path, &text)?;
+    let lines = Lines::new(&text);
     for (k, v) in &e.knobs {
-        let line = text
-            .find(k.as_str())
-            .map_or(0, |i| text[..i].matches('\n').count() + 1);
+        let line = lines.of(&["knobs", k]);
         check_knob(k, v).map_err(|m| anyhow::anyhow!("{}:{line}: knobs: {m}", path.display()))?;
     }
     ensure!(
@@ -718,17 +715,12 @@ pub fn load(path: &Path) -> Result<Experiment> {
         // The algorithm and knobs against the module's own tables
         // (cc_core), here on the host rather than at a sysfs write in the
         // guest: a name, its line, and what is valid.
-        let run_at = text.find(&format!("label = \"{}\"", r.label)).unwrap_or(0);
-        let at = |needle: &str| {
-            text[run_at..]
-                .find(needle)
-                .map_or(0, |i| text[..run_at + i].matches('\n').count() + 1)
-        };
+        let at = |path: &[&str]| lines.run(&r.label, path);
         ensure!(
             r.rxe.has_cc() || (r.cc == "none" && r.knobs.is_empty()),
             "{}:{}: run {}: the {} rdma_rxe has no rxe_cc: cc = \"none\" and no knobs",
             path.display(),
-            at("rxe"),
+            at(&["rxe"]),
             r.label,
             r.rxe.name()
         );
@@ -736,19 +728,18 @@ pub fn load(path: &Path) -> Result<Experiment> {
             cc_core::alg::AlgId::from_name(&r.cc).is_some(),
             "{}:{}: run {}: cc '{}' is not one of rxe_cc's: {}",
             path.display(),
-            at(&format!("\"{}\"", r.cc)),
+            at(&["cc"]),
             r.label,
             r.cc,
             cc_core::alg::ALGS.map(|a| a.name()).join(", ")
         );
         for (k, v) in &r.knobs {
-            check_knob(k, v).map_err(|m| match at(k) {
+            check_knob(k, v).map_err(|m| match at(&["knobs", k]) {
                 // Not in the run's text: [scale] derived it.
                 0 => anyhow::anyhow!(
                     "{}:{}: [scale] knobs, scaled to the testbed, for run {}: {m}",
                     path.display(),
-                    text.find("[scale]")
-                        .map_or(0, |i| text[..i].matches('\n').count() + 1),
+                    lines.of(&["scale"]),
                     r.label
                 ),
                 line => anyhow::anyhow!("{}:{line}: run {}: {m}", path.display(), r.label),
@@ -759,7 +750,7 @@ pub fn load(path: &Path) -> Result<Experiment> {
                 || (r.rxe_params.is_empty() && e.rxe_params.is_empty()),
             "{}:{}: run {}: the stock rdma_rxe has no rxe_params",
             path.display(),
-            at("rxe"),
+            at(&["rxe"]),
             r.label
         );
         for (k, v) in &r.rxe_params {
@@ -767,7 +758,7 @@ pub fn load(path: &Path) -> Result<Experiment> {
                 anyhow::anyhow!(
                     "{}:{}: run {}: rxe_params: {m}",
                     path.display(),
-                    at(k),
+                    at(&["rxe_params", k]),
                     r.label
                 )
             })?;
@@ -777,13 +768,11 @@ pub fn load(path: &Path) -> Result<Experiment> {
                 .is_none_or(|s| s.is_finite() && s >= 0.0 && r.deadlock_release.is_some()),
             "{}:{}: run {}: deadlock_release_s: seconds (0 or more), with a deadlock_release",
             path.display(),
-            at("deadlock_release_s"),
+            at(&["deadlock_release_s"]),
             r.label
         );
         for ev in &r.events {
-            let line = text
-                .find(&format!("t_s = {}", ev.t_s))
-                .map_or(0, |i| text[..i].matches('\n').count() + 1);
+            let line = lines.event(&r.label, ev.t_s);
             let here = |m: String| {
                 anyhow::anyhow!("{}:{line}: run {}: events: {m}", path.display(), r.label)
             };
@@ -896,11 +885,9 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
             r.label
         );
     }
-    let line = |needle: &str| {
-        text.find(needle)
-            .map_or(0, |i| text[..i].matches('\n').count() + 1)
-    };
-    let scale_at = line("[scale]");
+    let lines = Lines::new(text);
+    let line = |path: &[&str]| lines.of(path);
+    let scale_at = line(&["scale"]);
     let twice = |what: &str, from: &str, at: usize| -> anyhow::Error {
         anyhow::anyhow!(
             "{}:{at}: {what} is written in the testbed's units, and [scale] (line {scale_at}) gives it from {from}; write it once",
@@ -908,18 +895,14 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
         )
     };
     if e.rate_mbps.is_some() {
-        return Err(twice("rate_mbps", "link_gbps", line("rate_mbps")));
+        return Err(twice("rate_mbps", "link_gbps", line(&["rate_mbps"])));
     }
     e.rate_mbps = Some(d.rate_mbps);
     if let Some(r) = e.runs.iter().find(|r| r.rate_mbps.is_some()) {
-        let run_at = text.find(&format!("label = \"{}\"", r.label)).unwrap_or(0);
-        let at = text[run_at..]
-            .find("rate_mbps")
-            .map_or(0, |i| text[..run_at + i].matches('\n').count() + 1);
         return Err(twice(
             &format!("run {}: rate_mbps", r.label),
             "link_gbps",
-            at,
+            lines.run(&r.label, &["rate_mbps"]),
         ));
     }
     for l in &e.links {
@@ -927,14 +910,14 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
             return Err(twice(
                 &format!("links {} - {}: rate_mbps", l.a.get_ref(), l.b.get_ref()),
                 "link_gbps and its links",
-                line_at(text, l.a.span().start),
+                lines.at(l.a.span().start),
             ));
         }
         if l.delay_us.is_some() {
             return Err(twice(
                 &format!("links {} - {}: delay_us", l.a.get_ref(), l.b.get_ref()),
                 "delay_us or base_rtt_us",
-                line_at(text, l.a.span().start),
+                lines.at(l.a.span().start),
             ));
         }
     }
@@ -955,7 +938,16 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
             _ => d.buffer_bytes.is_some(),
         };
         if given && from_scale {
-            return Err(twice(&format!("switch {name}"), name, line(name)));
+            // The file's [switch], else the first run's that gives it.
+            let at = std::iter::once(line(&["switch", name]))
+                .chain(
+                    e.runs
+                        .iter()
+                        .map(|r| lines.run(&r.label, &["switch", name])),
+                )
+                .find(|l| *l > 0)
+                .unwrap_or(0);
+            return Err(twice(&format!("switch {name}"), name, at));
         }
     }
     if let Some(x) = d.xoff_bytes {
@@ -975,17 +967,17 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
         .chain(t_knobs.iter().copied())
         .collect();
     if let Some(k) = scaled.iter().find(|k| e.knobs.contains_key(**k)) {
-        return Err(twice(&format!("knobs.{k}"), "the paper's value", line(k)));
+        return Err(twice(
+            &format!("knobs.{k}"),
+            "the paper's value",
+            line(&["knobs", k]),
+        ));
     }
     let common_mark = e.switch.mark;
     let common_marks = e.switch.red.is_some() || e.switch.tcd.is_some();
     for r in &mut e.runs {
-        let run_at = text.find(&format!("label = \"{}\"", r.label)).unwrap_or(0);
-        let at = |needle: &str| {
-            text[run_at..]
-                .find(needle)
-                .map_or(0, |i| text[..run_at + i].matches('\n').count() + 1)
-        };
+        let label = r.label.clone();
+        let at = |path: &[&str]| lines.run(&label, path);
         let own = r.paper_knobs.keys().map(String::as_str);
         if let Some(k) = scaled
             .iter()
@@ -996,7 +988,7 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
             return Err(twice(
                 &format!("run {}: knobs.{k}", r.label),
                 "the paper's value",
-                at(k),
+                at(&["knobs", k]),
             ));
         }
         for (k, v) in &d.knobs {
@@ -1012,11 +1004,16 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
                 !d.knobs.contains_key(k),
                 "{}:{}: run {}: paper_knobs.{k}, and [scale] knobs.{k} (line {scale_at}); write it once",
                 path.display(),
-                at(k),
+                at(&["paper_knobs", k]),
                 r.label
             );
             let want = p.knob(k, *v).with_context(|| {
-                format!("{}:{}: run {}: paper_knobs", path.display(), at(k), r.label)
+                format!(
+                    "{}:{}: run {}: paper_knobs",
+                    path.display(),
+                    at(&["paper_knobs", k]),
+                    r.label
+                )
             })?;
             r.knobs.insert(
                 k.clone(),
@@ -1029,7 +1026,7 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
                 return Err(twice(
                     &format!("run {}: switch red", r.label),
                     "red",
-                    at("red"),
+                    at(&["switch", "red"]),
                 ));
             }
             r.switch.red = Some(Some(topology::RedCfg {
@@ -1043,7 +1040,7 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
                 return Err(twice(
                     &format!("run {}: switch tcd", r.label),
                     "tcd",
-                    at("tcd"),
+                    at(&["switch", "tcd"]),
                 ));
             }
             r.switch.tcd = Some(Some(topology::TcdCfg {
@@ -1055,7 +1052,11 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
     }
     if let (Some(rep), Some(t)) = (&mut e.report, d.t_us) {
         if rep.period_us != 0 {
-            return Err(twice("[report] period_us", "t_us", line("period_us")));
+            return Err(twice(
+                "[report] period_us",
+                "t_us",
+                line(&["report", "period_us"]),
+            ));
         }
         rep.period_us = t;
     }
@@ -1066,7 +1067,13 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
                 "{}: [workload] size: bytes per sender (or [scale] flow_bytes)",
                 path.display()
             ),
-            (_, Some(_)) => return Err(twice("[workload] size", "flow_bytes", line("size"))),
+            (_, Some(_)) => {
+                return Err(twice(
+                    "[workload] size",
+                    "flow_bytes",
+                    line(&["workload", "size"]),
+                ))
+            }
             _ => {}
         }
     }
@@ -1079,14 +1086,14 @@ fn apply_scale(e: &mut Experiment, path: &Path, text: &str) -> Result<()> {
             return Err(twice(
                 "[workload] size_div",
                 "mtu_bytes (k_b)",
-                line("size_div"),
+                line(&["workload", "size_div"]),
             ));
         }
         if size_mul.is_some() {
             return Err(twice(
                 "[workload] size_mul",
                 "mtu_bytes (k_b)",
-                line("size_mul"),
+                line(&["workload", "size_mul"]),
             ));
         }
         *size_mul = Some(p.scale().k_b);
@@ -1137,11 +1144,7 @@ fn resolve_rates(
     scenarios: &[Scenario],
     flows: Option<&[workload::Flow]>,
 ) -> Result<()> {
-    let line = |needle: &str, from: usize| {
-        text[from..]
-            .find(needle)
-            .map_or(0, |i| text[..from + i].matches('\n').count() + 1)
-    };
+    let lines = Lines::new(text);
     let mut senders_rate = None;
     for (r, sc) in e.runs.iter_mut().zip(scenarios) {
         let (file, b) = (&sc.file, &sc.built);
@@ -1158,7 +1161,6 @@ fn resolve_rates(
         let Some(hi) = rates.last() else {
             continue;
         };
-        let run_at = text.find(&format!("label = \"{}\"", r.label)).unwrap_or(0);
         let given = r
             .knobs
             .get("line_rate_mbps")
@@ -1180,7 +1182,7 @@ fn resolve_rates(
             Some(k) if !rates.iter().any(|(_, v)| *v as i64 == k) => bail!(
                 "{}:{}: run {}: knobs.line_rate_mbps = {k}, but its senders' links run at {} Mb/s ({}); leave the knob out, the topology gives it",
                 path.display(),
-                line("line_rate_mbps", run_at),
+                lines.run(&r.label, &["knobs", "line_rate_mbps"]),
                 r.label,
                 list(),
                 file.display()
@@ -1199,7 +1201,7 @@ fn resolve_rates(
             (Some(x), Some(s)) if x != s => bail!(
                 "{}:{}: workload.rate_mbps = {x}, but the senders' links run at {s} Mb/s; leave it out, the topology gives it",
                 path.display(),
-                line("rate_mbps", text.find("[workload]").unwrap_or(0)),
+                lines.of(&["workload", "rate_mbps"]),
             ),
             (None, s) => *rate_mbps = s,
             _ => {}
@@ -1225,7 +1227,7 @@ fn resolve_rates(
             c if c != port.rate_mbps => bail!(
                 "{}:{}: [report] capacity_mbps = {c}, but its bottleneck {} runs at {} Mb/s ({}); leave it out, the topology gives it",
                 path.display(),
-                line("capacity_mbps", 0),
+                lines.of(&["report", "capacity_mbps"]),
                 rep.bottleneck,
                 port.rate_mbps,
                 file.display()
@@ -1339,11 +1341,6 @@ fn topology_for(
         t.keep_hosts(n as usize);
     }
     Ok((file, src, t))
-}
-
-/// The line of a byte offset in a text, from 1.
-fn line_at(text: &str, at: usize) -> usize {
-    text[..at.min(text.len())].matches('\n').count() + 1
 }
 
 /// The run labelled `label` of an experiment file.

@@ -3,6 +3,7 @@
 
 pub mod claim;
 pub mod experiment;
+mod lines;
 pub mod perftest;
 pub mod scale;
 pub mod topology;
