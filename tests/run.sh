@@ -104,6 +104,12 @@ if ((${#rows[@]})); then
 	echo "==> guest tests: seconds per test, heaviest first (host = wall time on the host, from claim to verdict)" >&2
 	column -t -s '|' -o ' ' < <(grep '^|' "$RESULTS/test-times.md" | sed '2d') | sed 's/^ *//' >&2
 fi
+# Why each failed, last: a CI log cut to its tail still says it (its
+# guest's summary, before the table, may be cut away). For people only:
+# the verdict above is the exit status.
+for t in "${failed[@]}"; do
+	grep -h "FAIL:" "$RESULTS/$t/log.txt" 2>/dev/null | sed "s/^ *FAIL: /failed: $t: /" | head -3 >&2 || true
+done
 ((${#failed[@]} == 0)) || echo "failed: ${failed[*]}" >&2
 echo "==> guest tests: $passed passed, ${#failed[@]} failed, ${#missing[@]} not run${missing[*]:+ (${missing[*]})}; $(($(date +%s) - wall0)) s of host wall time, boots included" >&2
 ((${#missing[@]} == 0 && ${#failed[@]} == 0)) || [ "$rc" != 0 ] || rc=1
