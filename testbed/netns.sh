@@ -5,8 +5,6 @@
 # and an rxe device rxe<i> on v<i>.
 
 TB_NET=10.77.0
-# The guest's CPUs, counted once (a process costs 0.2 s or more under TCG).
-TB_NCPU=$(nproc)
 # shellcheck disable=SC2034 # used by the tests that source this file
 TB_PORT_BASE=18515
 
@@ -41,59 +39,12 @@ tb_down() {
 }
 
 # tb_gid <i>: index of rxe<i>'s RoCE v2 GID for its IPv4 address.
-tb_gid() {
-	local d=/sys/class/infiniband/rxe$1/ports/1 g idx
-	for g in "$d"/gids/*; do
-		idx=${g##*/}
-		case $(cat "$g") in
-		0000:0000:0000:0000:0000:ffff:*)
-			[ "$(cat "$d/gid_attrs/types/$idx" 2>/dev/null)" = "RoCE v2" ] && { echo "$idx"; return 0; } ;;
-		esac
-	done
-	echo "tb_gid: rxe$1 has no IPv4 RoCE v2 GID" >&2
-	return 1
-}
-
-# perftest times itself with the TSC, and under QEMU TCG the vCPUs' TSCs
-# are not in step: a perftest that migrates can compute a bandwidth of 0.
-# Each runs pinned to one vCPU: clients by host number, servers by port.
-tb_cpu() { echo $(($1 % TB_NCPU)); }
+tb_gid() { rxecc perftest gid "$1"; }
 
 # perftest busy-polls its completion queue, and a few pollers starve
 # ksoftirqd and the kworkers that run rxe and the emulated ports (their
 # timers then fire milliseconds late). perftest therefore runs niced.
 TB_NICE=${TB_NICE:-19}
-
-# perftest reports in Gb/s (2 decimals) unless TB_REPORT_GBITS=0, which
-# gives MiB/s with 2 decimals: finer at low rates.
-tb_report_flag() { [ "${TB_REPORT_GBITS:-1}" = 1 ] && echo --report_gbits; }
-
-# Servers started by tb_write_bw_server since the last tb_wait_servers:
-# their PIDs and output files.
-TB_SERVER_PIDS=()
-TB_SERVER_OUTS=()
-
-# tb_wait_servers: wait for each of those servers; 1 if any failed, naming
-# it. (A bare `wait` returns 0 whatever its children did.)
-tb_wait_servers() {
-	local i rc=0
-	for i in "${!TB_SERVER_PIDS[@]}"; do
-		wait "${TB_SERVER_PIDS[$i]}" || {
-			echo "tb_wait_servers: the server writing ${TB_SERVER_OUTS[$i]} failed: $(tail -1 "${TB_SERVER_OUTS[$i]}")" >&2
-			rc=1
-		}
-	done
-	TB_SERVER_PIDS=()
-	TB_SERVER_OUTS=()
-	return $rc
-}
-
-# tb_forget_servers: for a caller that waited for (or killed) its servers
-# itself.
-tb_forget_servers() {
-	TB_SERVER_PIDS=()
-	TB_SERVER_OUTS=()
-}
 
 # tb_nap <seconds>: sleep without starting a process. Under TCG a fork and
 # exec of sleep(1) costs tens of ms of CPU, enough for a few polling loops
@@ -126,45 +77,36 @@ tb_listening() {
 	return 1
 }
 
-# TB_BW_TOOL picks the perftest program (ib_write_bw unless set; the CC
-# experiments use ib_send_bw, which can sleep on completion events).
-# tb_write_bw_server <host> <port> <out> [perftest args]: start in
-# background, and return once it listens (a client that comes too early
-# fails at once: perftest does not retry), or after 30 s (1800 s on the
-# debug kernel: a server's start-up is 8 s of CPU there against 0.8 s on
-# the normal kernel, and six start at once in test_verbs_all_cc; some went
-# past 600 s while udevd still ran there, tests/guest-suite.sh).
-tb_write_bw_server() {
-	local h=$1 port=$2 out=$3 tool=${TB_BW_TOOL:-ib_write_bw} limit=30 start=$SECONDS
-	shift 3
-	[ -z "${RXECC_DEBUG_KERNEL:-}" ] || limit=1800
-	# shellcheck disable=SC2046 # no flag must vanish, not become ""
-	ip netns exec "h$h" nice -n "$TB_NICE" taskset -c "$(tb_cpu "$port")" "$tool" -d "rxe$h" -x "$(tb_gid "$h")" \
-		-p "$port" -F $(tb_report_flag) "$@" >"$out" 2>&1 &
-	local pid=$!
-	TB_SERVER_PIDS+=("$pid")
-	TB_SERVER_OUTS+=("$out")
-	while ((SECONDS - start < limit)); do
-		tb_listening "$pid" "$tool" "$port" && return 0
-		kill -0 "$pid" 2>/dev/null || { echo "tb_write_bw_server: h$h: $(grep -v -- --- "$out" | head -1)" >&2; return 1; }
-		tb_nap 0.1
-	done
-	echo "tb_write_bw_server: h$h is not listening on $port after $limit s" >&2
-	return 1
+# tb_pair <client> <server> <port> <out prefix> [perftest args]: one
+# perftest flow, both sides waited for (rxecc perftest pair: its server
+# listens before the client starts, each runs niced and pinned to a vCPU;
+# <prefix>-server.txt, <prefix>-client.txt and its .wall). TB_BW_TOOL
+# picks the program (ib_write_bw unless set; the CC experiments use
+# ib_send_bw, which can sleep on completion events), TB_PAIR_TIMEOUT_S
+# kills a client that runs longer. perftest reports in Gb/s (2 decimals)
+# unless TB_REPORT_GBITS=0, which gives MiB/s: finer at low rates. A
+# server's start-up is 8 s of CPU on the debug kernel against 0.8 s on the
+# normal one, and six start at once in test_verbs_all_cc; some went past
+# 600 s while udevd still ran there (tests/guest-suite.sh).
+tb_pair() {
+	local c=$1 s=$2 port=$3 out=$4
+	shift 4
+	tb_perftest pair "$c" "$s" --port "$port" --out "$out" -- "$@"
 }
 
-# tb_write_bw_client <host> <server host> <port> <out> [perftest args]
-# Also writes <out>.wall: the client's start and end on the wall clock (s),
-# against which tb_bw_mbit checks perftest's own timing.
-tb_write_bw_client() {
-	local h=$1 s=$2 port=$3 out=$4 t0 rc=0
-	shift 4
-	t0=$EPOCHREALTIME
-	# shellcheck disable=SC2046 # no flag must vanish, not become ""
-	ip netns exec "h$h" nice -n "$TB_NICE" taskset -c "$(tb_cpu "$h")" "${TB_BW_TOOL:-ib_write_bw}" -d "rxe$h" -x "$(tb_gid "$h")" \
-		-p "$port" -F $(tb_report_flag) "$@" "$(tb_ip "$s")" >"$out" 2>&1 || rc=$?
-	echo "$t0 $EPOCHREALTIME" >"$out.wall"
-	return $rc
+# tb_perftest <subcommand> <its arguments> -- [perftest args]: rxecc
+# perftest with the settings above.
+tb_perftest() {
+	local sub=() opts=(--tool "${TB_BW_TOOL:-ib_write_bw}" --nice "$TB_NICE")
+	while (($#)) && [ "$1" != -- ]; do
+		sub+=("$1")
+		shift
+	done
+	shift
+	[ "${TB_REPORT_GBITS:-1}" = 1 ] || opts+=(--mbytes)
+	[ -z "${RXECC_DEBUG_KERNEL:-}" ] || opts+=(--listen-timeout-s 1800)
+	[ -z "${TB_PAIR_TIMEOUT_S:-}" ] || [ "${sub[0]}" = server ] || opts+=(--timeout-s "$TB_PAIR_TIMEOUT_S")
+	rxecc perftest "${sub[@]}" "${opts[@]}" -- "$@"
 }
 
 # tb_perf_iters <messages per QP>: "<iterations> <cq_mod>" for a perftest
@@ -196,7 +138,7 @@ tb_perf_iters() {
 # r^2: 0.888157 < 0.9" on stderr); with -F (which the testbed passes)
 # perftest then reports 0.000000 for a run that moved every byte, as a
 # 4-to-1 incast's client once did in CI. Where the client's wall-clock
-# life is known (<out>.wall, from tb_write_bw_client) and perftest's rate
+# life is known (<out>.wall, from tb_pair) and perftest's rate
 # would need longer than that, the rate is the bytes over that life
 # instead (a lower bound: it includes the set-up), with a warning.
 # _tb_bw <perftest output> mbit|gbit: the checked average rate.
@@ -271,7 +213,6 @@ tb_wait_or_kill() {
 	kill -0 "$pid" 2>/dev/null || return 0
 	kill "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
-	tb_forget_servers
 	pkill -f "ib_write_bw.*-p $port" 2>/dev/null || true
 	return 1
 }

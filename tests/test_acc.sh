@@ -8,18 +8,16 @@ acc_phase() { # <name> <debugfs line to wait for> <perftest length: -n N or -D s
 	local name=$1 want=$2 before=$TEST_OUT/$1.before
 	shift 2
 	cp /sys/kernel/debug/rxe_cc/totals "$before"
-	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/$name-server.txt" -s 65536 "$@"
-	sleep 1
-	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/$name-client.txt" -s 65536 "$@" &
-	local client=$!
-	# Snapshot the live QPs' debugfs until a QP shows <want> (5 s at most).
-	for _ in $(seq 50); do
+	tb_pair 1 0 $TB_PORT_BASE "$TEST_OUT/$name" -s 65536 "$@" &
+	local flow=$!
+	# Snapshot the live QPs' debugfs until a QP shows <want> (10 s at most,
+	# perftest's start-up included).
+	for _ in $(seq 100); do
 		cat /sys/kernel/debug/rxe_cc/qps/*/stats >"$TEST_OUT/$name-qps.txt" 2>/dev/null || true
 		grep -q "$want" "$TEST_OUT/$name-qps.txt" && break
 		sleep 0.1
 	done
-	wait "$client" || fail "$name: flow failed: $(tail -2 "$TEST_OUT/$name-client.txt")"
-	tb_wait_servers || fail "$name: server failed"
+	wait "$flow" || fail "$name: flow failed"
 	awk 'NR == FNR {b[$1] = $2; next} {print $1, $2 - b[$1]}' "$before" /sys/kernel/debug/rxe_cc/totals >"$TEST_OUT/$name"
 }
 ad() { awk -v k="$2" '$1 == k {print $2}' "$TEST_OUT/$1"; }

@@ -15,11 +15,7 @@ ecn_phase() {
 	# retransmission would break them; on the debug kernel (make
 	# test-debug) rxe's default of 67 ms ran out, and 317 of one phase's
 	# 3200 packets went twice with nothing lost. A real loss still shows.
-	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/$name-server.txt" -s 65536 -n "$iters" -u 20
-	sleep 1
-	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/$name-client.txt" -s 65536 -n "$iters" -u 20 \
-		|| fail "$name: flow failed: $(tail -2 "$TEST_OUT/$name-client.txt")"
-	tb_wait_servers || fail "$name: server failed"
+	tb_pair 1 0 $TB_PORT_BASE "$TEST_OUT/$name" -s 65536 -n "$iters" -u 20 || fail "$name: flow failed"
 	awk 'NR == FNR {b[$1] = $2; next} {print $1, $2 - b[$1]}' "$before" /sys/kernel/debug/rxe_cc/totals >"$TEST_OUT/$name"
 }
 echo_delta() { awk -v k="$2" '$1 == k {print $2}' "$TEST_OUT/$1"; }

@@ -12,10 +12,7 @@
 # hpcc_flow <tag> <client host> <server host> <messages>: one ib_send_bw
 # flow of 64 KB messages; 0 if both ends finished.
 hpcc_flow() {
-	local port=$((TB_PORT_BASE + 7))
-	TB_BW_TOOL=ib_send_bw tb_write_bw_server "$3" $port "$TEST_OUT/$1-server.txt" -s 65536 -n "$4" -e || return 1
-	TB_BW_TOOL=ib_send_bw tb_write_bw_client "$2" "$3" $port "$TEST_OUT/$1-client.txt" -s 65536 -n "$4" -e || return 1
-	tb_wait_servers
+	TB_BW_TOOL=ib_send_bw tb_pair "$2" "$3" $((TB_PORT_BASE + 7)) "$TEST_OUT/$1" -s 65536 -n "$4" -e
 }
 
 # int_pstat <port> <counter>: a counter of `rxecc port stats --json` (all

@@ -26,12 +26,8 @@ test_pacing() {
 	# unpinned <tag>: that rate, Mb/s.
 	unpinned() {
 		echo 400000 >/sys/module/rxe_cc/parameters/fixed_rate_mbps
-		tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server-$1.txt" -s $size -n 1000 || return 1
-		sleep 1
-		tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client-$1.txt" -s $size -n 1000 \
-			|| { echo "unpinned client failed: $(tail -3 "$TEST_OUT/client-$1.txt")" >&2; return 1; }
-		tb_wait_servers || return 1
-		tb_bw_mbit "$TEST_OUT/client-$1.txt"
+		tb_pair 1 0 $TB_PORT_BASE "$TEST_OUT/$1" -s $size -n 1000 || return 1
+		tb_bw_mbit "$TEST_OUT/$1-client.txt"
 	}
 	# judged_cap: half of $cap, the highest rate judged, into $half.
 	judged_cap() {
@@ -62,12 +58,8 @@ test_pacing() {
 			echo "$rate" >/sys/module/rxe_cc/parameters/fixed_rate_mbps
 			# About 2 s of traffic at the set rate.
 			iters=$((rate * 1000000 * 2 / 8 / size + 1))
-			tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server-$rate.txt" -s $size -n $iters
-			sleep 1
-			tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client-$rate.txt" -s $size -n $iters \
-				|| fail "client at $rate Mb/s failed: $(tail -3 "$TEST_OUT/client-$rate.txt")"
-			tb_wait_servers || fail "server at $rate Mb/s failed"
-			bw=$(tb_bw_mbit "$TEST_OUT/client-$rate.txt")
+			tb_pair 1 0 $TB_PORT_BASE "$TEST_OUT/$rate" -s $size -n $iters || fail "the flow at $rate Mb/s failed"
+			bw=$(tb_bw_mbit "$TEST_OUT/$rate-client.txt")
 			[ -n "$bw" ] || fail "no bandwidth at $rate Mb/s"
 			# Time the pacer lost beyond its catch-up (pacing_catchup_us), as
 			# a share of the run: the rate falls short by that much, no more.

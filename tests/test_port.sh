@@ -4,9 +4,7 @@
 # One h1 -> h0 flow of <iters> x 64 KiB through port p0; MiB/s reports.
 port_flow() { # <name> <iters>
 	export TB_REPORT_GBITS=0
-	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/$1-server.txt" -s 65536 -n "$2"
-	sleep 1
-	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/$1-client.txt" -s 65536 -n "$2"
+	tb_pair 1 0 $TB_PORT_BASE "$TEST_OUT/$1" -s 65536 -n "$2"
 }
 # snap: one consistent snapshot of p0's counters into $TEST_OUT/snap.json;
 # pstat <counter> reads from it, so related counters come from one instant.
@@ -311,9 +309,7 @@ lat_typical() { # <perftest lat output>: t_typical, us
 	awk '/t_typical/ {hdr = 1; next} hdr && NF >= 5 && $1 ~ /^[0-9]+$/ {print $5; exit}' "$1"
 }
 lat_flow() { # <name>: 500 x 64 B writes, h1 <-> h0
-	TB_BW_TOOL=ib_write_lat tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/$1-server.txt" -s 64 -n 500 || return 1
-	TB_BW_TOOL=ib_write_lat tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/$1-client.txt" -s 64 -n 500 || return 1
-	tb_wait_servers
+	TB_BW_TOOL=ib_write_lat tb_pair 1 0 $TB_PORT_BASE "$TEST_OUT/$1" -s 64 -n 500
 }
 #@ suite
 test_inject_dup_delay_reorder() {
@@ -470,14 +466,11 @@ ack_prio_run() { # <name> [--ack-priority]
 	rxecc port attach --dev p0 --rate-mbps 20 ${2:+"$2"}
 	rxecc capture start --dev p1 --pcap "$TEST_OUT/$1-in.pcap" --log "$TEST_OUT/$1-in.log"
 	rxecc capture start --dev p0 --pcap "$TEST_OUT/$1-out.pcap" --log "$TEST_OUT/$1-out.log"
-	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/$1-bulk-server.txt" -s 65536 -n 100 || return 1
-	tb_write_bw_server 1 $((TB_PORT_BASE + 1)) "$TEST_OUT/$1-rev-server.txt" -s 65536 -n 20 || return 1
-	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/$1-bulk-client.txt" -s 65536 -n 100 &
+	tb_pair 1 0 $TB_PORT_BASE "$TEST_OUT/$1-bulk" -s 65536 -n 100 &
 	local bulk=$!
 	tb_nap 0.5
-	tb_write_bw_client 0 1 $((TB_PORT_BASE + 1)) "$TEST_OUT/$1-rev-client.txt" -s 65536 -n 20 || return 1
+	tb_pair 0 1 $((TB_PORT_BASE + 1)) "$TEST_OUT/$1-rev" -s 65536 -n 20 || return 1
 	wait "$bulk" || return 1
-	tb_wait_servers || return 1
 	rxecc capture stop "$TEST_OUT/$1-in.pcap" "$TEST_OUT/$1-out.pcap" >&2
 	snap_dev p0
 }
@@ -653,9 +646,7 @@ test_port_link_delay() {
 	rxecc port red --dev p0 --kmin-bytes $((3 * frame)) --kmax-bytes $((3 * frame)) --pmax-permille 1000
 
 	# The delay is there: ib_write_lat's half round trip crosses two links.
-	TB_BW_TOOL=ib_write_lat tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/lat-server.txt" -s 64 -n 100 || fail "ib_write_lat server"
-	TB_BW_TOOL=ib_write_lat tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/lat-client.txt" -s 64 -n 100 || fail "ib_write_lat failed"
-	tb_wait_servers || fail "ib_write_lat server failed"
+	TB_BW_TOOL=ib_write_lat tb_pair 1 0 $TB_PORT_BASE "$TEST_OUT/lat" -s 64 -n 100 || fail "ib_write_lat failed"
 	lat=$(lat_typical "$TEST_OUT/lat-client.txt")
 	awk -v l="$lat" -v d=$d_us 'BEGIN {exit !(l >= 2 * d)}' || fail "half round trip $lat us over two links of $d_us us"
 

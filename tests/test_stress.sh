@@ -98,8 +98,7 @@ test_stress_knobs() {
 	tb_load_rxe patched
 	tb_load_cc cc=acc
 	rxecc testbed up bridge2
-	TB_BW_TOOL=ib_write_bw tb_write_bw_server 0 "$TB_PORT_BASE" "$TEST_OUT/server.txt" -s 65536 -n 1500
-	tb_write_bw_client 1 0 "$TB_PORT_BASE" "$TEST_OUT/client.txt" -s 65536 -n 1500 &
+	tb_pair 1 0 "$TB_PORT_BASE" "$TEST_OUT/flow" -s 65536 -n 1500 &
 	flow=$!
 	for _ in 1 2 3; do
 		while read -r knob lo hi; do
@@ -124,10 +123,9 @@ test_stress_knobs() {
 	done
 	rc=0
 	wait "$flow" || rc=$?
-	[ "$rc" = 0 ] || fail "the flow under the knob writes failed (values taken: taken.txt): $(tail -2 "$TEST_OUT/client.txt")"
-	tb_wait_servers || fail "the server under the knob writes failed"
-	assert_eq "bytes the flow moved" $((65536 * 1500)) "$(tb_bw_bytes "$TEST_OUT/client.txt")"
-	info "$writes knob writes during the flow; it moved $(tb_bw_bytes "$TEST_OUT/client.txt") B at $(tb_bw_mbit "$TEST_OUT/client.txt") Mb/s"
+	[ "$rc" = 0 ] || fail "the flow under the knob writes failed (values taken: taken.txt)"
+	assert_eq "bytes the flow moved" $((65536 * 1500)) "$(tb_bw_bytes "$TEST_OUT/flow-client.txt")"
+	info "$writes knob writes during the flow; it moved $(tb_bw_bytes "$TEST_OUT/flow-client.txt") B at $(tb_bw_mbit "$TEST_OUT/flow-client.txt") Mb/s"
 }
 
 # A host that vanishes mid-flow (its processes killed, its namespace
@@ -146,13 +144,9 @@ test_stress_host_gone() {
 	tb_load_rxe patched
 	tb_load_cc cc=none
 	rxecc testbed up "$topo" 2>"$TEST_OUT/up.txt" || { cat "$TEST_OUT/up.txt" >&2; fail "testbed up"; }
-	tb_write_bw_server 0 $((TB_PORT_BASE + 1)) "$TEST_OUT/server1.txt" "${SW_PERF[@]}" -n $n1
-	local s1=$!
-	tb_write_bw_server 0 $((TB_PORT_BASE + 2)) "$TEST_OUT/server2.txt" "${SW_PERF[@]}" -n $n2
-	local s2=$!
-	tb_write_bw_client 1 0 $((TB_PORT_BASE + 1)) "$TEST_OUT/client1.txt" "${SW_PERF[@]}" -n $n1 &
+	tb_pair 1 0 $((TB_PORT_BASE + 1)) "$TEST_OUT/flow1" "${SW_PERF[@]}" -n $n1 &
 	c1=$!
-	tb_write_bw_client 2 0 $((TB_PORT_BASE + 2)) "$TEST_OUT/client2.txt" "${SW_PERF[@]}" -n $n2 &
+	tb_pair 2 0 $((TB_PORT_BASE + 2)) "$TEST_OUT/flow2" "${SW_PERF[@]}" -n $n2 &
 	c2=$!
 	# Until both flows load the bottleneck enough to pause their hosts.
 	for ((i = 0; i < 600; i++)); do
@@ -162,20 +156,17 @@ test_stress_host_gone() {
 	done
 	assert_gt "pauses at h1 before it vanishes" "$(psum "$s" pfc_rx_xoff v1)" 0
 	# h1 goes: its processes, then its namespace (with v1, and rxe1 on it).
-	# A PID listed here may exit before the kill reaches it; that is not a failure.
+	# A PID listed here may exit before the kill reaches it; that is not a
+	# failure. h1's server, in h0, waits for a peer that is gone: its pair
+	# kills it (rxecc perftest pair).
 	local p
 	for p in $(ip netns pids h1); do kill -9 "$p" 2>/dev/null || true; done
-	wait "$c1" 2>/dev/null || true
 	ip netns del h1
 	rc=0
 	wait "$c2" || rc=$?
-	[ "$rc" = 0 ] || fail "h2's flow failed after h1 vanished: $(tail -2 "$TEST_OUT/client2.txt")"
-	wait "$s2" || fail "h2's server failed"
-	assert_eq "h2's bytes" $((65536 * n2)) "$(tb_bw_bytes "$TEST_OUT/client2.txt")"
-	# h1's server waits for a peer that is gone.
-	kill "$s1" 2>/dev/null || true
-	wait "$s1" 2>/dev/null || true
-	tb_forget_servers
+	[ "$rc" = 0 ] || fail "h2's flow failed after h1 vanished"
+	assert_eq "h2's bytes" $((65536 * n2)) "$(tb_bw_bytes "$TEST_OUT/flow2-client.txt")"
+	wait "$c1" 2>/dev/null || true
 	sleep 1
 	rxecc port stats --json >"$s"
 	info "after h1 vanished: paused ports: $(psum "$s" list:paused); held buffer: $(psum "$s" list:ingress.bytes);" \
@@ -220,8 +211,7 @@ test_stress_malformed() {
 	rxecc testbed up "$topo" 2>"$TEST_OUT/up.txt" || { cat "$TEST_OUT/up.txt" >&2; fail "testbed up"; }
 	python3 "$RXECC_TOP/tests/malformed.py" pfc v0:p0 p0:v0@h0 x0_1:x1_0 x1_0:x0_1 >"$TEST_OUT/pfc.txt" 2>&1 ||
 		{ cat "$TEST_OUT/pfc.txt" >&2; fail "malformed PFC frames"; }
-	tb_write_bw_server 3 $((TB_PORT_BASE + 1)) "$TEST_OUT/server.txt" "${SW_PERF[@]}" -n "$n"
-	tb_write_bw_client 0 3 $((TB_PORT_BASE + 1)) "$TEST_OUT/client.txt" "${SW_PERF[@]}" -n "$n" &
+	tb_pair 0 3 $((TB_PORT_BASE + 1)) "$TEST_OUT/flow" "${SW_PERF[@]}" -n "$n" &
 	local c=$!
 	# The flow's QPs: rxe_cc names them <dev>-qp<N> once they carry traffic.
 	for ((i = 0; i < 300; i++)); do
@@ -233,18 +223,16 @@ test_stress_malformed() {
 	[ -n "$req_qpn" ] && [ -n "$resp_qpn" ] || fail "the flow's QPs never carried traffic"
 	rc=0
 	python3 "$RXECC_TOP/tests/malformed.py" roce 0 "$req_qpn" 3 "$resp_qpn" >"$TEST_OUT/roce.txt" 2>&1 || rc=$?
-	wait "$c" || fail "the flow failed: $(tail -2 "$TEST_OUT/client.txt")"
-	tb_wait_servers || fail "the flow's server failed"
+	wait "$c" || fail "the flow failed"
 	[ "$rc" = 0 ] || { cat "$TEST_OUT/roce.txt" >&2; fail "malformed RoCE packets"; }
 	cat "$TEST_OUT/pfc.txt" "$TEST_OUT/roce.txt" | sed 's/^/    /' >&2
-	assert_eq "the flow's bytes" $((65536 * n)) "$(tb_bw_bytes "$TEST_OUT/client.txt")"
+	assert_eq "the flow's bytes" $((65536 * n)) "$(tb_bw_bytes "$TEST_OUT/flow-client.txt")"
 	rxecc port stats --json >"$TEST_OUT/ports.jsonl"
 	assert_eq "ports left paused" 0 "$(psum "$TEST_OUT/ports.jsonl" paused)"
 	# rdma_rxe alone, as stock: a CNP is an unknown opcode and an INT shim
 	# a BTH it cannot parse, both dropped and counted, while a flow runs.
 	rmmod rxe_cc || return 1
-	tb_write_bw_server 3 $((TB_PORT_BASE + 2)) "$TEST_OUT/server-stock.txt" "${SW_PERF[@]}" -n "$stock_n"
-	tb_write_bw_client 0 3 $((TB_PORT_BASE + 2)) "$TEST_OUT/client-stock.txt" "${SW_PERF[@]}" -n "$stock_n" &
+	tb_pair 0 3 $((TB_PORT_BASE + 2)) "$TEST_OUT/stock" "${SW_PERF[@]}" -n "$stock_n" &
 	c=$!
 	req_qpn=
 	for ((i = 0; i < 300; i++)); do
@@ -255,8 +243,7 @@ test_stress_malformed() {
 	done
 	rc=0
 	python3 "$RXECC_TOP/tests/malformed.py" stock 0 "$req_qpn" 3 >"$TEST_OUT/stock.txt" 2>&1 || rc=$?
-	wait "$c" || fail "the stock flow failed: $(tail -2 "$TEST_OUT/client-stock.txt")"
-	tb_wait_servers || fail "the stock flow's server failed"
+	wait "$c" || fail "the stock flow failed"
 	sed 's/^/    /' "$TEST_OUT/stock.txt" >&2
 	[ "$rc" = 0 ] || fail "CNPs and INT shims without rxe_cc"
 	rxecc testbed down 2>"$TEST_OUT/down.txt" || fail "testbed down: $(cat "$TEST_OUT/down.txt")"
@@ -288,7 +275,7 @@ test_stress_qps_flows() {
 
 # sqf_run <qps> <messages per QP> <label>: one such perftest.
 sqf_run() {
-	# shellcheck disable=SC2034 # TB_BW_TOOL: read by tb_write_bw_server/client
+	# shellcheck disable=SC2034 # TB_BW_TOOL: read by tb_perftest
 	local q=$1 iters cq size=16384 out=$TEST_OUT/$3 pid m moved=0 t0 TB_BW_TOOL=ib_send_bw limit=600
 	# The debug kernel's guest carries about 2 Mb/s: 256 QPs' 20 MB took
 	# 12 minutes there, set-up included. STRESS_FLOW_LIMIT overrides.
@@ -299,8 +286,7 @@ sqf_run() {
 	rxecc testbed up "$TEST_OUT/topology.toml" 2>"$out/up.txt" || { fail "testbed up: $(tail -1 "$out/up.txt")"; return 1; }
 	cp /sys/kernel/debug/rxe_cc/totals "$out/before"
 	t0=$(date +%s)
-	tb_write_bw_server 0 "$TB_PORT_BASE" "$out/server.txt" -s $size -e -u 20 -q "$q" -n "$iters" -Q "$cq" || fail "server did not start"
-	# The client polls (no -e). Debian 12's perftest (4.5-0.17) sleeps for
+	# The server sleeps on completion events (-e); the client polls. Debian 12's perftest (4.5-0.17) sleeps for
 	# an event before each poll of at most 16 send completions, so more
 	# than 16 queued at its last event are never polled (fixed upstream in
 	# 23.07, "Fix BW tests stuck pending completion event"). On the debug
@@ -308,7 +294,8 @@ sqf_run() {
 	# cost nothing measurable on the normal kernel (190 s for the test,
 	# 204 s with -e, one after the other on a host busy with a second
 	# guest). The server drains its CQ before it sleeps.
-	tb_write_bw_client 1 0 "$TB_PORT_BASE" "$out/client.txt" -s $size -u 20 -q "$q" -n "$iters" -Q "$cq" &
+	tb_perftest pair 1 0 --port "$TB_PORT_BASE" --out "$out/flow" --server-arg=-e -- \
+		-s $size -u 20 -q "$q" -n "$iters" -Q "$cq" &
 	pid=$!
 	# Senders (rxe1's QPs) with data acked, the most seen in a second's
 	# polls: how far the QPs got if one hangs. A run takes well under a
@@ -331,10 +318,9 @@ sqf_run() {
 		fi
 		sleep 1
 	done
-	wait "$pid" || fail "$q QPs: the client failed or hung (at most $moved QPs had data acked; each sender's counters at the limit in $out/qps-at-limit.txt): $(tail -2 "$out/client.txt")"
-	tb_wait_servers || fail "$q QPs: the server failed"
+	wait "$pid" || fail "$q QPs: the flow failed or hung (at most $moved QPs had data acked; each sender's counters at the limit in $out/qps-at-limit.txt)"
 	ports_snap "$out/ports.json"
-	info "$q QPs x $iters messages of $size B in $(($(date +%s) - t0)) s (set-up included); at most $moved senders seen with data acked in one poll; $(tb_bw_mbit "$out/client.txt") Mb/s"
+	info "$q QPs x $iters messages of $size B in $(($(date +%s) - t0)) s (set-up included); at most $moved senders seen with data acked in one poll; $(tb_bw_mbit "$out/flow-client.txt") Mb/s"
 	assert_eq "bytes acked to $q QPs" $((q * iters * size)) "$(verbs_delta "$out/before" acked_bytes)"
 	assert_eq "drops on every port" 0 "$(psum "$out/ports.json" drops)"
 	rxecc testbed down

@@ -112,22 +112,9 @@ test_switch_lossy_incast() {
 	grep -q '^pfc = false' "$topo" || fail "could not derive the lossy topology"
 	tb_load_rxe patched
 	rxecc testbed up "$topo" 2>"$TEST_OUT/up.txt" || { cat "$TEST_OUT/up.txt" >&2; fail "testbed up"; }
-	for ((i = 1; i <= 8; i++)); do
-		tb_write_bw_server 0 $((TB_PORT_BASE + i)) "$TEST_OUT/server$i.txt" -s 65536 -n 20
-	done
-	sleep 1
-	local pids=()
-	for ((i = 1; i <= 8; i++)); do
-		timeout 120 bash -c "$(declare -f tb_write_bw_client tb_cpu tb_gid tb_ip tb_report_flag); \
-			TB_NET=$TB_NET TB_NICE=$TB_NICE TB_NCPU=$TB_NCPU; \
-			tb_write_bw_client $i 0 $((TB_PORT_BASE + i)) $TEST_OUT/client$i.txt -s 65536 -n 20" &
-		pids+=($!)
-	done
-	for i in "${pids[@]}"; do wait "$i" || true; done
-	# Servers of failed clients wait for ever: they are killed, so their
-	# status says nothing here (flows may fail with PFC off).
-	pkill -x ib_write_bw || true
-	tb_wait_servers || true
+	# Flows may fail with PFC off: each client has 120 s, and the incast's
+	# status says nothing here.
+	TB_PAIR_TIMEOUT_S=120 tb_incast 8 "$TEST_OUT" -s 65536 -n 20 || true
 	ports_snap "$s"
 	local drops pauses
 	drops=$(psum "$s" drops 'p*')

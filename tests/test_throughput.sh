@@ -7,15 +7,11 @@ test_throughput() {
 	tb_load_rxe patched
 	tb_load_cc cc=none
 	rxecc testbed up bridge2
-	tb_write_bw_server 0 $TB_PORT_BASE "$TEST_OUT/server.txt" -s $size -n $iters
-	sleep 1
-	tb_write_bw_client 1 0 $TB_PORT_BASE "$TEST_OUT/client.txt" -s $size -n $iters \
-		|| fail "client failed: $(tail -3 "$TEST_OUT/client.txt")"
-	tb_wait_servers || fail "server failed: $(tail -3 "$TEST_OUT/server.txt")"
+	tb_pair 1 0 $TB_PORT_BASE "$TEST_OUT/flow" -s $size -n $iters || fail "the flow failed"
 
 	local bw moved
-	bw=$(tb_bw_gbits "$TEST_OUT/client.txt")
-	moved=$(tb_bw_bytes "$TEST_OUT/client.txt")
+	bw=$(tb_bw_gbits "$TEST_OUT/flow-client.txt")
+	moved=$(tb_bw_bytes "$TEST_OUT/flow-client.txt")
 	[ -n "$bw" ] || fail "no bandwidth line in perftest output"
 	assert_gt "bandwidth (Gb/s)" "$bw" 0
 	assert_eq "perftest bytes" $((size * iters)) "$moved"

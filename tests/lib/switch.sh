@@ -27,22 +27,11 @@ rxe_taken_again() {
 	echo $(($(rxe_counter "$1" duplicate_request) + $(rxe_counter "$1" out_of_seq_request)))
 }
 
-# tb_incast <senders> <outdir> [perftest args]: run and wait; 0 if all completed.
+# tb_incast <senders> <outdir> [perftest args]: h1..h<senders> each send
+# to h0 at once (rxecc perftest incast: server<i>.txt, client<i>.txt in
+# <outdir>); 0 if all completed.
 tb_incast() {
-	local n=$1 out=$2 i rc=0
+	local n=$1 out=$2
 	shift 2
-	for ((i = 1; i <= n; i++)); do
-		tb_write_bw_server 0 $((TB_PORT_BASE + i)) "$out/server$i.txt" "$@"
-	done
-	sleep 1
-	local pids=()
-	for ((i = 1; i <= n; i++)); do
-		tb_write_bw_client "$i" 0 $((TB_PORT_BASE + i)) "$out/client$i.txt" "$@" &
-		pids+=($!)
-	done
-	for p in "${pids[@]}"; do wait "$p" || rc=1; done
-	# A failed client leaves its server waiting for ever.
-	((rc == 0)) || pkill -x "${TB_BW_TOOL:-ib_write_bw}"
-	tb_wait_servers || rc=1
-	return $rc
+	tb_perftest incast --from "$(seq -s, 1 "$n")" --to 0 --port "$TB_PORT_BASE" --out "$out" -- "$@"
 }

@@ -34,15 +34,10 @@ verbs_lat_iters() {
 # TB_PORT_BASE (VERBS_PAIR="8 0 2" for h8 -> h0 on TB_PORT_BASE + 2), both
 # sides waited for; 0 if both completed.
 verbs_flow() {
-	local tool=$1 out=$2 rc=0 c s p port
+	local tool=$1 out=$2 c s p
 	read -r c s p <<<"${VERBS_PAIR:-1 0 0}"
-	port=$((TB_PORT_BASE + p))
 	shift 2
-	TB_BW_TOOL=$tool tb_write_bw_server "$s" $port "$out-server.txt" "$@" || return 1
-	TB_BW_TOOL=$tool tb_write_bw_client "$c" "$s" $port "$out-client.txt" "$@" || rc=1
-	((rc == 0)) || pkill -x "$tool"
-	tb_wait_servers || rc=1
-	return $rc
+	TB_BW_TOOL=$tool tb_pair "$c" "$s" $((TB_PORT_BASE + p)) "$out" "$@"
 }
 
 # verbs_again: packets the receivers (rxe0, rxe2) took up again, as rxe

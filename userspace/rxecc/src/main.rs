@@ -87,6 +87,10 @@ enum Cmd {
     Deadlock(cli::deadlock::Args),
     /// Summarise perftest bandwidth reports as a per-flow table.
     Flows(cli::flows::Args),
+    /// One perftest flow between two testbed hosts, for scripts: a
+    /// server, a client, or both waited for.
+    #[command(subcommand)]
+    Perftest(cli::perftest::Cmd),
 }
 
 fn main() -> Result<()> {
@@ -114,5 +118,6 @@ fn main() -> Result<()> {
         Cmd::Fct(c) => cli::fct::run(c),
         Cmd::Deadlock(a) => cli::deadlock::run(a),
         Cmd::Flows(a) => cli::flows::run(a),
+        Cmd::Perftest(c) => cli::perftest::run(c),
     }
 }

@@ -10,6 +10,7 @@ pub mod mark;
 pub mod model;
 pub mod modules;
 pub mod paper;
+pub mod perftest;
 pub mod port;
 pub mod record;
 pub mod report;

@@ -9,6 +9,8 @@
 //! connection) is inside the time, and the end is known to a poll (at
 //! most 50 ms late). perftest's report of each pair is kept beside it.
 
+pub mod flow;
+
 use crate::clock::monotonic_ns;
 use crate::config::perftest::{tool, Pair};
 use crate::config::topology;
@@ -23,10 +25,10 @@ const BASE_PORT: u32 = 18700;
 /// perftest busy-polls its completion queue; niced, it leaves the
 /// kworkers that run rxe and the switch's ports their CPU (as
 /// testbed/netns.sh's clients).
-const NICE: &str = "19";
+pub const NICE: u32 = 19;
 
 /// The index of rxe device `dev`'s RoCE v2 GID for its IPv4 address.
-fn gid_index(dev: &str) -> Result<String> {
+pub fn gid_index(dev: &str) -> Result<String> {
     let port = Path::new("/sys/class/infiniband").join(dev).join("ports/1");
     let mut idx: Vec<u32> = std::fs::read_dir(port.join("gids"))
         .with_context(|| format!("{dev}: reading its GIDs"))?
@@ -46,7 +48,7 @@ fn gid_index(dev: &str) -> Result<String> {
 
 /// True once `pid` runs `comm` (so `ip netns exec` and the wrappers have
 /// exec'd it) and a TCP socket of its namespace listens on `port`.
-fn listening(pid: u32, comm: &str, port: u32) -> bool {
+pub fn listening(pid: u32, comm: &str, port: u32) -> bool {
     let proc = PathBuf::from(format!("/proc/{pid}"));
     let running = std::fs::read_to_string(proc.join("comm"))
         .is_ok_and(|c| c.trim_end() == &comm[..comm.len().min(15)]);
@@ -199,7 +201,14 @@ impl Runner {
     fn command(&self, host: u32, cpu: u32, port: u32, p: &Pair) -> Command {
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", &self.ns[host as usize]])
-            .args(["nice", "-n", NICE, "taskset", "-c", &cpu.to_string()])
+            .args([
+                "nice",
+                "-n",
+                &NICE.to_string(),
+                "taskset",
+                "-c",
+                &cpu.to_string(),
+            ])
             .arg(self.tool)
             .args(["-d", &format!("rxe{host}"), "-x", &self.gids[&host]])
             .args(["-p", &port.to_string()])
