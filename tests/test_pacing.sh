@@ -111,11 +111,34 @@ test_pacing() {
 # experiment's hosts): an unpaced QP (cc=none) on a 100 Mb/s host link
 # waits at the gate with a few packets in the host NIC's queue, where
 # without it rxe hands the queue up to 64 packets. Same throughput.
+#
+# The arbiter is open loop: it keeps a wire clock at the line rate, and a
+# port that lags behind its rate (its timers late under TCG on a loaded
+# host) queues what that clock let through. Once in a full suite the
+# arbiter's run delivered 75.5 Mb/s against the FIFO's 91.0 and its queue
+# came near the FIFO's (docs/architecture.md). So a second try if the
+# first misses; a wrong arbiter misses twice.
 #@ suite
 test_nic_arbiter() {
-	local exp=$TEST_OUT/arbiter.toml
+	local try judged=
 	tb_load_rxe patched
 	tb_load_cc cc=none
+	for try in 1 2; do
+		nic_arbiter_runs "$TEST_OUT/try$try" || return 1
+		if nic_arbiter_judged "$try"; then
+			judged=ok
+			break
+		fi
+		if ((try == 1)); then info "try 1 missed (above): once more"; fi
+	done
+	rxecc modules unload
+	[ -n "$judged" ]
+}
+
+# nic_arbiter_runs <dir>: one run with the arbiter, one without.
+nic_arbiter_runs() {
+	local exp=$1.toml
+	mkdir -p "$1"
 	cat >"$exp" <<-END
 		description = "one unpaced WRITE on a 100 Mb/s host link, with and without the NIC's arbiter"
 		topology = "dumbbell"
@@ -143,26 +166,37 @@ test_nic_arbiter() {
 		cc = "none"
 		knobs = { nic_queue_pkts = 0 }
 	END
-	rxecc run "$exp" --out "$TEST_OUT/run" >"$TEST_OUT/stdout.txt" 2>"$TEST_OUT/run.txt" \
-		|| fail "rxecc run: $(tail -3 "$TEST_OUT/run.txt")"
-	rxecc modules unload
-	local run rep=$TEST_OUT/run/report.json
+	rxecc run "$exp" --out "$1/run" >"$1/stdout.txt" 2>"$1/run.txt" \
+		|| fail "rxecc run: $(tail -3 "$1/run.txt")"
+}
+
+# nic_arbiter_judged <try>: the runs of that try against the bounds; a
+# first try that misses says so, the second fails the test.
+nic_arbiter_judged() {
+	local run dir=$TEST_OUT/try$1 rep=$TEST_OUT/try$1/run/report.json check=assert_gt
 	declare -A held p95 mean mbps
 	for run in arbiter fifo; do
-		held[$run]=$(awk '$1 == "tx_nic_held" {print $2}' "$TEST_OUT/run/$run/rxe_cc-totals.txt")
+		held[$run]=$(awk '$1 == "tx_nic_held" {print $2}' "$dir/run/$run/rxe_cc-totals.txt")
 		p95[$run]=$(sj "$rep" "$run" p95_queue_bytes)
 		mean[$run]=$(sj "$rep" "$run" mean_queue_bytes)
-		mbps[$run]=$(sj "$TEST_OUT/run/summary.json" "$run" flow_mbps)
-		info "$run: h1's NIC queue (v1) mean ${mean[$run]} B, p95 ${p95[$run]} B; ${held[$run]} sends held at the gate; ${mbps[$run]} Mb/s"
+		mbps[$run]=$(sj "$dir/run/summary.json" "$run" flow_mbps)
+		info "try $1: $run: h1's NIC queue (v1) mean ${mean[$run]} B, p95 ${p95[$run]} B; ${held[$run]} sends held at the gate; ${mbps[$run]} Mb/s"
 	done
-	assert_gt "sends the arbiter held" "${held[arbiter]}" 0
-	assert_eq "sends held without it" 0 "${held[fifo]}"
+	assert_gt "sends the arbiter held" "${held[arbiter]}" 0 || return 1
+	assert_eq "sends held without it" 0 "${held[fifo]}" || return 1
+	# A first try's miss is said, not failed.
+	(($1 == 2)) || check=nic_arbiter_missed
 	# Both queues from one run each, side by side: the arbiter's a small
 	# fraction of the FIFO's, which sits at rxe's 64-skb cap. The arbiter's
 	# peaks are the port's own lag under TCG, so its p95 has the looser
 	# bound (ratios measured in docs/testing.md); the stock FIFO planted
 	# as the default gives 1 for both.
-	assert_gt "the FIFO's p95 NIC queue against 2 x the arbiter's" "${p95[fifo]}" "$((2 * ${p95[arbiter]%.*}))"
-	assert_gt "the FIFO's mean NIC queue against 3 x the arbiter's" "${mean[fifo]}" "$((3 * ${mean[arbiter]%.*}))"
-	assert_gt "the arbiter's throughput against 0.9 x the FIFO's" "${mbps[arbiter]}" "$(awk -v f="${mbps[fifo]}" 'BEGIN {print 0.9 * f}')"
+	$check "the FIFO's p95 NIC queue against 2 x the arbiter's" "${p95[fifo]}" "$((2 * ${p95[arbiter]%.*}))" || return 1
+	$check "the FIFO's mean NIC queue against 3 x the arbiter's" "${mean[fifo]}" "$((3 * ${mean[arbiter]%.*}))" || return 1
+	$check "the arbiter's throughput against 0.9 x the FIFO's" "${mbps[arbiter]}" "$(awk -v f="${mbps[fifo]}" 'BEGIN {print 0.9 * f}')"
+}
+
+# nic_arbiter_missed <what> <a> <b>: assert_gt's test, said as info.
+nic_arbiter_missed() {
+	awk -v a="$2" -v b="$3" 'BEGIN {exit !(a + 0 > b + 0)}' || { info "$1: $2 is not > $3"; return 1; }
 }

@@ -38,12 +38,13 @@ pub fn run(args: Args) -> Result<()> {
         }
         d => d.map(std::time::Duration::from_secs_f64),
     };
-    record::record(&record::Options {
+    record::record_until_signal(&record::Options {
         out,
         interval: std::time::Duration::from_millis(interval_ms),
         duration,
         debugfs_root: root,
         deadlock_hold: std::time::Duration::from_millis(deadlock_hold_ms),
+        log: None,
     })?;
     Ok(())
 }

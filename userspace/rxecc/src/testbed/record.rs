@@ -26,9 +26,12 @@ use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::fs::File;
+use std::io::Write;
 use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub(crate) mod record_skel {
@@ -118,17 +121,81 @@ type CsvOut = csv::Writer<File>;
 pub struct Options {
     pub out: PathBuf,
     pub interval: Duration,
-    /// Stop after this long; otherwise at SIGINT or SIGTERM.
+    /// Stop after this long; otherwise when told to.
     pub duration: Option<Duration>,
     pub debugfs_root: PathBuf,
     /// How long a cycle of ports must send nothing to count as deadlocked.
     pub deadlock_hold: Duration,
+    /// Where its progress lines go (standard error if none).
+    pub log: Option<PathBuf>,
 }
 
-static STOP: AtomicBool = AtomicBool::new(false);
+/// What a recording saw, once it stopped (record.json has it too).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Recorded {
+    pub samples: u64,
+    pub trace_events: u64,
+    pub trace_events_lost: u64,
+    /// Deadlocks that started.
+    pub deadlocks: u64,
+}
+
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_: libc::c_int) {
-    STOP.store(true, Ordering::Relaxed);
+    SIGNALLED.store(true, Ordering::Relaxed);
+}
+
+/// `rxecc record`: records until SIGINT or SIGTERM (or the duration).
+pub fn record_until_signal(opts: &Options) -> Result<Recorded> {
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    record(opts, &SIGNALLED, None)
+}
+
+/// A recording in a thread of this process, for `rxecc run`: each
+/// deadlocks.csv row also comes through [`Recorder::deadlocks`] as it is
+/// written.
+pub struct Recorder {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Result<Recorded>>>,
+    pub deadlocks: Receiver<DeadlockRow>,
+}
+
+impl Recorder {
+    pub fn start(opts: Options) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, deadlocks) = channel();
+        let flag = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || record(&opts, &flag, Some(&tx)));
+        Recorder {
+            stop,
+            thread: Some(thread),
+            deadlocks,
+        }
+    }
+
+    /// Stops the recording, once the events fired so far are written.
+    pub fn stop(mut self) -> Result<Recorded> {
+        self.stop.store(true, Ordering::Relaxed);
+        match self.thread.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(r)) => r,
+            _ => Err(anyhow::anyhow!("the recording's thread panicked")),
+        }
+    }
+}
+
+impl Drop for Recorder {
+    /// A run that ends early does not leave its recording running.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// One rxe_cc trace event, parsed from a `trace_pipe` line.
@@ -327,9 +394,19 @@ fn drain(
     Ok(())
 }
 
-pub fn record(opts: &Options) -> Result<()> {
+/// Records into `opts.out` until `stop` is set or `opts.duration` has
+/// passed; each deadlocks.csv row also goes to `deadlocks`.
+pub fn record(
+    opts: &Options,
+    stop: &AtomicBool,
+    deadlocks_tx: Option<&Sender<DeadlockRow>>,
+) -> Result<Recorded> {
     std::fs::create_dir_all(&opts.out)
         .with_context(|| format!("creating {}", opts.out.display()))?;
+    let mut log: Box<dyn Write> = match &opts.log {
+        Some(p) => Box::new(File::create(p).with_context(|| format!("creating {}", p.display()))?),
+        None => Box::new(std::io::stderr()),
+    };
     let mut w = Writers {
         rates: csv(&opts.out, "rates.csv", RATES_HEADER)?,
         halts: csv(&opts.out, "halts.csv", HALTS_HEADER)?,
@@ -346,11 +423,6 @@ pub fn record(opts: &Options) -> Result<()> {
     let mut look: Option<(Instant, Vec<deadlock::Reading>)> = None;
     let mut in_deadlock: Option<Vec<String>> = None;
     let mut deadlocks = 0u64;
-    // SAFETY: the handler only stores to an atomic.
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-    }
     // rxe_cc's tracepoints: record.bpf.c on each, into its ring buffer.
     let mut storage = MaybeUninit::uninit();
     let mut skel = record_skel::RecordSkelBuilder::default()
@@ -363,7 +435,10 @@ pub fn record(opts: &Options) -> Result<()> {
         skel.attach().context("attaching to rxe_cc's tracepoints")?;
         true
     } else {
-        eprintln!("rxecc record: rxe_cc is not loaded; recording samples only");
+        writeln!(
+            log,
+            "rxecc record: rxe_cc is not loaded; recording samples only"
+        )?;
         false
     };
     let rb = if attached {
@@ -382,14 +457,15 @@ pub fn record(opts: &Options) -> Result<()> {
     let start = Instant::now();
     let start_ns = monotonic_ns();
     let (mut samples, mut last_progress) = (0u64, Instant::now());
-    eprintln!(
-        "rxecc record: into {} every {} ms{}; stop with SIGINT/SIGTERM",
+    writeln!(
+        log,
+        "rxecc record: into {} every {} ms{}",
         opts.out.display(),
         opts.interval.as_millis(),
         opts.duration
             .map_or(String::new(), |d| format!(" for {:.1} s", d.as_secs_f64()))
-    );
-    while !STOP.load(Ordering::Relaxed) && opts.duration.is_none_or(|d| start.elapsed() < d) {
+    )?;
+    while !stop.load(Ordering::Relaxed) && opts.duration.is_none_or(|d| start.elapsed() < d) {
         let tick = Instant::now();
         drain(rb.as_ref(), &got, &mut w)?;
         let t = monotonic_ns();
@@ -440,17 +516,24 @@ pub fn record(opts: &Options) -> Result<()> {
                     if let Some(row) = deadlock_change(&mut in_deadlock, &rep, t) {
                         if row.event == "start" {
                             deadlocks += 1;
-                            eprintln!(
+                            writeln!(
+                                log,
                                 "rxecc record: {:.1} s: {}",
                                 start.elapsed().as_secs_f64(),
                                 rep.to_string().lines().next().unwrap_or_default()
-                            );
+                            )?;
                         } else {
-                            eprintln!(
+                            writeln!(
+                                log,
                                 "rxecc record: {:.1} s: the deadlock of {} is over",
                                 start.elapsed().as_secs_f64(),
                                 row.cycle
-                            );
+                            )?;
+                        }
+                        if let Some(tx) = deadlocks_tx {
+                            // A receiver gone is a run that no longer
+                            // watches: the file still has the row.
+                            let _ = tx.send(row.clone());
                         }
                         deadlocks_csv.serialize(row)?;
                         // Read while the run goes on (a test waits on it).
@@ -465,11 +548,12 @@ pub fn record(opts: &Options) -> Result<()> {
         samples += 1;
         if last_progress.elapsed() >= Duration::from_secs(5) {
             last_progress = Instant::now();
-            eprintln!(
+            writeln!(
+                log,
                 "rxecc record: {:.0} s, {samples} samples, {} trace events",
                 start.elapsed().as_secs_f64(),
                 w.events
-            );
+            )?;
         }
         if let Some(rest) = opts.interval.checked_sub(tick.elapsed()) {
             std::thread::sleep(rest);
@@ -506,13 +590,22 @@ pub fn record(opts: &Options) -> Result<()> {
         serde_json::to_string_pretty(&summary)?,
     )?;
     if lost > 0 {
-        eprintln!("rxecc record: warning: the trace ring buffer was full; {lost} events were lost");
+        writeln!(
+            log,
+            "rxecc record: warning: the trace ring buffer was full; {lost} events were lost"
+        )?;
     }
-    eprintln!(
+    writeln!(
+        log,
         "rxecc record: done: {samples} samples, {} trace events",
         w.events
-    );
-    Ok(())
+    )?;
+    Ok(Recorded {
+        samples,
+        trace_events: w.events,
+        trace_events_lost: lost,
+        deadlocks,
+    })
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! down (`one.rs`); at the end, the summary, the metrics and the slowdown
 //! table, from what each run returned.
 
+mod live;
 mod metrics;
 mod one;
 mod qlen;
