@@ -161,6 +161,12 @@ test_stress_host_gone() {
 	# kills it (rxecc perftest pair).
 	local p
 	for p in $(ip netns pids h1); do kill -9 "$p" 2>/dev/null || true; done
+	# Gone before its namespace goes, as the client's own wait did when the
+	# helpers were bash (its QPs torn down in its exit).
+	for ((i = 0; i < 100; i++)); do
+		[ -z "$(ip netns pids h1)" ] && break
+		tb_nap 0.1
+	done
 	ip netns del h1
 	rc=0
 	wait "$c2" || rc=$?
