@@ -32,7 +32,8 @@ test_cc_incast() {
 	done
 	# What the report's metrics show (no CC never converges and leans on
 	# PFC; ACC halts, converges and beats no CC's pauses and queue; ICC
-	# beats DCQCN's pauses) is judged above, from incast.toml's [[expect]].
+	# beats no CC's pauses) is judged above, from incast.toml's [[expect]];
+	# ICC against DCQCN is the icc-pauses recipe's, below.
 	# What only the module's counters show: DCQCN's CNPs arrive, ICC's
 	# ACKs carry feedback. HPCC and FNCC are left to test_fncc_hops, which
 	# asserts the same of them on chain; make bench runs all six here.
