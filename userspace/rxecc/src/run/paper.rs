@@ -241,11 +241,22 @@ fn value(c: &Claim, report: &serde_json::Value) -> Result<(Option<f64>, String)>
                 // against none: no better.
                 (Some(t), Some(_)) if t > 0.0 => (Some(f64::INFINITY), String::new()),
                 (Some(_), Some(_)) => (Some(1.0), String::new()),
+                // A time to converge or settle that the other run never
+                // reached is longer than any this one took.
+                (None, Some(_)) if never_when_absent(&c.metric) => {
+                    (Some(f64::INFINITY), String::new())
+                }
                 (None, _) => (None, format!("{of} has no {}", c.metric)),
                 (_, None) => (None, format!("{} has no {}", c.run, c.metric)),
             }
         }
     })
+}
+
+/// Metrics a run has none of when it never got there: the periods until
+/// its rates converged or settled.
+fn never_when_absent(metric: &str) -> bool {
+    metric.ends_with("converge_periods") || metric.ends_with("settle_periods")
 }
 
 /// The repetitions `report` holds, each as a report of its own with the
@@ -625,6 +636,25 @@ mod tests {
         let t = table(&r, &v);
         assert!(t.contains("missed (none has no converge_periods)"), "{t}");
         assert!(t.ends_with("2 of 5 claims met\n"), "{t}");
+    }
+
+    #[test]
+    fn a_time_the_other_run_never_reached_is_longer_than_any() {
+        let r = recipe(
+            r#"
+            [[claim]]
+            says = "ACC converges before none"
+            run = "acc"
+            of = "none"
+            metric = "converge_periods"
+            above = 1.0
+            paper = "-"
+            "#,
+        );
+        let v = judge(&r, &report()).unwrap();
+        assert_eq!(v[0].testbed, Some(f64::INFINITY));
+        assert!(v[0].met, "none never converged: ACC did first");
+        assert!(!never_when_absent("pauses") && never_when_absent("rate_converge_periods"));
     }
 
     #[test]
